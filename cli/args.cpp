@@ -1,0 +1,63 @@
+#include "cli/args.h"
+
+namespace culprit::cli {
+
+std::optional<std::string> Args::last(const std::string& opt) const {
+  auto it = options.find(opt);
+  if (it == options.end() || it->second.empty()) return std::nullopt;
+  return it->second.back();
+}
+
+std::vector<std::string> Args::all(const std::string& opt) const {
+  auto it = options.find(opt);
+  return it == options.end() ? std::vector<std::string>{} : it->second;
+}
+
+bool parse_args(int argc, char** argv, int first, const ArgSpec& spec, Args& out, std::string& error) {
+  bool only_positionals = false;
+  for (int i = first; i < argc; ++i) {
+    std::string a = argv[i];
+    if (only_positionals || a.size() < 2 || a[0] != '-' || a == "-") {
+      out.positionals.push_back(a);
+      continue;
+    }
+    if (a == "--") {
+      only_positionals = true;
+      continue;
+    }
+    if (a == "-h") a = "--help";
+    if (a.rfind("--", 0) != 0) {
+      error = "unknown option '" + a + "'";
+      return false;
+    }
+    std::string name = a.substr(2), value;
+    bool has_value = false;
+    if (auto eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+      has_value = true;
+    }
+    if (spec.flags.count(name)) {
+      if (has_value) {
+        error = "option '--" + name + "' takes no value";
+        return false;
+      }
+      out.flags.insert(name);
+    } else if (spec.options.count(name)) {
+      if (!has_value) {
+        if (i + 1 >= argc) {
+          error = "option '--" + name + "' needs a value";
+          return false;
+        }
+        value = argv[++i];
+      }
+      out.options[name].push_back(value);
+    } else {
+      error = "unknown option '--" + name + "'";
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace culprit::cli

@@ -1,0 +1,126 @@
+#include "compiler/catalog_loader.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+#include "compiler/parser.h"
+#include "compiler/sema.h"
+#include "runtime/sha256.h"
+
+namespace culprit {
+namespace fs = std::filesystem;
+
+namespace {
+
+bool read_file(const fs::path& p, std::string& out) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  out = ss.str();
+  return !in.bad();
+}
+
+LoadedCatalog finish(std::vector<CatalogPart>& parts, Diagnostics& diags,
+                     const std::vector<std::pair<std::string, std::string>>& digest_inputs,
+                     std::vector<std::string> files) {
+  LoadedCatalog out;
+  if (!diags.has_errors()) {
+    auto cat = std::make_shared<ir::Catalog>(analyze(parts, diags));
+    Sha256 h;
+    for (const auto& [rel, text] : digest_inputs) {
+      h.update(rel);
+      h.update(std::string_view("\0", 1));
+      h.update(std::to_string(text.size()));
+      h.update(std::string_view("\0", 1));
+      h.update(text);
+    }
+    auto d = h.finish();
+    std::string hex;
+    for (uint8_t b : d) hex += fmt::format("{:02x}", b);
+    cat->digest = "sha256:" + hex;
+    cat->files = std::move(files);
+    if (!diags.has_errors()) out.catalog = std::move(cat);
+  }
+  out.diagnostics = std::move(diags);
+  return out;
+}
+
+}  // namespace
+
+LoadedCatalog load_catalog(const std::vector<std::string>& paths) {
+  Diagnostics diags;
+  std::vector<CatalogPart> parts;
+  std::vector<std::pair<std::string, std::string>> digest_inputs;
+  std::vector<std::string> files;
+  for (const auto& root : paths) {
+    std::error_code ec;
+    std::vector<fs::path> found;
+    fs::path rootp(root);
+    if (fs::is_directory(rootp, ec)) {
+      for (fs::recursive_directory_iterator it(rootp, fs::directory_options::skip_permission_denied, ec), end;
+           !ec && it != end; it.increment(ec)) {
+        if (it->is_regular_file(ec) && it->path().extension() == ".attr") found.push_back(it->path());
+      }
+      if (ec) diags.error("E0002", {}, fmt::format("cannot read rule directory '{}': {}", root, ec.message()));
+      std::sort(found.begin(), found.end());
+    } else if (fs::is_regular_file(rootp, ec)) {
+      found.push_back(rootp);
+      rootp = rootp.parent_path();
+    } else {
+      diags.error("E0002", {}, fmt::format("rule path '{}' does not exist", root));
+      continue;
+    }
+    CatalogPart part;
+    for (const auto& p : found) {
+      std::string text;
+      if (!read_file(p, text)) {
+        diags.error("E0002", {}, fmt::format("cannot read rule file '{}'", p.string()));
+        continue;
+      }
+      auto src = make_source_file(p.string(), text);
+      ast::File file;
+      parse_attr(src, file, diags);
+      part.files.push_back(std::move(file));
+      digest_inputs.emplace_back(p.lexically_relative(rootp).generic_string(), text);
+      files.push_back(p.string());
+    }
+    parts.push_back(std::move(part));
+  }
+  return finish(parts, diags, digest_inputs, std::move(files));
+}
+
+LoadedCatalog compile_sources(const std::vector<std::pair<std::string, std::string>>& sources) {
+  Diagnostics diags;
+  std::vector<CatalogPart> parts(1);
+  std::vector<std::string> files;
+  for (const auto& [name, text] : sources) {
+    ast::File file;
+    parse_attr(make_source_file(name, text), file, diags);
+    parts[0].files.push_back(std::move(file));
+    files.push_back(name);
+  }
+  return finish(parts, diags, sources, std::move(files));
+}
+
+std::string stdlib_directory() {
+  if (const char* env = std::getenv("CULPRIT_STDLIB"); env && *env) return env;
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    fs::path installed = exe.parent_path().parent_path() / "share" / "culprit" / "stdlib-rules";
+    if (fs::is_directory(installed, ec)) return installed.string();
+  }
+#ifdef CULPRIT_STDLIB_DIR
+  return CULPRIT_STDLIB_DIR;
+#else
+  return "stdlib-rules";
+#endif
+}
+
+}  // namespace culprit

@@ -1,0 +1,36 @@
+// Loading a catalog: rule directories and files -> one compiled ir::Catalog.
+//
+// Each path is a directory (every `*.attr` below it, recursively, in sorted
+// path order) or a single `.attr` file. Paths form the parts of one catalog,
+// in the order given; the first part's `catalog` header names it. The digest
+// is SHA-256 over every file's path relative to its part root and its bytes,
+// in load order, so it identifies the exact rule text that produced a verdict.
+//
+// No exception escapes: unreadable paths are E0002 diagnostics.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/diagnostics.h"
+#include "compiler/ir.h"
+
+namespace culprit {
+
+struct LoadedCatalog {
+  std::shared_ptr<const ir::Catalog> catalog;  // null when diagnostics has errors
+  Diagnostics diagnostics;
+  bool ok() const { return catalog != nullptr; }
+};
+
+LoadedCatalog load_catalog(const std::vector<std::string>& paths);
+
+// Compiles in-memory sources (name, text) as one part; for tests and tools.
+LoadedCatalog compile_sources(const std::vector<std::pair<std::string, std::string>>& files);
+
+// The directory of the bundled catalog: $CULPRIT_STDLIB if set, else
+// <exe>/../share/culprit/stdlib-rules if it exists, else the source tree's.
+std::string stdlib_directory();
+
+}  // namespace culprit

@@ -1,0 +1,77 @@
+#include "compiler/diagnostics.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace culprit {
+
+std::string_view SourceFile::line_text(uint32_t line) const {
+  if (line == 0 || line > line_starts.size()) return {};
+  size_t begin = line_starts[line - 1];
+  size_t end = line < line_starts.size() ? line_starts[line] : text.size();
+  while (end > begin && (text[end - 1] == '\n' || text[end - 1] == '\r')) --end;
+  return std::string_view(text).substr(begin, end - begin);
+}
+
+std::shared_ptr<const SourceFile> make_source_file(std::string path, std::string text) {
+  auto f = std::make_shared<SourceFile>();
+  f->path = std::move(path);
+  f->text = std::move(text);
+  f->line_starts.push_back(0);
+  for (size_t i = 0; i < f->text.size(); ++i)
+    if (f->text[i] == '\n' && i + 1 < f->text.size()) f->line_starts.push_back(static_cast<uint32_t>(i + 1));
+  return f;
+}
+
+void Diagnostics::error(std::string code, const SourceRange& where, std::string message) {
+  ++error_count_;
+  if (error_count_ > kMaxErrors) {
+    ++suppressed_;
+    return;
+  }
+  items_.push_back({Severity::Error, std::move(code), where, std::move(message)});
+}
+
+void Diagnostics::warning(std::string code, const SourceRange& where, std::string message) {
+  items_.push_back({Severity::Warning, std::move(code), where, std::move(message)});
+}
+
+std::string render_diagnostic(const Diagnostic& d, bool color) {
+  const char* sev = d.severity == Severity::Error ? "error" : d.severity == Severity::Warning ? "warning" : "note";
+  const char* bold = color ? "\033[1m" : "";
+  const char* red = color ? (d.severity == Severity::Error ? "\033[1;31m" : "\033[1;35m") : "";
+  const char* reset = color ? "\033[0m" : "";
+  std::string out;
+  if (d.where.file) {
+    out += fmt::format("{}{}:{}:{}:{} {}{}[{}]:{} {}{}{}\n", bold, d.where.file->path, d.where.line, d.where.col,
+                       reset, red, sev, d.code, reset, bold, d.message, reset);
+    std::string_view src = d.where.file->line_text(d.where.line);
+    if (d.where.line > 0) {
+      std::string num = std::to_string(d.where.line);
+      std::string pad(num.size(), ' ');
+      out += fmt::format(" {} | {}\n", num, src);
+      // The caret column counts bytes; tabs in the prefix are kept so the
+      // caret lines up under the same terminal column as the source.
+      std::string prefix;
+      for (uint32_t i = 1; i < d.where.col && i - 1 < src.size(); ++i) prefix += src[i - 1] == '\t' ? '\t' : ' ';
+      size_t width = 1;
+      if (d.where.end_line == d.where.line && d.where.end_col > d.where.col)
+        width = std::min<size_t>(d.where.end_col - d.where.col, src.size() >= d.where.col ? src.size() - d.where.col + 1 : 1);
+      out += fmt::format(" {} | {}{}^{}{}\n", pad, prefix, red, std::string(width > 1 ? width - 1 : 0, '~'), reset);
+    }
+  } else {
+    out += fmt::format("{}{}[{}]:{} {}\n", red, sev, d.code, reset, d.message);
+  }
+  return out;
+}
+
+std::string Diagnostics::render(bool color) const {
+  std::string out;
+  for (const auto& d : items_) out += render_diagnostic(d, color);
+  if (suppressed_ > 0)
+    out += fmt::format("error: too many errors ({} more not shown)\n", suppressed_);
+  return out;
+}
+
+}  // namespace culprit

@@ -1,0 +1,79 @@
+// Diagnostics: what the compiler says about a catalog.
+//
+// Every problem found in an .attr file is a Diagnostic with a stable code
+// (E0001..E0699, listed in docs/language.md), a source range and a message.
+// Codes never change meaning once published, so tools and golden files can
+// rely on them. A Diagnostics sink collects them in discovery order and renders
+// them as
+//
+//   path:line:col: error[E0201]: unknown event kind 'gpu.xidd'
+//       7 |   for e: event gpu.xidd
+//         |                ^~~~~~~~
+//
+// Thread-safety: a sink is used by one compilation at a time; not synchronized.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace culprit {
+
+// The text of one source file, shared by everything that points into it.
+struct SourceFile {
+  std::string path;     // as given by the user (relative paths stay relative)
+  std::string text;
+  std::vector<uint32_t> line_starts;  // byte offset of each line; filled by make_source_file
+
+  std::string_view line_text(uint32_t line) const;  // 1-based line, without the newline
+};
+std::shared_ptr<const SourceFile> make_source_file(std::string path, std::string text);
+
+// A position range inside one source file; line and col are 1-based, col counts bytes.
+struct SourceRange {
+  const SourceFile* file = nullptr;
+  uint32_t line = 0, col = 0;
+  uint32_t end_line = 0, end_col = 0;  // exclusive end; equal to start for a point
+};
+
+enum class Severity { Error, Warning, Note };
+
+struct Diagnostic {
+  Severity severity = Severity::Error;
+  std::string code;   // "E0201"
+  SourceRange where;
+  std::string message;
+};
+
+class Diagnostics {
+ public:
+  static constexpr size_t kMaxErrors = 20;
+
+  void error(std::string code, const SourceRange& where, std::string message);
+  void warning(std::string code, const SourceRange& where, std::string message);
+
+  // Keeps a source file alive as long as this sink, so diagnostics that
+  // point into it stay printable after the compiler has dropped its tree.
+  void keep(std::shared_ptr<const SourceFile> f) { files_.push_back(std::move(f)); }
+
+  bool has_errors() const { return error_count_ > 0; }
+  size_t error_count() const { return error_count_; }
+  const std::vector<Diagnostic>& all() const { return items_; }
+
+  // Renders every kept diagnostic (at most kMaxErrors errors, then a line
+  // saying how many more were suppressed). `color` adds ANSI colours.
+  std::string render(bool color = false) const;
+
+ private:
+  std::vector<Diagnostic> items_;
+  std::vector<std::shared_ptr<const SourceFile>> files_;
+  size_t error_count_ = 0;
+  size_t suppressed_ = 0;
+};
+
+// Renders one diagnostic; exposed for tests and for the test runner's messages.
+std::string render_diagnostic(const Diagnostic& d, bool color = false);
+
+}  // namespace culprit

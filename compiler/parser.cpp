@@ -1,0 +1,578 @@
+#include "compiler/parser.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <mutex>
+
+#include "AttrLexer.h"
+#include "AttrParser.h"
+#include "antlr4-runtime.h"
+
+namespace culprit {
+namespace {
+
+using P = culprit_antlr::AttrParser;
+
+// ANTLR counts columns in code points (its input stream is UTF-32); the
+// diagnostics count bytes so carets line up with the UTF-8 source line.
+uint32_t byte_column(const SourceFile& f, size_t line, size_t cp_col) {
+  std::string_view text = f.line_text(static_cast<uint32_t>(line));
+  size_t cp = 0, i = 0;
+  while (i < text.size() && cp < cp_col) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 1;
+    i += len;
+    ++cp;
+  }
+  return static_cast<uint32_t>(i + 1);
+}
+
+class ErrorCollector : public antlr4::BaseErrorListener {
+ public:
+  ErrorCollector(const SourceFile& f, Diagnostics& d) : file_(f), diags_(d) {}
+  void syntaxError(antlr4::Recognizer*, antlr4::Token* offending, size_t line, size_t col,
+                   const std::string& msg, std::exception_ptr) override {
+    ++count;
+    SourceRange r;
+    r.file = &file_;
+    r.line = static_cast<uint32_t>(line);
+    r.col = byte_column(file_, line, col);
+    r.end_line = r.line;
+    r.end_col = r.col + 1;
+    if (offending && offending->getType() != antlr4::Token::EOF) {
+      std::string t = offending->getText();
+      r.end_col = r.col + static_cast<uint32_t>(std::max<size_t>(1, t.size()));
+    }
+    diags_.error("E0001", r, "syntax error: " + msg);
+  }
+  size_t count = 0;
+
+ private:
+  const SourceFile& file_;
+  Diagnostics& diags_;
+};
+
+// Translates ANTLR's parse tree into ast:: structs. Every method takes a
+// context that the parser produced without syntax errors.
+class Translator {
+ public:
+  Translator(const SourceFile& f, Diagnostics& d) : file_(f), diags_(d) {}
+
+  SourceRange range(antlr4::Token* start, antlr4::Token* stop) const {
+    SourceRange r;
+    r.file = &file_;
+    if (!start) return r;
+    r.line = static_cast<uint32_t>(start->getLine());
+    r.col = byte_column(file_, start->getLine(), start->getCharPositionInLine());
+    antlr4::Token* end = stop ? stop : start;
+    r.end_line = static_cast<uint32_t>(end->getLine());
+    size_t end_cp = end->getCharPositionInLine() + utf32_length(end->getText());
+    r.end_col = byte_column(file_, end->getLine(), end_cp);
+    if (r.end_line == r.line && r.end_col <= r.col) r.end_col = r.col + 1;
+    return r;
+  }
+  SourceRange range(antlr4::ParserRuleContext* ctx) const { return range(ctx->getStart(), ctx->getStop()); }
+  SourceRange range(antlr4::tree::TerminalNode* n) const { return range(n->getSymbol(), n->getSymbol()); }
+
+  static size_t utf32_length(const std::string& s) {
+    size_t n = 0;
+    for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+    return n;
+  }
+
+  std::string unquote(antlr4::tree::TerminalNode* n) {
+    std::string raw = n->getText();
+    std::string out;
+    for (size_t i = 1; i + 1 < raw.size(); ++i) {
+      char c = raw[i];
+      if (c != '\\' || i + 2 >= raw.size()) {
+        out += c;
+        continue;
+      }
+      char e = raw[++i];
+      switch (e) {
+        case 'n': out += '\n'; break;
+        case 't': out += '\t'; break;
+        case 'r': out += '\r'; break;
+        case '"': out += '"'; break;
+        case '\\': out += '\\'; break;
+        case 'x': {
+          int v = 0;
+          if (i + 2 < raw.size() && std::isxdigit(static_cast<unsigned char>(raw[i + 1])) &&
+              std::isxdigit(static_cast<unsigned char>(raw[i + 2]))) {
+            std::from_chars(raw.data() + i + 1, raw.data() + i + 3, v, 16);
+            out += static_cast<char>(v);
+            i += 2;
+          } else {
+            out += "\\x";
+          }
+          break;
+        }
+        default: out += '\\'; out += e; break;  // kept verbatim (regex-like text in test lines)
+      }
+    }
+    return out;
+  }
+
+  std::string name(P::NameContext* n) { return n->getText(); }
+
+  std::string kind_name(P::KindNameContext* k) {
+    std::string s;
+    for (auto* n : k->name()) s += (s.empty() ? "" : ".") + n->getText();
+    return s;
+  }
+
+  std::string kind_pattern(P::KindPatternContext* k) {
+    if (dynamic_cast<P::AnyKindContext*>(k)) return "*";
+    return k->getText();  // tokens are adjacent without spaces in the text of a pattern
+  }
+
+  int64_t parse_int(antlr4::tree::TerminalNode* n, int base) {
+    std::string t = n->getText();
+    const char* b = t.data() + (base == 16 ? 2 : 0);
+    uint64_t v = 0;
+    auto [p, ec] = std::from_chars(b, t.data() + t.size(), v, base);
+    if (ec != std::errc() || p != t.data() + t.size() || (base == 10 && v > static_cast<uint64_t>(INT64_MAX))) {
+      diags_.error("E0001", range(n), fmt::format("integer literal '{}' is out of range", t));
+      return 0;
+    }
+    return static_cast<int64_t>(v);  // hex literals may use all 64 bits
+  }
+
+  int64_t parse_duration(antlr4::tree::TerminalNode* n) {
+    std::string t = n->getText();
+    size_t i = 0;
+    while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i]))) ++i;
+    uint64_t v = 0;
+    auto [p, ec] = std::from_chars(t.data(), t.data() + i, v);
+    std::string unit = t.substr(i);
+    int64_t mul = unit == "ns" ? 1 : unit == "us" ? 1000 : unit == "ms" ? 1000000 : unit == "s" ? 1000000000LL
+                : unit == "m" ? 60000000000LL : unit == "h" ? 3600000000000LL : 86400000000000LL;
+    if (ec != std::errc() || v > static_cast<uint64_t>(INT64_MAX / mul)) {
+      diags_.error("E0001", range(n), fmt::format("duration literal '{}' is out of range", t));
+      return 0;
+    }
+    return static_cast<int64_t>(v) * mul;
+  }
+
+  void regex(antlr4::tree::TerminalNode* n, std::string& body, std::string& flags) {
+    std::string t = n->getText();
+    size_t close = t.rfind('/');
+    flags = t.substr(close + 1);
+    body.clear();
+    for (size_t i = 1; i < close; ++i) {
+      if (t[i] == '\\' && i + 1 < close && t[i + 1] == '/') {
+        body += '/';
+        ++i;
+      } else {
+        body += t[i];
+      }
+    }
+  }
+
+  std::unique_ptr<ast::Query> query(P::QueryContext* q) {
+    auto out = std::make_unique<ast::Query>();
+    out->where = range(q);
+    out->symptom = q->itemType()->getText() == "symptom";
+    out->kind_pattern = kind_pattern(q->kindPattern());
+    out->kind_range = range(q->kindPattern());
+    if (auto* rel = q->nodeRelation()) {
+      if (dynamic_cast<P::SameNodeContext*>(rel)) out->relation = ast::NodeRelation::Same;
+      else if (dynamic_cast<P::OtherNodesContext*>(rel)) out->relation = ast::NodeRelation::Other;
+    }
+    if (q->expr()) out->filter = expr(q->expr());
+    if (auto* w = q->withinClause()) {
+      out->has_within = true;
+      out->within_ns = parse_duration(w->DURATION());
+      std::string d = w->direction->getText();
+      out->direction = d == "before" ? ast::WithinDirection::Before
+                     : d == "after"  ? ast::WithinDirection::After
+                                     : ast::WithinDirection::Around;
+      out->anchor = w->IDENT()->getText();
+      out->anchor_range = range(w->IDENT());
+    }
+    return out;
+  }
+
+  ast::ExprPtr make(ast::ExprKind k, antlr4::ParserRuleContext* ctx) {
+    auto e = std::make_unique<ast::Expr>();
+    e->kind = k;
+    e->where = range(ctx);
+    return e;
+  }
+
+  ast::ExprPtr expr(P::ExprContext* ctx) {
+    using K = ast::ExprKind;
+    if (auto* c = dynamic_cast<P::PrimaryExprContext*>(ctx)) return primary(c->primary());
+    if (auto* c = dynamic_cast<P::FieldExprContext*>(ctx)) {
+      auto e = make(K::Field, c);
+      e->text = name(c->name());
+      e->args.push_back(expr(c->expr()));
+      return e;
+    }
+    if (auto* c = dynamic_cast<P::NegateExprContext*>(ctx)) {
+      auto e = make(K::Unary, c);
+      e->op = "-";
+      e->args.push_back(expr(c->expr()));
+      return e;
+    }
+    if (auto* c = dynamic_cast<P::NotExprContext*>(ctx)) {
+      auto e = make(K::Unary, c);
+      e->op = "not";
+      e->args.push_back(expr(c->expr()));
+      return e;
+    }
+    if (auto* c = dynamic_cast<P::BinaryExprContext*>(ctx)) {
+      auto e = make(K::Binary, c);
+      e->op = c->op->getText();
+      e->args.push_back(expr(c->expr(0)));
+      e->args.push_back(expr(c->expr(1)));
+      return e;
+    }
+    if (auto* c = dynamic_cast<P::MatchesExprContext*>(ctx)) {
+      auto e = make(K::Matches, c);
+      regex(c->REGEX(), e->text, e->regex_flags);
+      e->args.push_back(expr(c->expr()));
+      return e;
+    }
+    if (auto* c = dynamic_cast<P::IsNullExprContext*>(ctx)) {
+      auto e = make(K::IsNull, c);
+      e->negated = c->negated != nullptr;
+      e->args.push_back(expr(c->expr()));
+      return e;
+    }
+    if (auto* c = dynamic_cast<P::InExprContext*>(ctx)) {
+      auto e = make(K::In, c);
+      e->negated = c->negated != nullptr;
+      for (auto* a : c->expr()) e->args.push_back(expr(a));
+      return e;
+    }
+    auto e = make(K::NullLit, ctx);  // unreachable with a grammar-conforming tree
+    return e;
+  }
+
+  ast::ExprPtr primary(P::PrimaryContext* ctx) {
+    using K = ast::ExprKind;
+    if (auto* c = dynamic_cast<P::IntLitContext*>(ctx)) {
+      auto e = make(K::IntLit, c);
+      e->int_value = parse_int(c->INT(), 10);
+      return e;
+    }
+    if (auto* c = dynamic_cast<P::HexLitContext*>(ctx)) {
+      auto e = make(K::IntLit, c);
+      e->int_value = parse_int(c->HEX(), 16);
+      return e;
+    }
+    if (auto* c = dynamic_cast<P::FloatLitContext*>(ctx)) {
+      auto e = make(K::FloatLit, c);
+      e->float_value = std::strtod(c->FLOAT()->getText().c_str(), nullptr);
+      return e;
+    }
+    if (auto* c = dynamic_cast<P::DurationLitContext*>(ctx)) {
+      auto e = make(K::DurationLit, c);
+      e->int_value = parse_duration(c->DURATION());
+      return e;
+    }
+    if (auto* c = dynamic_cast<P::StringLitContext*>(ctx)) {
+      auto e = make(K::StringLit, c);
+      e->text = unquote(c->STRING());
+      return e;
+    }
+    if (auto* c = dynamic_cast<P::BoolLitContext*>(ctx)) {
+      auto e = make(K::BoolLit, c);
+      e->bool_value = c->getText() == "true";
+      return e;
+    }
+    if (dynamic_cast<P::NullLitContext*>(ctx)) return make(K::NullLit, ctx);
+    if (auto* c = dynamic_cast<P::QueryAggContext*>(ctx)) {
+      auto e = make(K::QueryAggregate, c);
+      e->text = c->fn->getText();
+      e->binding = c->IDENT()->getText();
+      e->binding_range = range(c->IDENT());
+      e->query = query(c->query());
+      return e;
+    }
+    if (auto* c = dynamic_cast<P::QueryValueAggContext*>(ctx)) {
+      auto e = make(K::QueryAggregate, c);
+      e->text = c->fn->getText();
+      e->binding = c->IDENT()->getText();
+      e->binding_range = range(c->IDENT());
+      e->query = query(c->query());
+      e->args.push_back(expr(c->expr()));
+      return e;
+    }
+    if (auto* c = dynamic_cast<P::CallExprContext*>(ctx)) {
+      auto e = make(K::Call, c);
+      e->text = name(c->name());
+      for (auto* a : c->expr()) e->args.push_back(expr(a));
+      return e;
+    }
+    if (auto* c = dynamic_cast<P::NameRefContext*>(ctx)) {
+      auto e = make(K::Name, c);
+      e->text = name(c->name());
+      return e;
+    }
+    if (auto* c = dynamic_cast<P::ParenExprContext*>(ctx)) return expr(c->expr());
+    return make(K::NullLit, ctx);
+  }
+
+  std::vector<ast::FieldInit> field_inits(P::FieldInitsContext* f) {
+    std::vector<ast::FieldInit> out;
+    if (!f) return out;
+    for (auto* fi : f->fieldInit()) {
+      ast::FieldInit x;
+      x.name = name(fi->name());
+      x.where = range(fi->name());
+      x.value = expr(fi->expr());
+      out.push_back(std::move(x));
+    }
+    return out;
+  }
+
+  void extractor(P::ExtractorDeclContext* c, ast::File& out) {
+    ast::Extractor x;
+    x.name = c->IDENT()->getText();
+    x.where = range(c->IDENT());
+    for (auto* n : c->name()) x.sources.emplace_back(name(n), range(n));
+    for (auto* item : c->extractorItem()) {
+      if (auto* m = dynamic_cast<P::MatchItemContext*>(item)) {
+        if (x.has_match) diags_.error("E0101", range(m), "extractor '" + x.name + "' has more than one 'match'");
+        x.has_match = true;
+        regex(m->REGEX(), x.regex, x.regex_flags);
+        x.regex_range = range(m->REGEX());
+      } else if (auto* em = dynamic_cast<P::EmitItemContext*>(item)) {
+        if (x.has_emit) diags_.error("E0101", range(em), "extractor '" + x.name + "' has more than one 'emit'");
+        x.has_emit = true;
+        x.emit_kind = kind_name(em->kindName());
+        x.emit_range = range(em->kindName());
+        x.emit_fields = field_inits(em->fieldInits());
+      } else if (auto* t = dynamic_cast<P::LineTestItemContext*>(item)) {
+        ast::LineTest lt;
+        auto strings = t->STRING();
+        lt.where = range(t);
+        if (strings.size() == 2) lt.title = unquote(strings[0]);
+        lt.line = unquote(strings.back());
+        auto* ex = t->expectLine();
+        if (dynamic_cast<P::ExpectNoneContext*>(ex)) {
+          lt.expect_none = true;
+        } else if (auto* ev = dynamic_cast<P::ExpectEventContext*>(ex)) {
+          lt.expect_kind = kind_name(ev->kindName());
+          lt.expect_range = range(ev->kindName());
+          lt.fields = field_inits(ev->fieldInits());
+        }
+        x.tests.push_back(std::move(lt));
+      }
+    }
+    out.extractors.push_back(std::move(x));
+  }
+
+  ast::Action action(P::ActionContext* c) {
+    ast::Action a;
+    a.where = range(c);
+    auto target = [&](P::NodeTargetContext* t) {
+      if (!t) return;
+      if (dynamic_cast<P::JobTargetContext*>(t)) a.on_job = true;
+      else if (auto* e = dynamic_cast<P::ExprTargetContext*>(t)) a.node = expr(e->expr());
+    };
+    if (auto* e = dynamic_cast<P::EmitActionContext*>(c)) {
+      a.kind = ast::ActionKind::Emit;
+      a.kind_name = kind_name(e->kindName());
+      a.kind_range = range(e->kindName());
+      target(e->nodeTarget());
+      a.fields = field_inits(e->fieldInits());
+    } else if (auto* s = dynamic_cast<P::SymptomActionContext*>(c)) {
+      a.kind = ast::ActionKind::Symptom;
+      a.kind_name = kind_name(s->kindName());
+      a.kind_range = range(s->kindName());
+      target(s->nodeTarget());
+      if (s->keyClause()) a.key = expr(s->keyClause()->expr());
+      if (s->priorityClause()) a.priority = expr(s->priorityClause()->expr());
+      a.fields = field_inits(s->fieldInits());
+    } else if (auto* d = dynamic_cast<P::DemoteActionContext*>(c)) {
+      a.kind = ast::ActionKind::Demote;
+      a.binding = d->IDENT()->getText();
+      a.binding_range = range(d->IDENT());
+      if (d->query()) a.query = query(d->query());
+      a.reason = unquote(d->STRING());
+      a.reason_range = range(d->STRING());
+    } else if (auto* s2 = dynamic_cast<P::ScrubActionContext*>(c)) {
+      a.kind = ast::ActionKind::Scrub;
+      a.binding = s2->IDENT()->getText();
+      a.binding_range = range(s2->IDENT());
+      if (s2->query()) a.query = query(s2->query());
+      a.reason = unquote(s2->STRING());
+      a.reason_range = range(s2->STRING());
+    } else if (auto* p = dynamic_cast<P::SetPriorityActionContext*>(c)) {
+      a.kind = ast::ActionKind::SetPriority;
+      a.binding = p->IDENT()->getText();
+      a.binding_range = range(p->IDENT());
+      a.value = expr(p->expr());
+    } else if (auto* cl = dynamic_cast<P::ClassifyActionContext*>(c)) {
+      a.kind = ast::ActionKind::Classify;
+      a.binding = cl->IDENT()->getText();
+      a.binding_range = range(cl->IDENT());
+      a.domain = name(cl->name());
+      a.domain_range = range(cl->name());
+      a.sub_domain = unquote(cl->STRING());
+    } else if (auto* o = dynamic_cast<P::SetOutcomeActionContext*>(c)) {
+      a.kind = ast::ActionKind::SetOutcome;
+      auto names = o->name();
+      auto strings = o->STRING();
+      a.status = name(names[0]);
+      a.domain_range = range(names[0]);
+      if (names.size() > 1) {
+        a.domain = name(names[1]);
+        a.domain_range = range(names[1]);
+        a.sub_domain = unquote(strings[0]);
+      }
+      a.reason = unquote(strings.back());
+      a.reason_range = range(strings.back());
+    }
+    return a;
+  }
+
+  void rule(P::RuleDeclContext* c, ast::File& out) {
+    ast::Rule r;
+    r.name = c->IDENT()->getText();
+    r.where = range(c->IDENT());
+    r.stage = name(c->name());
+    r.stage_range = range(c->name());
+    if (auto* f = c->forClause()) {
+      r.for_binding = f->IDENT()->getText();
+      r.for_binding_range = range(f->IDENT());
+      r.for_query = query(f->query());
+    }
+    for (auto* w : c->whereClause()) r.wheres.push_back(expr(w->expr()));
+    if (auto* g = c->groupClause()) {
+      r.has_group = true;
+      r.group_range = range(g);
+      for (auto* k : g->expr()) r.group_keys.push_back(expr(k));
+      if (g->DURATION()) r.group_within_ns = parse_duration(g->DURATION());
+    }
+    for (auto* a : c->action()) r.actions.push_back(action(a));
+    out.rules.push_back(std::move(r));
+  }
+
+  void scenario(P::ScenarioDeclContext* c, ast::File& out) {
+    ast::Scenario s;
+    s.title = unquote(c->STRING());
+    s.where = range(c->STRING());
+    for (auto* item : c->scenarioItem()) {
+      if (auto* n = dynamic_cast<P::ScenarioNodesContext*>(item)) {
+        for (auto* str : n->STRING()) s.nodes.push_back(unquote(str));
+      } else if (auto* t = dynamic_cast<P::ScenarioTerminalContext*>(item)) {
+        s.terminal_state = name(t->name());
+        if (auto* si = t->signedInt()) {
+          int64_t v = parse_int(si->INT(), 10);
+          s.terminal_exit = si->getText()[0] == '-' ? -v : v;
+        }
+      } else if (auto* w = dynamic_cast<P::ScenarioWindowContext*>(item)) {
+        s.has_window = true;
+        s.window_start = unquote(w->STRING(0));
+        s.window_end = unquote(w->STRING(1));
+        s.window_range = range(w);
+      } else if (auto* l = dynamic_cast<P::ScenarioLogContext*>(item)) {
+        ast::ScenarioLog log;
+        log.host = unquote(l->STRING(0));
+        log.source = name(l->name());
+        log.text = unquote(l->STRING(1));
+        log.where = range(l);
+        s.logs.push_back(std::move(log));
+      } else if (auto* e = dynamic_cast<P::ScenarioExpectItemContext*>(item)) {
+        ast::ScenarioExpect x;
+        auto* se = e->scenarioExpect();
+        x.where = range(e);
+        if (auto* st = dynamic_cast<P::ExpectStatusContext*>(se)) {
+          x.kind = ast::ScenarioExpectKind::Status;
+          x.value = name(st->name());
+        } else if (auto* d = dynamic_cast<P::ExpectDomainContext*>(se)) {
+          x.kind = ast::ScenarioExpectKind::Domain;
+          x.value = name(d->name());
+        } else if (auto* sd = dynamic_cast<P::ExpectSubDomainContext*>(se)) {
+          x.kind = ast::ScenarioExpectKind::SubDomain;
+          x.value = unquote(sd->STRING());
+        } else if (auto* cu = dynamic_cast<P::ExpectCulpritsContext*>(se)) {
+          x.kind = ast::ScenarioExpectKind::Culprits;
+          for (auto* str : cu->STRING()) x.culprits.push_back(unquote(str));
+        } else if (auto* ss = dynamic_cast<P::ExpectSymptomStateContext*>(se)) {
+          x.kind = ast::ScenarioExpectKind::SymptomState;
+          x.kind_pattern = kind_pattern(ss->kindPattern());
+          if (ss->STRING()) x.node = unquote(ss->STRING());
+          x.value = name(ss->name());
+        } else if (auto* ns = dynamic_cast<P::ExpectNoSymptomContext*>(se)) {
+          x.kind = ast::ScenarioExpectKind::NoSymptom;
+          x.kind_pattern = kind_pattern(ns->kindPattern());
+          if (ns->STRING()) x.node = unquote(ns->STRING());
+        }
+        s.expects.push_back(std::move(x));
+      }
+    }
+    out.scenarios.push_back(std::move(s));
+  }
+
+  void file(P::FileContext* f, ast::File& out) {
+    for (auto* d : f->decl()) {
+      if (auto* c = d->catalogDecl()) {
+        if (out.catalog) {
+          diags_.error("E0102", range(c), "a file may declare its catalog only once");
+          continue;
+        }
+        out.catalog = ast::CatalogHeader{unquote(c->STRING(0)), unquote(c->STRING(1)), range(c)};
+      } else if (auto* x = d->extractorDecl()) {
+        extractor(x, out);
+      } else if (auto* r = d->ruleDecl()) {
+        rule(r, out);
+      } else if (auto* s = d->scenarioDecl()) {
+        scenario(s, out);
+      }
+    }
+  }
+
+ private:
+  const SourceFile& file_;
+  Diagnostics& diags_;
+};
+
+std::mutex& antlr_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+}  // namespace
+
+bool parse_attr(std::shared_ptr<const SourceFile> source, ast::File& out, Diagnostics& diags) {
+  out = ast::File{};
+  out.source = source;
+  diags.keep(source);
+  std::lock_guard<std::mutex> lock(antlr_mutex());
+  size_t errors_before = diags.error_count();
+  try {
+    antlr4::ANTLRInputStream input(source->text);
+    culprit_antlr::AttrLexer lexer(&input);
+    antlr4::CommonTokenStream tokens(&lexer);
+    culprit_antlr::AttrParser parser(&tokens);
+    ErrorCollector collector(*source, diags);
+    lexer.removeErrorListeners();
+    lexer.addErrorListener(&collector);
+    parser.removeErrorListeners();
+    parser.addErrorListener(&collector);
+    auto* tree = parser.file();
+    if (collector.count > 0) return false;
+    Translator(*source, diags).file(tree, out);
+  } catch (const std::exception& e) {
+    // ANTLR reports problems through the listener; anything thrown is an
+    // internal failure (e.g. invalid UTF-8 in the input stream) and is
+    // reported as a syntax error at the top of the file.
+    SourceRange r{source.get(), 1, 1, 1, 2};
+    diags.error("E0001", r, std::string("cannot parse file: ") + e.what());
+    return false;
+  }
+  return diags.error_count() == errors_before;
+}
+
+}  // namespace culprit
+
+namespace culprit {
+std::string antlr_runtime_version() { return antlr4::RuntimeMetaData::VERSION; }
+}  // namespace culprit

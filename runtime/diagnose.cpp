@@ -1,0 +1,270 @@
+#include "runtime/diagnose.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+#include "compiler/parser.h"
+#include "runtime/engine.h"
+#include "runtime/scanner.h"
+#include "runtime/timestamp.h"
+
+namespace culprit {
+
+namespace {
+
+const char* const kStandardSources[] = {"app", "kernel", "fabricmanager", "scheduler", "network"};
+
+int current_year() {
+  auto now = std::chrono::system_clock::now();
+  auto days = std::chrono::floor<std::chrono::days>(now);
+  return static_cast<int>(std::chrono::year_month_day(days).year());
+}
+
+struct ObservationGroupKey {
+  std::string host, source, file;
+  bool operator<(const ObservationGroupKey& o) const {
+    return std::tie(host, source, file) < std::tie(o.host, o.source, o.file);
+  }
+};
+
+bool read_observations(const std::string& path, std::vector<Observation>& out, std::string& error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = "cannot read " + path;
+    return false;
+  }
+  std::string line;
+  int64_t n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    Observation o;
+    std::string why;
+    if (j.is_discarded()) why = "not valid JSON";
+    else if (!parse_observation(j, o, why)) {}
+    else {
+      if (o.file.empty()) o.file = "observations.jsonl";
+      if (o.line == 0) o.line = n;
+      out.push_back(std::move(o));
+      continue;
+    }
+    error = fmt::format("{}:{}: invalid observation: {}", path, n, why);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+EngineInfo engine_info(const Program& program, const std::string& evaluator) {
+  EngineInfo e;
+  e.culprit_version = CULPRIT_VERSION;
+  e.evaluator = evaluator;
+  e.catalog_name = program.catalog().name;
+  e.catalog_version = program.catalog().version;
+  e.catalog_digest = program.catalog().digest;
+  e.hyperscan_version = hyperscan_version();
+  e.re2_version = re2_version();
+  e.antlr_version = antlr_runtime_version();
+  return e;
+}
+
+DiagnoseRequest request_from_bundle(const Bundle& bundle) {
+  DiagnoseRequest r;
+  r.context = bundle.context;
+  r.files = bundle.files;
+  r.ignored_files = bundle.ignored_files;
+  r.observations_path = bundle.observations_path;
+  return r;
+}
+
+bool diagnose(std::shared_ptr<const Program> program, const DiagnoseRequest& req, const DiagnoseOptions& opt,
+              Verdict& out, std::string& error) {
+  const auto& ctx = req.context;
+  std::set<std::string> workload_nodes(ctx.nodes.begin(), ctx.nodes.end());
+
+  std::vector<Observation> observations = req.observations;
+  if (!req.observations_path.empty() && !read_observations(req.observations_path, observations, error)) return false;
+
+  ScanOptions scan;
+  if (ctx.start) scan.scope_start = *ctx.start - opt.slack_before;
+  if (ctx.end) scan.scope_end = *ctx.end + opt.slack_after;
+  scan.year_hint = make_year_hint(ctx.start, ctx.end, current_year());
+
+  // Work list: files, then in-memory observation streams. Results land in
+  // fixed slots so the outcome does not depend on which thread ran what.
+  struct Stream {
+    ObservationGroupKey key;
+    std::vector<std::string> lines;
+    std::vector<int64_t> numbers;
+    std::vector<std::optional<int64_t>> times;
+  };
+  std::map<ObservationGroupKey, Stream> streams;
+  std::vector<Event> metric_events;
+  const auto& cat = program->catalog();
+  for (const auto& o : observations) {
+    if (o.is_metric) {
+      Event ev;
+      ev.kind = cat.metric_kind;
+      ev.host = o.host;
+      ev.control_plane = !workload_nodes.count(o.host);
+      ev.producer = "observation";
+      ev.where = {o.host, o.source, o.file, o.line, 0, o.ts, "observation",
+                  fmt::format("{}{{{}}} {}", o.metric, o.labels, o.value)};
+      ev.fields.assign(cat.event_kinds[static_cast<size_t>(cat.metric_kind)].fields.size(), Value::null());
+      const auto& schema = cat.event_kinds[static_cast<size_t>(cat.metric_kind)];
+      ev.fields[static_cast<size_t>(schema.slot(cat.field_id("name")))] = Value::string(o.metric);
+      ev.fields[static_cast<size_t>(schema.slot(cat.field_id("value")))] = Value::real(o.value);
+      ev.fields[static_cast<size_t>(schema.slot(cat.field_id("labels")))] = Value::string(o.labels);
+      if (!ev.where.ts || ((!scan.scope_start || *ev.where.ts >= *scan.scope_start) &&
+                           (!scan.scope_end || *ev.where.ts <= *scan.scope_end)))
+        metric_events.push_back(std::move(ev));
+      continue;
+    }
+    ObservationGroupKey key{o.host, o.source, o.file};
+    auto& s = streams[key];
+    s.key = key;
+    s.lines.push_back(o.text);
+    s.numbers.push_back(o.line);
+    s.times.push_back(o.ts);
+  }
+  // Within a stream, lines are taken in provenance order so that the order
+  // observations arrived in does not matter.
+  for (auto& [key, s] : streams) {
+    std::vector<size_t> idx(s.lines.size());
+    for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+    std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+      if (s.numbers[a] != s.numbers[b]) return s.numbers[a] < s.numbers[b];
+      return s.lines[a] < s.lines[b];
+    });
+    Stream sorted;
+    sorted.key = s.key;
+    for (size_t i : idx) {
+      sorted.lines.push_back(std::move(s.lines[i]));
+      sorted.numbers.push_back(s.numbers[i]);
+      sorted.times.push_back(s.times[i]);
+    }
+    s = std::move(sorted);
+  }
+  std::vector<const Stream*> stream_list;
+  for (const auto& [k, s] : streams) stream_list.push_back(&s);
+
+  size_t jobs = req.files.size() + stream_list.size();
+  std::vector<ScanResult> results(jobs);
+  // Largest files first, so one big file does not start last.
+  std::vector<size_t> order(jobs);
+  for (size_t i = 0; i < jobs; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    uint64_t sa = a < req.files.size() ? req.files[a].size : 0, sb = b < req.files.size() ? req.files[b].size : 0;
+    return sa > sb;
+  });
+  unsigned threads = opt.threads ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(std::min<size_t>(threads, std::max<size_t>(1, jobs)));
+  std::atomic<size_t> next{0};
+  auto worker = [&]() {
+    Scanner scanner(program);
+    for (size_t k; (k = next.fetch_add(1)) < jobs;) {
+      size_t i = order[k];
+      if (i < req.files.size()) {
+        results[i] = scanner.scan_file(req.files[i], scan);
+      } else {
+        const Stream& s = *stream_list[i - req.files.size()];
+        results[i] = scanner.scan_lines(s.key.host, s.key.source, s.key.file, !workload_nodes.count(s.key.host), s.lines,
+                                        s.numbers, s.times, scan);
+      }
+    }
+  };
+  if (threads <= 1) {
+    worker();
+  } else {
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
+    for (auto& t : pool) t.join();
+  }
+
+  // Coverage.
+  Coverage cov;
+  std::set<std::pair<std::string, std::string>> host_sources;
+  std::set<std::string> control_plane, nodes_with_any;
+  for (const char* s : kStandardSources) cov.sources[s];
+  for (const auto& r : results) {
+    auto& sc = cov.sources[r.source];
+    ++sc.files;
+    sc.bytes_read += r.bytes;
+    sc.lines_read += r.lines;
+    sc.lines_out_of_scope += r.lines_out_of_scope;
+    sc.lines_invalid_utf8 += r.lines_invalid_utf8;
+    sc.lines_truncated += r.lines_truncated;
+    sc.lines_without_time += r.lines_without_time;
+    sc.events += static_cast<int64_t>(r.events.size());
+    sc.events_out_of_scope += r.events_out_of_scope;
+    if (r.events_over_cap) sc.errors.push_back(fmt::format("{}: {} events over the per-file cap were not kept", r.file, r.events_over_cap));
+    if (!r.error.empty()) sc.errors.push_back(r.error);
+    if (r.lines > 0) {
+      host_sources.insert({r.source, r.host});
+      if (r.control_plane) control_plane.insert(r.host);
+      else nodes_with_any.insert(r.host);
+    }
+  }
+  for (const auto& e : metric_events) {
+    host_sources.insert({e.where.source, e.host});
+    cov.sources[e.where.source].events += 1;
+    if (e.control_plane) control_plane.insert(e.host);
+    else nodes_with_any.insert(e.host);
+  }
+  for (auto& [source, sc] : cov.sources) {
+    sc.nodes_expected = static_cast<int64_t>(ctx.nodes.size());
+    for (const auto& n : ctx.nodes) (host_sources.count({source, n}) ? sc.nodes_with_data : sc.nodes_missing).push_back(n);
+    for (const auto& h : control_plane)
+      if (host_sources.count({source, h})) sc.control_plane_hosts.push_back(h);
+    std::sort(sc.errors.begin(), sc.errors.end());
+  }
+  for (const auto& n : ctx.nodes)
+    if (!nodes_with_any.count(n)) cov.nodes_without_logs.push_back(n);
+  cov.control_plane_hosts.assign(control_plane.begin(), control_plane.end());
+  cov.ignored_files = req.ignored_files;
+  if (!cov.nodes_without_logs.empty())
+    cov.warnings.push_back(fmt::format("no logs at all from {} of {} nodes: {}", cov.nodes_without_logs.size(), ctx.nodes.size(),
+                                       fmt::join(cov.nodes_without_logs, ", ")));
+  for (const char* s : {"kernel", "app"}) {
+    const auto& sc = cov.sources[s];
+    if (!sc.nodes_missing.empty() && sc.nodes_missing.size() != cov.nodes_without_logs.size())
+      cov.warnings.push_back(fmt::format("no {} log from {} of {} nodes: {}", s, sc.nodes_missing.size(), ctx.nodes.size(),
+                                         fmt::join(sc.nodes_missing, ", ")));
+  }
+  for (const auto& [source, sc] : cov.sources)
+    for (const auto& e : sc.errors) cov.warnings.push_back(source + ": " + e);
+  if (!cov.ignored_files.empty())
+    cov.warnings.push_back(fmt::format("{} file{} in the bundle not read (not logs/<host>/<source>.log): {}", cov.ignored_files.size(),
+                                       cov.ignored_files.size() == 1 ? "" : "s", fmt::join(cov.ignored_files, ", ")));
+
+  std::vector<Event> events = std::move(metric_events);
+  for (auto& r : results)
+    for (auto& e : r.events) events.push_back(std::move(e));
+  std::vector<std::pair<std::string, std::string>> hs(host_sources.begin(), host_sources.end());
+  EngineResult er = run_engine(*program, ctx, hs, std::move(events));
+
+  Verdict v;
+  v.workload = ctx;
+  v.outcome = std::move(er.outcome);
+  v.affected_nodes = std::move(er.affected_nodes);
+  v.symptoms = std::move(er.symptoms);
+  v.coverage = std::move(cov);
+  v.engine = engine_info(*program, opt.evaluator);
+  v.trail = std::move(er.trail);
+  v.slack_before_ns = opt.slack_before;
+  v.slack_after_ns = opt.slack_after;
+  out = std::move(v);
+  return true;
+}
+
+}  // namespace culprit

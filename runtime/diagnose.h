@@ -1,0 +1,48 @@
+// Diagnosing one workload attempt: evidence in, verdict out.
+//
+// diagnose() scans every log file in parallel (one Scanner per worker
+// thread), turns observations into events, assembles coverage, runs the rule
+// engine and returns the Verdict. The verdict is a function of the evidence
+// only: the same evidence gives the same verdict whatever the thread count,
+// the order of files or observations, or the run.
+//
+// Bad input (unreadable observations, invalid JSON lines) is reported through
+// `error` and the call returns false; I/O errors on individual log files are
+// recorded in coverage instead, so one broken file does not hide the rest.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/bundle.h"
+#include "runtime/model.h"
+#include "runtime/observation.h"
+#include "runtime/program.h"
+
+namespace culprit {
+
+struct DiagnoseOptions {
+  unsigned threads = 0;                          // 0 = hardware concurrency
+  int64_t slack_before = 10LL * 60 * 1000000000;  // evidence kept before the window start
+  int64_t slack_after = 30LL * 60 * 1000000000;   // and after its end (epilogs, health checks)
+  std::string evaluator = "interpreter";
+};
+
+struct DiagnoseRequest {
+  WorkloadContext context;
+  std::vector<LogFile> files;
+  std::vector<std::string> ignored_files;
+  std::string observations_path;                 // a JSONL file, or ""
+  std::vector<Observation> observations;         // in memory (service, scenario tests)
+};
+
+bool diagnose(std::shared_ptr<const Program> program, const DiagnoseRequest& request, const DiagnoseOptions& options,
+              Verdict& out, std::string& error);
+
+DiagnoseRequest request_from_bundle(const Bundle& bundle);
+
+// The versions reported in verdicts and by `culprit --version`.
+EngineInfo engine_info(const Program& program, const std::string& evaluator);
+
+}  // namespace culprit

@@ -1,0 +1,37 @@
+// The rule engine: events -> symptoms -> outcome, stage by stage.
+//
+// Runs every rule of a Program in stage order (early, symptoms, scrub,
+// aggregate, final, outcome, post_outcome), each rule in catalog order, over
+// an event store indexed by kind, by (kind, node) and by time, so queries
+// never join every node with every node. The result is deterministic: events
+// are put in canonical order (time, host, source, file, line, producer)
+// before any rule runs, and everything emitted is sorted.
+//
+// Thread-safety: run_engine is a pure function of its inputs; call it from
+// any thread. It reads the Program (shared, immutable) and owns the rest.
+#pragma once
+
+#include <vector>
+
+#include "runtime/model.h"
+#include "runtime/program.h"
+
+namespace culprit {
+
+struct EngineResult {
+  std::vector<Symptom> symptoms;       // sorted by id
+  Outcome outcome;
+  std::vector<std::string> affected_nodes;
+  std::vector<TrailEntry> trail;
+};
+
+// `host_sources` lists every (source, host) pair that had data; it backs
+// covered() and coverage() in rules.
+EngineResult run_engine(const Program& program, const WorkloadContext& context,
+                        const std::vector<std::pair<std::string, std::string>>& host_sources,
+                        std::vector<Event> events);
+
+// The canonical order of events (used by the engine and by tests).
+bool event_canonical_less(const Event& a, const Event& b);
+
+}  // namespace culprit

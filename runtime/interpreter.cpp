@@ -1,0 +1,428 @@
+#include "runtime/interpreter.h"
+
+#include <re2/re2.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <set>
+
+#include "runtime/text_util.h"
+
+namespace culprit {
+
+namespace {
+const std::string kEmpty;
+
+Value event_field(const Event& ev, int32_t sel, const ir::Catalog& cat) {
+  switch (sel) {
+    case ir::kEvKind: return Value::string(cat.event_kinds[static_cast<size_t>(ev.kind)].name);
+    case ir::kEvNode:
+    case ir::kEvHost: return Value::string(ev.host);
+    case ir::kEvSource: return Value::string(ev.where.source);
+    case ir::kEvFile: return Value::string(ev.where.file);
+    case ir::kEvLine: return Value::integer(ev.where.line);
+    case ir::kEvOffset: return Value::integer(ev.where.offset);
+    case ir::kEvTs: return ev.where.ts ? Value::time(*ev.where.ts) : Value::null();
+    case ir::kEvText: return Value::string(ev.where.text);
+    default: break;
+  }
+  int32_t slot = cat.event_kinds[static_cast<size_t>(ev.kind)].slot(sel);
+  if (slot < 0 || static_cast<size_t>(slot) >= ev.fields.size()) return Value::null();
+  return ev.fields[static_cast<size_t>(slot)];
+}
+
+Value symptom_field(const Symptom& s, int32_t sel, const ir::Catalog& cat) {
+  switch (sel) {
+    case ir::kSyId: return Value::string(s.id);
+    case ir::kSyKind: return Value::string(s.kind_name);
+    case ir::kSyNode: return Value::string(s.node);
+    case ir::kSyKey: return Value::string(s.key);
+    case ir::kSyFirst: return s.first ? Value::time(*s.first) : Value::null();
+    case ir::kSyLast: return s.last ? Value::time(*s.last) : Value::null();
+    case ir::kSyCount: return Value::integer(s.count);
+    case ir::kSyPriority: return Value::integer(s.priority);
+    case ir::kSySummary: return Value::string(s.summary);
+    default: break;
+  }
+  int32_t slot = cat.symptom_kinds[static_cast<size_t>(s.kind)].slot(sel);
+  if (slot < 0 || static_cast<size_t>(slot) >= s.fields.size()) return Value::null();
+  return s.fields[static_cast<size_t>(slot)];
+}
+
+std::optional<int64_t> parse_int_text(std::string_view s, int base) {
+  s = trim(s);
+  bool neg = false;
+  if (!s.empty() && (s[0] == '-' || s[0] == '+')) {
+    neg = s[0] == '-';
+    s.remove_prefix(1);
+  }
+  if (base == 16 && s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s.remove_prefix(2);
+  if (s.empty()) return std::nullopt;
+  uint64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
+  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+  if (base == 10 && v > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
+  int64_t r = static_cast<int64_t>(v);
+  return neg ? -r : r;
+}
+
+std::optional<double> parse_float_text(std::string_view s) {
+  s = trim(s);
+  if (s.empty()) return std::nullopt;
+  double v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+double as_double(const Value& v) { return v.type == Type::Float ? v.f : static_cast<double>(v.i); }
+
+int compare(const Value& a, const Value& b) {
+  if ((a.type == Type::Float || b.type == Type::Float) && a.type != Type::String) {
+    double x = as_double(a), y = as_double(b);
+    return x < y ? -1 : x > y ? 1 : 0;
+  }
+  if (a.type == Type::String) return a.s < b.s ? -1 : a.s > b.s ? 1 : 0;
+  if (a.type == Type::Bool) return a.b == b.b ? 0 : a.b ? 1 : -1;
+  return a.i < b.i ? -1 : a.i > b.i ? 1 : 0;
+}
+
+Value arithmetic(ir::Op op, const Value& a, const Value& b, Type result) {
+  if (a.is_null() || b.is_null()) return Value::null();
+  if (result == Type::String) return Value::string(a.s + b.s);
+  if (result == Type::Float) {
+    double x = as_double(a), y = as_double(b);
+    double r = op == ir::Op::Add ? x + y : op == ir::Op::Sub ? x - y : x * y;
+    return std::isfinite(r) ? Value::real(r) : Value::null();
+  }
+  // Integer-like results wrap on overflow (two's complement), as native code would.
+  uint64_t x = static_cast<uint64_t>(a.i), y = static_cast<uint64_t>(b.i);
+  uint64_t r = 0;
+  switch (op) {
+    case ir::Op::Add: r = x + y; break;
+    case ir::Op::Sub: r = x - y; break;
+    case ir::Op::Mul: r = x * y; break;
+    default: break;
+  }
+  Value v;
+  v.type = result;
+  v.i = static_cast<int64_t>(r);
+  return v;
+}
+
+Value integer_op(ir::Op op, const Value& a, const Value& b) {
+  if (a.is_null() || b.is_null()) return Value::null();
+  int64_t x = a.i, y = b.i;
+  switch (op) {
+    case ir::Op::Mod:
+      if (y == 0 || (x == INT64_MIN && y == -1)) return Value::null();
+      return Value::integer(x % y);
+    case ir::Op::Shl:
+      if (y < 0 || y > 63) return Value::null();
+      return Value::integer(static_cast<int64_t>(static_cast<uint64_t>(x) << y));
+    case ir::Op::Shr:
+      // Logical shift: these operands are register words, not signed quantities.
+      if (y < 0 || y > 63) return Value::null();
+      return Value::integer(static_cast<int64_t>(static_cast<uint64_t>(x) >> y));
+    case ir::Op::BitAnd: return Value::integer(x & y);
+    case ir::Op::BitXor: return Value::integer(x ^ y);
+    case ir::Op::BitOr: return Value::integer(x | y);
+    default: return Value::null();
+  }
+}
+
+Value call(const ir::Expr& e, Env& env) {
+  auto arg = [&](size_t i) { return evaluate(e.kids[i], env); };
+  switch (static_cast<ir::Builtin>(e.a)) {
+    case ir::Builtin::Int: {
+      Value v = arg(0);
+      if (v.type == Type::Int) return v;
+      if (v.type == Type::Float) {
+        if (!std::isfinite(v.f) || std::fabs(v.f) >= 9.2e18) return Value::null();
+        return Value::integer(static_cast<int64_t>(v.f));
+      }
+      if (v.type != Type::String) return Value::null();
+      auto r = parse_int_text(v.s, 10);
+      return r ? Value::integer(*r) : Value::null();
+    }
+    case ir::Builtin::Hex: {
+      Value v = arg(0);
+      if (v.type == Type::Int) return v;
+      if (v.type != Type::String) return Value::null();
+      auto r = parse_int_text(v.s, 16);
+      return r ? Value::integer(*r) : Value::null();
+    }
+    case ir::Builtin::Float: {
+      Value v = arg(0);
+      if (v.type == Type::Float) return v;
+      if (v.type == Type::Int) return Value::real(static_cast<double>(v.i));
+      if (v.type != Type::String) return Value::null();
+      auto r = parse_float_text(v.s);
+      return r ? Value::real(*r) : Value::null();
+    }
+    case ir::Builtin::Duration: {
+      Value v = arg(0);
+      std::string unit = e.kids[1].constant.s;
+      int64_t mul = unit == "ns" ? 1 : unit == "us" ? 1000 : unit == "ms" ? 1000000 : unit == "s" ? 1000000000LL
+                  : unit == "m" ? 60000000000LL : 3600000000000LL;
+      double n = 0;
+      if (v.type == Type::Int) n = static_cast<double>(v.i);
+      else if (v.type == Type::Float) n = v.f;
+      else if (v.type == Type::String) {
+        auto f = parse_float_text(v.s);
+        if (!f) return Value::null();
+        n = *f;
+      } else {
+        return Value::null();
+      }
+      double ns = n * static_cast<double>(mul);
+      if (!std::isfinite(ns) || std::fabs(ns) >= 9.2e18) return Value::null();
+      if (v.type == Type::Int && v.i != 0 && std::llabs(v.i) < INT64_MAX / mul) return Value::duration(v.i * mul);
+      return Value::duration(static_cast<int64_t>(std::llround(ns)));
+    }
+    case ir::Builtin::Seconds: {
+      Value v = arg(0);
+      return v.is_null() ? v : Value::real(static_cast<double>(v.i) / 1e9);
+    }
+    case ir::Builtin::Lower:
+    case ir::Builtin::Upper: {
+      Value v = arg(0);
+      if (v.is_null()) return v;
+      bool up = static_cast<ir::Builtin>(e.a) == ir::Builtin::Upper;
+      for (char& c : v.s) c = static_cast<char>(up ? std::toupper(static_cast<unsigned char>(c)) : std::tolower(static_cast<unsigned char>(c)));
+      return v;
+    }
+    case ir::Builtin::Trim: {
+      Value v = arg(0);
+      return v.is_null() ? v : Value::string(std::string(trim(v.s)));
+    }
+    case ir::Builtin::Len: {
+      Value v = arg(0);
+      return v.is_null() ? v : Value::integer(static_cast<int64_t>(v.s.size()));
+    }
+    case ir::Builtin::Contains:
+    case ir::Builtin::StartsWith:
+    case ir::Builtin::EndsWith: {
+      Value a = arg(0), b = arg(1);
+      if (a.is_null() || b.is_null()) return Value::null();
+      auto f = static_cast<ir::Builtin>(e.a);
+      bool r = f == ir::Builtin::Contains ? a.s.find(b.s) != std::string::npos
+             : f == ir::Builtin::StartsWith ? a.s.rfind(b.s, 0) == 0
+             : a.s.size() >= b.s.size() && a.s.compare(a.s.size() - b.s.size(), b.s.size(), b.s) == 0;
+      return Value::boolean(r);
+    }
+    case ir::Builtin::Str: return Value::string(value_to_text(arg(0)));
+    case ir::Builtin::Coalesce:
+      for (size_t i = 0; i < e.kids.size(); ++i) {
+        Value v = arg(i);
+        if (!v.is_null()) return v;
+      }
+      return Value::null();
+    case ir::Builtin::Covered: {
+      Value n = arg(1);
+      if (n.is_null() || !env.world) return Value::boolean(false);
+      return Value::boolean(env.world->covered(e.kids[0].constant.s, n.s));
+    }
+    case ir::Builtin::Coverage:
+      return Value::real(env.world ? env.world->coverage(e.kids[0].constant.s) : 0.0);
+  }
+  return Value::null();
+}
+
+Value query(const ir::Expr& e, Env& env) {
+  const ir::Query& q = env.rule->queries[static_cast<size_t>(e.a)];
+  if (!env.world) return Value::null();
+  int64_t count = 0;
+  std::set<std::string> nodes;
+  std::optional<Value> best;
+  bool stop_at_first = e.op == ir::Op::QueryExists || e.op == ir::Op::QueryNone;
+  Item saved = env.slots[static_cast<size_t>(q.bind_slot)];
+  env.world->candidates(q, env, [&]() {
+    if (!passes_filter(q, env)) return true;
+    ++count;
+    const Item& it = env.slots[static_cast<size_t>(q.bind_slot)];
+    if (e.op == ir::Op::QueryNodes) nodes.insert(it.node());
+    if (e.op == ir::Op::QueryMax || e.op == ir::Op::QueryMin) {
+      Value v = evaluate(e.kids[0], env);
+      if (!v.is_null()) {
+        int c = best ? compare(v, *best) : 0;
+        if (!best || (e.op == ir::Op::QueryMax ? c > 0 : c < 0)) best = std::move(v);
+      }
+    }
+    return !stop_at_first;
+  });
+  env.slots[static_cast<size_t>(q.bind_slot)] = saved;
+  switch (e.op) {
+    case ir::Op::QueryExists: return Value::boolean(count > 0);
+    case ir::Op::QueryNone: return Value::boolean(count == 0);
+    case ir::Op::QueryCount: return Value::integer(count);
+    case ir::Op::QueryNodes: return Value::integer(static_cast<int64_t>(nodes.size()));
+    default: return best ? *best : Value::null();
+  }
+}
+
+Value group_aggregate(const ir::Expr& e, Env& env) {
+  if (!env.group || env.group->empty()) return Value::null();
+  const auto& g = *env.group;
+  switch (e.op) {
+    case ir::Op::GroupCount: return Value::integer(static_cast<int64_t>(g.size()));
+    case ir::Op::GroupFirstTs:
+    case ir::Op::GroupLastTs: {
+      std::optional<int64_t> best;
+      for (const auto& it : g) {
+        auto t = it.time();
+        if (t && (!best || (e.op == ir::Op::GroupFirstTs ? *t < *best : *t > *best))) best = t;
+      }
+      return best ? Value::time(*best) : Value::null();
+    }
+    case ir::Op::GroupDistinct:
+    case ir::Op::GroupValues: {
+      Item saved = env.slots[0];
+      std::vector<Value> vals;
+      for (const auto& it : g) {
+        env.slots[0] = it;
+        Value v = evaluate(e.kids[0], env);
+        if (!v.is_null()) vals.push_back(std::move(v));
+      }
+      env.slots[0] = saved;
+      std::sort(vals.begin(), vals.end(), value_less);
+      vals.erase(std::unique(vals.begin(), vals.end(), values_equal), vals.end());
+      if (e.op == ir::Op::GroupDistinct) return Value::integer(static_cast<int64_t>(vals.size()));
+      std::string out;
+      for (const auto& v : vals) out += (out.empty() ? "" : ",") + value_to_text(v);
+      return Value::string(out);
+    }
+    default: return Value::null();
+  }
+}
+
+}  // namespace
+
+const std::string& Item::node() const {
+  return event ? event->host : symptom ? symptom->node : kEmpty;
+}
+
+bool within_window(const ir::Query& q, const Env& env, std::optional<int64_t> t) {
+  if (!q.has_within) return true;
+  std::optional<int64_t> anchor = env.slots[static_cast<size_t>(q.anchor_slot)].time();
+  if (!t || !anchor) return false;
+  int64_t d = *t - *anchor;
+  switch (q.direction) {
+    case ir::WithinDirection::Before: return d <= 0 && -d <= q.within_ns;
+    case ir::WithinDirection::After: return d >= 0 && d <= q.within_ns;
+    case ir::WithinDirection::Around: return (d < 0 ? -d : d) <= q.within_ns;
+  }
+  return false;
+}
+
+bool passes_filter(const ir::Query& q, Env& env) {
+  if (!q.filter) return true;
+  return evaluate(*q.filter, env).truthy();
+}
+
+Value evaluate(const ir::Expr& e, Env& env) {
+  using ir::Op;
+  switch (e.op) {
+    case Op::Const: return e.constant;
+    case Op::Capture: {
+      if (!env.captures || static_cast<size_t>(e.a) >= env.captures->size()) return Value::null();
+      const auto& c = (*env.captures)[static_cast<size_t>(e.a)];
+      return c ? Value::string(std::string(*c)) : Value::null();
+    }
+    case Op::EventField: {
+      const Item& it = env.slots[static_cast<size_t>(e.a)];
+      return it.event ? event_field(*it.event, e.b, *env.catalog) : Value::null();
+    }
+    case Op::SymptomField: {
+      const Item& it = env.slots[static_cast<size_t>(e.a)];
+      return it.symptom ? symptom_field(*it.symptom, e.b, *env.catalog) : Value::null();
+    }
+    case Op::Terminal: return env.world ? env.world->terminal(e.a) : Value::null();
+    case Op::Outcome: return env.world ? env.world->outcome(e.a) : Value::null();
+    case Op::Workload: return env.world ? env.world->workload(e.a) : Value::null();
+    case Op::Neg: {
+      Value v = evaluate(e.kids[0], env);
+      if (v.is_null()) return v;
+      if (v.type == Type::Float) v.f = -v.f;
+      else v.i = static_cast<int64_t>(0 - static_cast<uint64_t>(v.i));
+      return v;
+    }
+    case Op::Not: {
+      Value v = evaluate(e.kids[0], env);
+      return Value::boolean(!v.truthy());
+    }
+    case Op::Add:
+    case Op::Sub:
+    case Op::Mul: return arithmetic(e.op, evaluate(e.kids[0], env), evaluate(e.kids[1], env), e.type);
+    case Op::Mod:
+    case Op::Shl:
+    case Op::Shr:
+    case Op::BitAnd:
+    case Op::BitXor:
+    case Op::BitOr: return integer_op(e.op, evaluate(e.kids[0], env), evaluate(e.kids[1], env));
+    case Op::Eq:
+    case Op::Ne:
+    case Op::Lt:
+    case Op::Le:
+    case Op::Gt:
+    case Op::Ge: {
+      Value a = evaluate(e.kids[0], env), b = evaluate(e.kids[1], env);
+      if (a.is_null() || b.is_null()) return Value::boolean(false);
+      int c = compare(a, b);
+      bool r = e.op == Op::Eq ? c == 0 : e.op == Op::Ne ? c != 0 : e.op == Op::Lt ? c < 0
+             : e.op == Op::Le ? c <= 0 : e.op == Op::Gt ? c > 0 : c >= 0;
+      return Value::boolean(r);
+    }
+    case Op::And: {
+      if (!evaluate(e.kids[0], env).truthy()) return Value::boolean(false);
+      return Value::boolean(evaluate(e.kids[1], env).truthy());
+    }
+    case Op::Or: {
+      if (evaluate(e.kids[0], env).truthy()) return Value::boolean(true);
+      return Value::boolean(evaluate(e.kids[1], env).truthy());
+    }
+    case Op::Matches: {
+      Value v = evaluate(e.kids[0], env);
+      if (v.is_null() || !env.regexes) return Value::boolean(false);
+      const auto& re = (*env.regexes)[static_cast<size_t>(e.a)];
+      return Value::boolean(re && RE2::PartialMatch(v.s, *re));
+    }
+    case Op::IsNull: return Value::boolean(evaluate(e.kids[0], env).is_null());
+    case Op::IsNotNull: return Value::boolean(!evaluate(e.kids[0], env).is_null());
+    case Op::In:
+    case Op::NotIn: {
+      Value v = evaluate(e.kids[0], env);
+      if (v.is_null()) return Value::boolean(false);
+      bool found = false;
+      for (size_t i = 1; i < e.kids.size() && !found; ++i) {
+        Value o = evaluate(e.kids[i], env);
+        found = !o.is_null() && compare(v, o) == 0 && (v.type == o.type || (v.type != Type::String && o.type != Type::String));
+      }
+      return Value::boolean(e.op == Op::In ? found : !found);
+    }
+    case Op::Call: return call(e, env);
+    case Op::QueryExists:
+    case Op::QueryNone:
+    case Op::QueryCount:
+    case Op::QueryNodes:
+    case Op::QueryMax:
+    case Op::QueryMin: return query(e, env);
+    case Op::GroupCount:
+    case Op::GroupDistinct:
+    case Op::GroupValues:
+    case Op::GroupFirstTs:
+    case Op::GroupLastTs: return group_aggregate(e, env);
+    case Op::Interpolate: {
+      std::string out;
+      for (const auto& k : e.kids) {
+        Value v = evaluate(k, env);
+        out += v.is_null() ? std::string("?") : value_to_text(v);
+      }
+      return Value::string(out);
+    }
+  }
+  return Value::null();
+}
+
+}  // namespace culprit

@@ -1,0 +1,145 @@
+// The runtime's data model: evidence, events, symptoms, coverage, verdicts.
+//
+// These are plain structs passed between the pipeline stages:
+//   scanner (lines -> Event) -> engine (Event -> Symptom -> Outcome) -> Verdict
+// and rendered by verdict_json.h / verdict_text.h. Ownership is by value; a
+// Verdict is self-contained (it copies the text of its evidence), so it can
+// outlive the catalog and the bundle it came from.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/value.h"
+
+namespace culprit {
+
+// Where a piece of evidence came from. `line` is 1-based; `offset` is the
+// byte offset of the line in its file.
+struct Evidence {
+  std::string host, source, file;
+  int64_t line = 0;
+  int64_t offset = 0;
+  std::optional<int64_t> ts;     // nanoseconds since the epoch, UTC
+  std::string ts_origin;         // "line" | "inherited" | "boot-anchored" | "observation" | "" (none)
+  std::string text;              // valid UTF-8, possibly truncated
+};
+
+struct Event {
+  int32_t kind = 0;              // ir event kind id
+  std::string host;              // node name for workload nodes, host name for control-plane hosts
+  bool control_plane = false;
+  Evidence where;                // for a derived event: the first evidence item
+  std::vector<Evidence> derived_from;  // non-empty only for events emitted by rules
+  std::string producer;          // extractor or rule name
+  std::vector<Value> fields;     // by slot of the kind's schema
+  std::optional<int64_t> ts() const { return where.ts; }
+};
+
+enum class SymptomState { Active, Demoted, Scrubbed };
+
+struct StateChange {
+  std::string rule, reason, cause;  // cause: id of the symptom that explains this one ("" if none)
+};
+
+struct Symptom {
+  std::string id;                 // KIND@NODE[#KEY]; node "job" for job-level symptoms
+  int32_t kind = 0;
+  std::string kind_name;
+  std::string node;               // "" for job-level
+  bool control_plane = false;
+  std::string key;
+  std::optional<int64_t> first, last;
+  int64_t count = 0;
+  int64_t priority = 0;
+  std::string summary;
+  std::vector<Value> fields;
+  std::vector<std::string> field_names;  // by slot; filled in engine output
+  SymptomState state = SymptomState::Active;
+  std::string rule;               // rule that created it
+  std::optional<StateChange> demoted_by, scrubbed_by;
+  std::vector<Evidence> evidence; // capped; evidence_total counts all
+  int64_t evidence_total = 0;
+  std::optional<std::pair<std::string, std::string>> classification;  // (domain, sub_domain)
+};
+
+// What was read for one source.
+struct SourceCoverage {
+  int64_t nodes_expected = 0;          // workload nodes
+  std::vector<std::string> nodes_with_data;  // workload nodes that had this source
+  std::vector<std::string> nodes_missing;
+  std::vector<std::string> control_plane_hosts;
+  int64_t files = 0;
+  int64_t bytes_read = 0;
+  int64_t lines_read = 0;
+  int64_t lines_out_of_scope = 0;
+  int64_t lines_invalid_utf8 = 0;
+  int64_t lines_truncated = 0;
+  int64_t lines_without_time = 0;
+  int64_t events = 0;
+  int64_t events_out_of_scope = 0;
+  std::vector<std::string> errors;
+};
+
+struct Coverage {
+  std::map<std::string, SourceCoverage> sources;   // by source name
+  std::vector<std::string> nodes_without_logs;     // workload nodes with no data at all
+  std::vector<std::string> control_plane_hosts;
+  std::vector<std::string> ignored_files;          // files in the bundle that are not logs/<host>/<source>.log
+  std::vector<std::string> warnings;
+};
+
+struct TrailEntry {
+  std::string stage, rule, action, target, detail;
+};
+
+struct Candidate {
+  std::string domain, sub_domain;
+  std::vector<std::string> nodes;
+  std::vector<std::string> symptoms;   // ids
+};
+
+struct Outcome {
+  std::string status = "unattributed";
+  std::string domain, sub_domain;
+  std::vector<std::string> culprit_nodes;
+  std::string root_cause;              // symptom id or ""
+  std::string root_cause_summary;
+  std::vector<Candidate> candidates;
+  std::string overridden_by, override_reason;  // set by a post_outcome rule
+};
+
+struct TerminalState {
+  std::string state;                  // "" when unknown
+  std::optional<int64_t> exit_code;
+};
+
+struct WorkloadContext {
+  std::string workload_id;
+  std::string scheduler = "static";
+  std::optional<int64_t> start, end;
+  std::vector<std::string> nodes;     // sorted, unique
+  TerminalState terminal;
+};
+
+struct EngineInfo {
+  std::string culprit_version, evaluator = "interpreter";
+  std::string catalog_name, catalog_version, catalog_digest;
+  std::string hyperscan_version, re2_version, antlr_version;
+};
+
+struct Verdict {
+  WorkloadContext workload;
+  Outcome outcome;
+  std::vector<std::string> affected_nodes;
+  std::vector<Symptom> symptoms;      // sorted by id
+  Coverage coverage;
+  EngineInfo engine;
+  std::vector<TrailEntry> trail;      // derivation trail (always collected; printed by --explain)
+  int64_t slack_before_ns = 0, slack_after_ns = 0;
+};
+
+}  // namespace culprit

@@ -1,0 +1,58 @@
+// A catalog ready to run: the IR plus everything compiled from it once.
+//
+// Building a Program compiles one Hyperscan database per log source (all the
+// extractors reading that source, in one database), one RE2 per extractor
+// for captures, and the RE2 objects of `matches` expressions. It is immutable
+// afterwards and shared by all threads; per-thread scan state (Hyperscan
+// scratch) lives in Scanner objects.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "compiler/ir.h"
+
+struct hs_database;
+struct hs_scratch;
+namespace re2 { class RE2; }
+
+namespace culprit {
+
+class Program {
+ public:
+  struct SourceDatabase {
+    std::string source;
+    hs_database* db = nullptr;
+    std::vector<int32_t> extractors;   // Hyperscan id i -> extractor index extractors[i]
+  };
+
+  // Returns null with `error` set if a database cannot be built.
+  static std::shared_ptr<const Program> build(std::shared_ptr<const ir::Catalog> catalog, std::string& error);
+  ~Program();
+  Program(const Program&) = delete;
+  Program& operator=(const Program&) = delete;
+
+  const ir::Catalog& catalog() const { return *catalog_; }
+  std::shared_ptr<const ir::Catalog> catalog_ptr() const { return catalog_; }
+  const SourceDatabase* database_for(std::string_view source) const;
+  const std::vector<SourceDatabase>& databases() const { return databases_; }
+  const re2::RE2& extractor_regex(int32_t extractor) const { return *extractor_regexes_[static_cast<size_t>(extractor)]; }
+  const std::vector<std::unique_ptr<re2::RE2>>& expression_regexes() const { return expression_regexes_; }
+  // A scratch big enough for every database; Scanners clone it.
+  hs_scratch* prototype_scratch() const { return scratch_; }
+
+ private:
+  Program() = default;
+  std::shared_ptr<const ir::Catalog> catalog_;
+  std::vector<SourceDatabase> databases_;   // sorted by source
+  std::vector<std::unique_ptr<re2::RE2>> extractor_regexes_;
+  std::vector<std::unique_ptr<re2::RE2>> expression_regexes_;
+  hs_scratch* scratch_ = nullptr;
+};
+
+std::string hyperscan_version();
+std::string re2_version();
+
+}  // namespace culprit

@@ -1,0 +1,342 @@
+#include "runtime/scanner.h"
+
+#include <hs/hs.h>
+#include <re2/re2.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+#include "runtime/interpreter.h"
+#include "runtime/text_util.h"
+
+namespace culprit {
+
+namespace {
+
+struct MatchCollector {
+  const char* base = nullptr;
+  std::vector<std::pair<unsigned long long, unsigned>> hits;  // (end offset, hyperscan id)
+  std::vector<unsigned long long> last_end;                   // by id; coalesces repeats within a line
+};
+
+// Hyperscan reports every end offset of every match; a `.*` tail reports one
+// per byte. Only the first per line matters, so repeats of an id with no
+// newline since its last report are dropped here.
+int on_match(unsigned int id, unsigned long long /*from*/, unsigned long long to, unsigned int, void* ctx) {
+  auto* c = static_cast<MatchCollector*>(ctx);
+  unsigned long long& last = c->last_end[id];
+  if (last != ~0ULL && to >= last && std::memchr(c->base + last, '\n', to - last) == nullptr) return 0;
+  last = to;
+  c->hits.emplace_back(to, id);
+  return 0;
+}
+
+}  // namespace
+
+class Scanner::Stream {
+ public:
+  Stream(Scanner& scanner, ScanResult& result, const ScanOptions& opt)
+      : scanner_(scanner), program_(*scanner.program_), result_(result), opt_(opt),
+        db_(program_.database_for(result.source)) {
+    if (db_) collector_.last_end.assign(db_->extractors.size(), ~0ULL);
+  }
+
+  // `data` holds whole lines separated by '\n' (the last may lack it).
+  void chunk(const char* data, size_t len, int64_t base_offset) {
+    collector_.hits.clear();
+    if (db_ && len > 0) {
+      collector_.base = data;
+      std::fill(collector_.last_end.begin(), collector_.last_end.end(), ~0ULL);
+      hs_scan(db_->db, data, static_cast<unsigned>(len), 0, scanner_.scratch_, on_match, &collector_);
+      std::stable_sort(collector_.hits.begin(), collector_.hits.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
+    }
+    size_t hit = 0;
+    size_t pos = 0;
+    std::vector<int32_t> ids;
+    while (pos < len) {
+      const char* nl = static_cast<const char*>(std::memchr(data + pos, '\n', len - pos));
+      size_t end = nl ? static_cast<size_t>(nl - data) : len;
+      ids.clear();
+      // A match belongs to the line its last byte is on: end offsets in (pos, end].
+      while (hit < collector_.hits.size() && collector_.hits[hit].first <= end) {
+        if (collector_.hits[hit].first > pos) ids.push_back(db_->extractors[collector_.hits[hit].second]);
+        ++hit;
+      }
+      line(std::string_view(data + pos, end - pos), ++line_no_, base_offset + static_cast<int64_t>(pos), ids, std::nullopt);
+      pos = end + 1;
+    }
+  }
+
+  // One line from memory, scanned on its own.
+  void single(const std::string& text, int64_t line_no, std::optional<int64_t> forced_ts) {
+    std::vector<int32_t> ids;
+    if (db_) {
+      collector_.hits.clear();
+      collector_.base = text.data();
+      std::fill(collector_.last_end.begin(), collector_.last_end.end(), ~0ULL);
+      hs_scan(db_->db, text.data(), static_cast<unsigned>(text.size()), 0, scanner_.scratch_, on_match, &collector_);
+      for (const auto& h : collector_.hits) ids.push_back(db_->extractors[h.second]);
+    }
+    line_no_ = line_no;
+    line(text, line_no, 0, ids, forced_ts);
+  }
+
+  void set_line_number(int64_t n) { line_no_ = n; }
+
+  void finish() {
+    for (size_t idx : pending_boot_) {  // never anchored: order only
+      result_.events[idx].where.ts.reset();
+      result_.events[idx].where.ts_origin.clear();
+    }
+    // Events kept only when inside the scope; those without a time stay.
+    std::vector<Event> kept;
+    kept.reserve(result_.events.size());
+    for (auto& e : result_.events) {
+      if (e.where.ts && !in_scope(*e.where.ts)) {
+        ++result_.events_out_of_scope;
+        continue;
+      }
+      kept.push_back(std::move(e));
+    }
+    result_.events = std::move(kept);
+  }
+
+  int64_t line_no_ = 0;
+
+ private:
+  bool in_scope(int64_t t) const {
+    return (!opt_.scope_start || t >= *opt_.scope_start) && (!opt_.scope_end || t <= *opt_.scope_end);
+  }
+
+  void learn_wall(int64_t t) {
+    last_wall_ = t;
+    for (size_t idx : pending_leading_) {
+      result_.events[idx].where.ts = t;
+      result_.events[idx].where.ts_origin = "inherited";
+    }
+    pending_leading_.clear();
+  }
+
+  void line(std::string_view text, int64_t line_no, int64_t offset, const std::vector<int32_t>& ids,
+            std::optional<int64_t> forced_ts) {
+    ++result_.lines;
+    result_.bytes += static_cast<int64_t>(text.size()) + 1;
+    if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
+    bool truncated = text.size() > opt_.max_line;
+    if (truncated) {
+      ++result_.lines_truncated;
+      text = text.substr(0, opt_.max_line);
+    }
+    bool valid = is_valid_utf8(text);
+    if (!valid) ++result_.lines_invalid_utf8;
+
+    LineTime lt = forced_ts ? LineTime{} : parse_line_time(text, opt_.year_hint);
+    std::optional<int64_t> wall;
+    std::string origin;
+    if (forced_ts) {
+      wall = forced_ts;
+      origin = "observation";
+    } else if (lt.has_wall) {
+      wall = lt.wall_ns;
+      origin = "line";
+      if (lt.has_boot) {
+        bool first_anchor = !anchor_;
+        anchor_ = lt.wall_ns - lt.boot_ns;
+        if (first_anchor) resolve_pending_boot();
+      }
+    } else if (lt.has_boot && anchor_) {
+      wall = *anchor_ + lt.boot_ns;
+      origin = "boot-anchored";
+    }
+    if (!lt.has_wall && !lt.has_boot && !forced_ts) ++result_.lines_without_time;
+    if (wall) learn_wall(*wall);
+    std::optional<int64_t> effective = wall ? wall : last_wall_;
+    if (effective && !in_scope(*effective)) ++result_.lines_out_of_scope;
+
+    if (ids.empty()) return;
+    // A line can be flagged by the same extractor more than once (several
+    // reports survived coalescing); emit once per extractor, in id order.
+    std::vector<int32_t> unique_ids(ids);
+    std::sort(unique_ids.begin(), unique_ids.end());
+    unique_ids.erase(std::unique(unique_ids.begin(), unique_ids.end()), unique_ids.end());
+    for (int32_t x : unique_ids) {
+      Event ev;
+      if (!extract(x, text, ev)) continue;
+      if (result_.events.size() >= opt_.max_events_per_file) {
+        ++result_.events_over_cap;
+        continue;
+      }
+      ev.host = result_.host;
+      ev.control_plane = result_.control_plane;
+      ev.where.host = result_.host;
+      ev.where.source = result_.source;
+      ev.where.file = result_.file;
+      ev.where.line = line_no;
+      ev.where.offset = offset;
+      // Evidence text must be printable, valid UTF-8 whatever the log held.
+      ev.where.text = truncate_utf8(sanitize_utf8(text), opt_.max_text);
+      if (wall) {
+        ev.where.ts = wall;
+        ev.where.ts_origin = origin;
+      } else if (lt.has_boot) {
+        ev.where.ts = lt.boot_ns;  // provisional: boot-relative until anchored
+        pending_boot_.push_back(result_.events.size());
+      } else if (last_wall_) {
+        ev.where.ts = last_wall_;
+        ev.where.ts_origin = "inherited";
+      } else {
+        pending_leading_.push_back(result_.events.size());
+      }
+      result_.events.push_back(std::move(ev));
+    }
+  }
+
+  void resolve_pending_boot() {
+    for (size_t idx : pending_boot_) {
+      auto& e = result_.events[idx];
+      e.where.ts = *anchor_ + *e.where.ts;
+      e.where.ts_origin = "boot-anchored";
+    }
+    pending_boot_.clear();
+  }
+
+  bool extract(int32_t x, std::string_view text, Event& ev) {
+    const auto& cat = program_.catalog();
+    const auto& ex = cat.extractors[static_cast<size_t>(x)];
+    const RE2& re = program_.extractor_regex(x);
+    int n = re.NumberOfCapturingGroups();
+    groups_.assign(static_cast<size_t>(n) + 1, re2::StringPiece());
+    if (!re.Match(re2::StringPiece(text.data(), text.size()), 0, text.size(), RE2::UNANCHORED, groups_.data(), n + 1))
+      return false;
+    captures_.assign(static_cast<size_t>(n), std::nullopt);
+    for (int i = 0; i < n; ++i)
+      if (groups_[static_cast<size_t>(i) + 1].data() != nullptr)
+        captures_[static_cast<size_t>(i)] = std::string_view(groups_[static_cast<size_t>(i) + 1].data(), groups_[static_cast<size_t>(i) + 1].size());
+    ev.kind = ex.kind;
+    ev.producer = ex.name;
+    ev.fields.assign(cat.event_kinds[static_cast<size_t>(ex.kind)].fields.size(), Value::null());
+    Env env;
+    env.catalog = &cat;
+    env.regexes = &program_.expression_regexes();
+    env.captures = &captures_;
+    env.slots.resize(1);
+    for (const auto& f : ex.fields) {
+      Value v = evaluate(f.value, env);
+      if (v.type == Type::String && !is_valid_utf8(v.s)) v.s = sanitize_utf8(v.s);
+      ev.fields[static_cast<size_t>(f.slot)] = std::move(v);
+    }
+    return true;
+  }
+
+  Scanner& scanner_;
+  const Program& program_;
+  ScanResult& result_;
+  const ScanOptions& opt_;
+  const Program::SourceDatabase* db_;
+  MatchCollector collector_;
+  std::optional<int64_t> last_wall_, anchor_;
+  std::vector<size_t> pending_leading_, pending_boot_;
+  std::vector<re2::StringPiece> groups_;
+  std::vector<std::optional<std::string_view>> captures_;
+};
+
+Scanner::Scanner(std::shared_ptr<const Program> program) : program_(std::move(program)) {
+  if (program_->prototype_scratch()) hs_clone_scratch(program_->prototype_scratch(), &scratch_);
+}
+
+Scanner::~Scanner() { hs_free_scratch(scratch_); }
+
+ScanResult Scanner::scan_file(const LogFile& file, const ScanOptions& opt) {
+  ScanResult r;
+  r.host = file.host;
+  r.source = file.source;
+  r.file = file.display_path;
+  r.control_plane = file.control_plane;
+  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(file.path.c_str(), "rb"), &std::fclose);
+  if (!f) {
+    r.error = "cannot open " + file.display_path + ": " + std::strerror(errno);
+    return r;
+  }
+  Stream stream(*this, r, opt);
+  std::vector<char> buf(kBufferSize);
+  size_t have = 0;
+  int64_t offset = 0;         // file offset of buf[0]
+  bool skipping = false;      // inside the unread rest of an over-long line
+  for (;;) {
+    size_t got = std::fread(buf.data() + have, 1, buf.size() - have, f.get());
+    if (got == 0 && std::ferror(f.get())) {
+      r.error = "read error in " + file.display_path + ": " + std::strerror(errno);
+      break;
+    }
+    have += got;
+    bool eof = got == 0;
+    if (have == 0) break;
+    size_t start = 0;
+    if (skipping) {
+      const char* nl = static_cast<const char*>(std::memchr(buf.data(), '\n', have));
+      if (!nl) {
+        offset += static_cast<int64_t>(have);
+        have = 0;
+        if (eof) break;
+        continue;
+      }
+      start = static_cast<size_t>(nl - buf.data()) + 1;
+      skipping = false;
+    }
+    // Process every complete line; keep the partial tail for the next read.
+    size_t last_nl = std::string_view(buf.data() + start, have - start).rfind('\n');
+    size_t upto = last_nl == std::string_view::npos ? start : start + last_nl + 1;
+    if (eof && upto < have) upto = have;  // final line without newline
+    if (upto == start && have - start == buf.size() - start && start == 0) {
+      // A line longer than the whole buffer: keep its head, skip the rest.
+      stream.chunk(buf.data(), opt.max_line, offset);
+      ++r.lines_truncated;
+      offset += static_cast<int64_t>(have);
+      have = 0;
+      skipping = true;
+      continue;
+    }
+    if (upto > start) stream.chunk(buf.data() + start, upto - start, offset + static_cast<int64_t>(start));
+    std::memmove(buf.data(), buf.data() + upto, have - upto);
+    offset += static_cast<int64_t>(upto);
+    have -= upto;
+    if (eof) break;
+  }
+  stream.finish();
+  return r;
+}
+
+ScanResult Scanner::scan_lines(const std::string& host, const std::string& source, const std::string& display_file,
+                               bool control_plane, const std::vector<std::string>& lines,
+                               const std::vector<int64_t>& line_numbers,
+                               const std::vector<std::optional<int64_t>>& times, const ScanOptions& opt) {
+  ScanResult r;
+  r.host = host;
+  r.source = source;
+  r.file = display_file;
+  r.control_plane = control_plane;
+  Stream stream(*this, r, opt);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::string text = lines[i];
+    std::replace(text.begin(), text.end(), '\n', ' ');
+    stream.single(text, i < line_numbers.size() ? line_numbers[i] : static_cast<int64_t>(i) + 1,
+                  i < times.size() ? times[i] : std::nullopt);
+  }
+  stream.finish();
+  return r;
+}
+
+std::vector<Event> Scanner::scan_single_line(const std::string& source, const std::string& line, int32_t only_extractor) {
+  ScanOptions opt;
+  auto r = scan_lines("test-host", source, "<test>", false, {line}, {1}, {}, opt);
+  std::vector<Event> out;
+  for (auto& e : r.events)
+    if (only_extractor < 0 || e.producer == program_->catalog().extractors[static_cast<size_t>(only_extractor)].name)
+      out.push_back(std::move(e));
+  return out;
+}
+
+}  // namespace culprit

@@ -1,0 +1,78 @@
+// The scanner: log lines -> typed events, one pass over every byte.
+//
+// For each file, the source's Hyperscan database (every extractor of that
+// source) runs once over whole buffers of lines; only lines Hyperscan flags
+// are matched by RE2 for their captures, and only then are the extractor's
+// field expressions evaluated. Every line's leading timestamp is parsed (for
+// scope and coverage); lines without one inherit the time of the line before
+// them (or, at the start of a file, the first time after them); dmesg
+// seconds-since-boot are anchored to wall time when a line in the same file
+// carries both. Files are streamed in fixed-size buffers: memory does not
+// depend on file size (see kBufferSize and ScanOptions::max_line).
+//
+// Thread-safety: a Scanner owns its Hyperscan scratch and is used by one
+// thread at a time; create one per worker. The Program is shared.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/bundle.h"
+#include "runtime/model.h"
+#include "runtime/observation.h"
+#include "runtime/program.h"
+#include "runtime/timestamp.h"
+
+namespace culprit {
+
+struct ScanOptions {
+  std::optional<int64_t> scope_start, scope_end;   // evidence outside is counted, not kept
+  YearHint year_hint{};
+  size_t max_line = 1 << 20;                        // longer lines are cut (and counted)
+  size_t max_events_per_file = 100000;              // beyond it events are counted, not kept
+  size_t max_text = 4096;                           // evidence text is truncated to this many bytes
+};
+
+// What scanning one file (or one in-memory stream) produced.
+struct ScanResult {
+  std::string host, source, file;
+  bool control_plane = false;
+  std::vector<Event> events;      // in file order
+  int64_t bytes = 0, lines = 0, lines_out_of_scope = 0, lines_invalid_utf8 = 0, lines_truncated = 0,
+          lines_without_time = 0, events_out_of_scope = 0, events_over_cap = 0;
+  std::string error;              // I/O error, if any (partial results are kept)
+};
+
+class Scanner {
+ public:
+  explicit Scanner(std::shared_ptr<const Program> program);
+  ~Scanner();
+  Scanner(const Scanner&) = delete;
+  Scanner& operator=(const Scanner&) = delete;
+
+  static constexpr size_t kBufferSize = 4 << 20;
+
+  ScanResult scan_file(const LogFile& file, const ScanOptions& opt);
+
+  // Scans lines held in memory as one stream (scenario tests, service
+  // observations of one host and source). `lines[i]` is reported as line
+  // `line_numbers[i]` of `display_file`; `times[i]` overrides the line's own
+  // timestamp when set.
+  ScanResult scan_lines(const std::string& host, const std::string& source, const std::string& display_file,
+                        bool control_plane, const std::vector<std::string>& lines,
+                        const std::vector<int64_t>& line_numbers, const std::vector<std::optional<int64_t>>& times,
+                        const ScanOptions& opt);
+
+  // Runs one extractor's source database over one line and returns what
+  // that extractor emitted (for inline tests: exercises the real scan path).
+  std::vector<Event> scan_single_line(const std::string& source, const std::string& line, int32_t only_extractor);
+
+ private:
+  class Stream;
+  std::shared_ptr<const Program> program_;
+  struct hs_scratch* scratch_ = nullptr;
+};
+
+}  // namespace culprit

@@ -1,0 +1,56 @@
+// Small text helpers shared by the runtime: UTF-8 validation and repair for evidence text that
+// ends up in reports and JSON, splitting/trimming, and matching of event-kind patterns.
+//
+// Ownership: functions returning std::string_view (or vectors of them) return views into the
+// argument; they stay valid only as long as the caller's storage does. Functions returning
+// std::string return an independent copy.
+// Thread-safety: all functions are pure and may be called concurrently.
+// Errors: no function throws. All are noexcept; for those that allocate, an allocation failure
+// ends the process (std::terminate) instead of surfacing as an exception.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace culprit {
+
+// True if `s` is well-formed UTF-8 (Unicode §3.9): overlong forms, UTF-16 surrogates
+// (U+D800..U+DFFF), code points above U+10FFFF and truncated sequences are rejected. Control
+// characters, including NUL, are well-formed.
+bool is_valid_utf8(std::string_view s) noexcept;
+
+// A copy of `s` that is valid UTF-8 and free of control characters, so it can be printed and
+// put in a JSON string as is:
+//  * each maximal ill-formed subsequence becomes one U+FFFD (the Unicode "maximal subpart"
+//    practice, the same as Python's bytes.decode("utf-8", "replace")): "\xE2\x82" (a cut
+//    3-byte sequence) gives one U+FFFD, "\xC0\x80" (overlong) gives two;
+//  * every C0 control (U+0000..U+001F) except TAB becomes U+FFFD — that includes LF and CR,
+//    so callers strip line terminators first. DEL and C1 controls are kept.
+// When `s` needs no change the result equals `s` byte for byte.
+std::string sanitize_utf8(std::string_view s) noexcept;
+
+// `s` cut to at most `max_bytes` bytes in total. If `s` fits it is returned unchanged.
+// Otherwise the longest prefix that ends on a UTF-8 sequence boundary and leaves room for
+// "…" (U+2026, 3 bytes) is kept and "…" appended, so the result is never longer than
+// max_bytes. If max_bytes < 3 there is no room for the mark: the longest whole-sequence prefix
+// of at most max_bytes is returned without it. Ill-formed input is cut byte-wise where no
+// sequence boundary can be found; the result is then as ill-formed as the input.
+std::string truncate_utf8(std::string_view s, size_t max_bytes) noexcept;
+
+// The fields of `s` between occurrences of `sep`: n separators give n+1 fields, empty ones
+// included ("a,,b" -> {"a", "", "b"}; "" -> {""}). Views into `s`.
+std::vector<std::string_view> split(std::string_view s, char sep) noexcept;
+
+// `s` without leading and trailing ASCII whitespace (space, \t, \n, \v, \f, \r). View into `s`.
+std::string_view trim(std::string_view s) noexcept;
+
+// Matches an event/symptom kind against a kind pattern of the rule language:
+//  * "*" matches every kind;
+//  * "family.*" matches every kind strictly under "family." ("nccl.*" matches "nccl.x" and
+//    "nccl.x.y", not "nccl", "nccl." or "ncclx.y");
+//  * anything else matches only the identical kind (no other wildcard is interpreted).
+bool glob_kind_match(std::string_view pattern, std::string_view kind) noexcept;
+
+}  // namespace culprit

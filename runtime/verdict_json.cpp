@@ -1,0 +1,205 @@
+#include "runtime/verdict_json.h"
+
+#include <algorithm>
+
+#include "runtime/timestamp.h"
+
+namespace culprit {
+
+namespace {
+using J = nlohmann::ordered_json;
+
+J time_or_null(const std::optional<int64_t>& t) { return t ? J(format_rfc3339(*t)) : J(nullptr); }
+
+J value_json(const Value& v) {
+  switch (v.type) {
+    case Type::Null: return nullptr;
+    case Type::Bool: return v.b;
+    case Type::Int: return v.i;
+    case Type::Float: return v.f;
+    case Type::String: return v.s;
+    case Type::Time: return format_rfc3339(v.i);
+    case Type::Duration: return format_duration(v.i);
+  }
+  return nullptr;
+}
+
+J change_json(const std::optional<StateChange>& c) {
+  if (!c) return nullptr;
+  J j;
+  j["rule"] = c->rule;
+  j["reason"] = c->reason;
+  j["cause"] = c->cause.empty() ? J(nullptr) : J(c->cause);
+  return j;
+}
+
+J evidence_json(const Evidence& e) {
+  J j;
+  j["host"] = e.host;
+  j["source"] = e.source;
+  j["file"] = e.file;
+  j["line"] = e.line;
+  j["offset"] = e.offset;
+  j["ts"] = time_or_null(e.ts);
+  j["ts_origin"] = e.ts_origin.empty() ? J(nullptr) : J(e.ts_origin);
+  j["text"] = e.text;
+  return j;
+}
+
+const char* state_name(SymptomState s) {
+  return s == SymptomState::Active ? "active" : s == SymptomState::Demoted ? "demoted" : "scrubbed";
+}
+}  // namespace
+
+nlohmann::ordered_json verdict_to_json(const Verdict& v, bool include_trail) {
+  J j;
+  j["schema"] = kVerdictSchema;
+  J w;
+  w["id"] = v.workload.workload_id;
+  w["scheduler"] = v.workload.scheduler;
+  w["start"] = time_or_null(v.workload.start);
+  w["end"] = time_or_null(v.workload.end);
+  w["nodes"] = v.workload.nodes;
+  j["workload"] = w;
+  J t;
+  t["state"] = v.workload.terminal.state.empty() ? J(nullptr) : J(v.workload.terminal.state);
+  t["exit_code"] = v.workload.terminal.exit_code ? J(*v.workload.terminal.exit_code) : J(nullptr);
+  j["terminal_state"] = t;
+  const Outcome& o = v.outcome;
+  j["status"] = o.status;
+  j["domain"] = o.domain.empty() ? J(nullptr) : J(o.domain);
+  j["sub_domain"] = o.sub_domain.empty() ? J(nullptr) : J(o.sub_domain);
+  j["culprit_nodes"] = o.culprit_nodes;
+  if (o.root_cause.empty()) {
+    j["root_cause"] = nullptr;
+  } else {
+    J rc;
+    rc["symptom"] = o.root_cause;
+    rc["summary"] = o.root_cause_summary;
+    j["root_cause"] = rc;
+  }
+  J cands = J::array();
+  for (const auto& c : o.candidates) {
+    J cj;
+    cj["domain"] = c.domain;
+    cj["sub_domain"] = c.sub_domain;
+    cj["nodes"] = c.nodes;
+    cj["symptoms"] = c.symptoms;
+    cands.push_back(cj);
+  }
+  j["candidates"] = cands;
+  if (o.overridden_by.empty()) {
+    j["outcome_override"] = nullptr;
+  } else {
+    J ov;
+    ov["rule"] = o.overridden_by;
+    ov["reason"] = o.override_reason;
+    j["outcome_override"] = ov;
+  }
+  j["affected_nodes"] = v.affected_nodes;
+  J syms = J::array();
+  for (const auto& s : v.symptoms) {
+    J sj;
+    sj["id"] = s.id;
+    sj["kind"] = s.kind_name;
+    sj["node"] = s.node.empty() ? J(nullptr) : J(s.node);
+    sj["control_plane"] = s.control_plane;
+    sj["key"] = s.key.empty() ? J(nullptr) : J(s.key);
+    sj["state"] = state_name(s.state);
+    sj["summary"] = s.summary;
+    sj["priority"] = s.priority;
+    sj["first"] = time_or_null(s.first);
+    sj["last"] = time_or_null(s.last);
+    sj["count"] = s.count;
+    sj["rule"] = s.rule;
+    if (s.classification) {
+      J c;
+      c["domain"] = s.classification->first;
+      c["sub_domain"] = s.classification->second;
+      sj["classification"] = c;
+    } else {
+      sj["classification"] = nullptr;
+    }
+    sj["demoted_by"] = change_json(s.demoted_by);
+    sj["scrubbed_by"] = change_json(s.scrubbed_by);
+    std::vector<std::pair<std::string, const Value*>> fields;
+    for (size_t i = 0; i < s.fields.size() && i < s.field_names.size(); ++i)
+      if (!s.fields[i].is_null()) fields.emplace_back(s.field_names[i], &s.fields[i]);
+    std::sort(fields.begin(), fields.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    J fj = J::object();
+    for (const auto& [name, val] : fields) fj[name] = value_json(*val);
+    sj["fields"] = fj;
+    sj["evidence_total"] = s.evidence_total;
+    J ev = J::array();
+    for (const auto& e : s.evidence) ev.push_back(evidence_json(e));
+    sj["evidence"] = ev;
+    syms.push_back(sj);
+  }
+  j["symptoms"] = syms;
+  J cov;
+  J scope;
+  scope["start"] = v.workload.start ? J(format_rfc3339(*v.workload.start - v.slack_before_ns)) : J(nullptr);
+  scope["end"] = v.workload.end ? J(format_rfc3339(*v.workload.end + v.slack_after_ns)) : J(nullptr);
+  scope["slack_before"] = format_duration(v.slack_before_ns);
+  scope["slack_after"] = format_duration(v.slack_after_ns);
+  cov["scope"] = scope;
+  J sources = J::object();
+  for (const auto& [name, sc] : v.coverage.sources) {
+    J s;
+    s["nodes_expected"] = sc.nodes_expected;
+    s["nodes_with_data"] = sc.nodes_with_data;
+    s["nodes_missing"] = sc.nodes_missing;
+    s["control_plane_hosts"] = sc.control_plane_hosts;
+    s["files"] = sc.files;
+    s["bytes_read"] = sc.bytes_read;
+    s["lines_read"] = sc.lines_read;
+    s["lines_out_of_scope"] = sc.lines_out_of_scope;
+    s["lines_without_time"] = sc.lines_without_time;
+    s["lines_invalid_utf8"] = sc.lines_invalid_utf8;
+    s["lines_truncated"] = sc.lines_truncated;
+    s["events"] = sc.events;
+    s["events_out_of_scope"] = sc.events_out_of_scope;
+    s["errors"] = sc.errors;
+    sources[name] = s;
+  }
+  cov["sources"] = sources;
+  cov["nodes_without_logs"] = v.coverage.nodes_without_logs;
+  cov["control_plane_hosts"] = v.coverage.control_plane_hosts;
+  cov["ignored_files"] = v.coverage.ignored_files;
+  cov["warnings"] = v.coverage.warnings;
+  j["coverage"] = cov;
+  J eng;
+  eng["culprit"] = v.engine.culprit_version;
+  eng["evaluator"] = v.engine.evaluator;
+  J cat;
+  cat["name"] = v.engine.catalog_name;
+  cat["version"] = v.engine.catalog_version;
+  cat["digest"] = v.engine.catalog_digest;
+  eng["catalog"] = cat;
+  eng["hyperscan"] = v.engine.hyperscan_version;
+  eng["re2"] = v.engine.re2_version;
+  eng["antlr_runtime"] = v.engine.antlr_version;
+  j["engine"] = eng;
+  if (include_trail) {
+    J tr = J::array();
+    for (const auto& e : v.trail) {
+      J tj;
+      tj["stage"] = e.stage;
+      tj["rule"] = e.rule;
+      tj["action"] = e.action;
+      tj["target"] = e.target;
+      tj["detail"] = e.detail;
+      tr.push_back(tj);
+    }
+    j["trail"] = tr;
+  }
+  return j;
+}
+
+std::string verdict_to_json_text(const Verdict& v, bool include_trail) {
+  // Evidence text is sanitized at scan time; `replace` is a last guard so a
+  // stray invalid byte can never make serialization throw.
+  return verdict_to_json(v, include_trail).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace culprit

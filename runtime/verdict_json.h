@@ -1,0 +1,21 @@
+// The verdict as JSON: schema "culprit.verdict/v1" (docs/verdict.schema.json).
+//
+// Keys are written in a fixed order and every list is sorted, so the same
+// Verdict always gives the same bytes. The derivation trail is included only
+// when asked (`--explain`), since it is for people, not for machines.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "runtime/model.h"
+
+namespace culprit {
+
+inline constexpr const char* kVerdictSchema = "culprit.verdict/v1";
+
+nlohmann::ordered_json verdict_to_json(const Verdict& v, bool include_trail);
+// Pretty-printed (2-space indent) with a trailing newline.
+std::string verdict_to_json_text(const Verdict& v, bool include_trail);
+
+}  // namespace culprit

@@ -1,0 +1,196 @@
+// Expected sanitize_utf8 outputs agree with Python's bytes.decode("utf-8", "replace"), which
+// implements the same "maximal subpart" replacement.
+#include "runtime/text_util.h"
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+using culprit::glob_kind_match;
+using culprit::is_valid_utf8;
+using culprit::sanitize_utf8;
+using culprit::split;
+using culprit::trim;
+using culprit::truncate_utf8;
+
+namespace {
+const std::string kFffd = "\xEF\xBF\xBD";
+const std::string kEllipsis = "\xE2\x80\xA6";
+
+std::string bytes(const char* s, size_t n) { return std::string(s, n); }
+}  // namespace
+
+TEST_CASE("is_valid_utf8 accepts well-formed text") {
+  CHECK(is_valid_utf8(""));
+  CHECK(is_valid_utf8("plain ASCII"));
+  CHECK(is_valid_utf8("caf\xC3\xA9"));                 // U+00E9
+  CHECK(is_valid_utf8("\xE2\x82\xAC"));                // U+20AC
+  CHECK(is_valid_utf8("\xF0\x9F\x98\x80"));            // U+1F600
+  CHECK(is_valid_utf8("\xC2\x80"));                    // U+0080, smallest 2-byte
+  CHECK(is_valid_utf8("\xE0\xA0\x80"));                // U+0800, smallest 3-byte
+  CHECK(is_valid_utf8("\xED\x9F\xBF"));                // U+D7FF, just below surrogates
+  CHECK(is_valid_utf8("\xEE\x80\x80"));                // U+E000, just above surrogates
+  CHECK(is_valid_utf8("\xF0\x90\x80\x80"));            // U+10000, smallest 4-byte
+  CHECK(is_valid_utf8("\xF4\x8F\xBF\xBF"));            // U+10FFFF, largest
+  CHECK(is_valid_utf8(bytes("a\0b", 3)));              // NUL is well-formed
+  CHECK(is_valid_utf8("\x7F"));
+}
+
+TEST_CASE("is_valid_utf8 rejects ill-formed text") {
+  const std::vector<std::string> bad = {
+      "\x80",              // lone continuation
+      "\xBF",              //
+      "\xC0\x80",          // overlong NUL
+      "\xC1\xBF",          // overlong
+      "\xE0\x80\x80",      // overlong 3-byte
+      "\xE0\x9F\xBF",      // overlong U+07FF
+      "\xF0\x80\x80\x80",  // overlong 4-byte
+      "\xF0\x8F\xBF\xBF",  // overlong U+FFFF
+      "\xED\xA0\x80",      // U+D800 surrogate
+      "\xED\xBF\xBF",      // U+DFFF surrogate
+      "\xF4\x90\x80\x80",  // U+110000
+      "\xF5\x80\x80\x80",  // lead beyond U+10FFFF
+      "\xFF",
+      "\xFE",
+      "\xC3",              // truncated 2-byte
+      "\xE2\x82",          // truncated 3-byte
+      "\xF0\x9F\x98",      // truncated 4-byte
+      "\xC3\x28",          // bad continuation
+      "abc\xE2\x82",       // truncated at the end of otherwise good text
+  };
+  for (const std::string& s : bad) {
+    CAPTURE(s);
+    CHECK_FALSE(is_valid_utf8(s));
+  }
+}
+
+TEST_CASE("sanitize_utf8 keeps clean text byte for byte") {
+  const std::string clean = "NCCL WARN\tcaf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80 \x7F";
+  CHECK(sanitize_utf8(clean) == clean);
+  CHECK(sanitize_utf8("") == "");
+}
+
+TEST_CASE("sanitize_utf8 replaces each maximal ill-formed subpart with one U+FFFD") {
+  CHECK(sanitize_utf8("\xE2\x82") == kFffd);
+  CHECK(sanitize_utf8("\xC0\x80") == kFffd + kFffd);
+  CHECK(sanitize_utf8("\xED\xA0\x80") == kFffd + kFffd + kFffd);
+  CHECK(sanitize_utf8("\xF4\x90\x80\x80") == kFffd + kFffd + kFffd + kFffd);
+  CHECK(sanitize_utf8("\xF0\x80\x80\x80") == kFffd + kFffd + kFffd + kFffd);
+  CHECK(sanitize_utf8("\xE0\x80\x80") == kFffd + kFffd + kFffd);
+  CHECK(sanitize_utf8("a\xF0\x9F\x98" "b") == "a" + kFffd + "b");
+  CHECK(sanitize_utf8("\xFF") == kFffd);
+  CHECK(sanitize_utf8("\x80\x80") == kFffd + kFffd);
+  CHECK(sanitize_utf8("\xE2\x82\xAC\xE2") == "\xE2\x82\xAC" + kFffd);
+  CHECK(sanitize_utf8("ok \xC2") == "ok " + kFffd);
+  CHECK(is_valid_utf8(sanitize_utf8("\xC3\x28\xA0\xA1\xF8\x88\x80\x80\x80")));
+}
+
+TEST_CASE("sanitize_utf8 replaces C0 controls except TAB") {
+  CHECK(sanitize_utf8(bytes("a\0b", 3)) == "a" + kFffd + "b");
+  CHECK(sanitize_utf8("a\tb") == "a\tb");
+  CHECK(sanitize_utf8("a\nb") == "a" + kFffd + "b");
+  CHECK(sanitize_utf8("a\rb") == "a" + kFffd + "b");
+  CHECK(sanitize_utf8("\x1B[31mred\x1B[0m") == kFffd + "[31mred" + kFffd + "[0m");
+  CHECK(sanitize_utf8("\x1F") == kFffd);
+  CHECK(sanitize_utf8(" ") == " ");
+  // DEL and C1 controls (U+0080..U+009F, well-formed) are kept.
+  CHECK(sanitize_utf8("\x7F\xC2\x85") == "\x7F\xC2\x85");
+}
+
+TEST_CASE("sanitize_utf8 output is always valid and control-free") {
+  uint64_t x = 88172645463325252ULL;
+  for (int i = 0; i < 2000; ++i) {
+    std::string s;
+    for (int k = 0; k < 40; ++k) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      s.push_back(static_cast<char>(x & 0xFF));
+    }
+    const std::string out = sanitize_utf8(s);
+    CAPTURE(s);
+    REQUIRE(is_valid_utf8(out));
+    for (char c : out) REQUIRE((static_cast<unsigned char>(c) >= 0x20 || c == '\t'));
+    // Sanitising is idempotent.
+    REQUIRE(sanitize_utf8(out) == out);
+  }
+}
+
+TEST_CASE("truncate_utf8") {
+  CHECK(truncate_utf8("hello", 5) == "hello");
+  CHECK(truncate_utf8("hello", 100) == "hello");
+  CHECK(truncate_utf8("", 0) == "");
+  CHECK(truncate_utf8("hello world", 8) == "hello" + kEllipsis);
+  CHECK(truncate_utf8("hello world", 3) == kEllipsis);
+  // Below three bytes the mark does not fit: a plain prefix.
+  CHECK(truncate_utf8("hello", 2) == "he");
+  CHECK(truncate_utf8("hello", 0) == "");
+  // "a€b…": cutting inside the 3-byte euro sign drops it whole.
+  const std::string euro = "a\xE2\x82\xAC" "bcdef";  // 9 bytes
+  CHECK(truncate_utf8(euro, 5) == "a" + kEllipsis);
+  CHECK(truncate_utf8(euro, 6) == "a" + kEllipsis);
+  CHECK(truncate_utf8(euro, 7) == "a\xE2\x82\xAC" + kEllipsis);
+  CHECK(truncate_utf8(euro, 8) == "a\xE2\x82\xAC" "b" + kEllipsis);
+  const std::string emoji = "\xF0\x9F\x98\x80\xF0\x9F\x98\x80";  // two 4-byte sequences
+  CHECK(truncate_utf8(emoji, 7) == "\xF0\x9F\x98\x80" + kEllipsis);
+  CHECK(truncate_utf8(emoji, 6) == kEllipsis);
+  CHECK(truncate_utf8(emoji, 2) == "");
+  CHECK(truncate_utf8("\xC3\xA9\xC3\xA9", 1) == "");
+  // Every cut of valid text is valid and within the limit.
+  const std::string mixed = "x\xC3\xA9y\xE2\x82\xACz\xF0\x9F\x98\x80w";
+  for (size_t max = 0; max <= mixed.size() + 1; ++max) {
+    const std::string t = truncate_utf8(mixed, max);
+    CAPTURE(max);
+    CHECK(t.size() <= max);
+    CHECK(is_valid_utf8(t));
+  }
+}
+
+TEST_CASE("split") {
+  CHECK(split("a,b,c", ',') == std::vector<std::string_view>{"a", "b", "c"});
+  CHECK(split("a,,b", ',') == std::vector<std::string_view>{"a", "", "b"});
+  CHECK(split(",a,", ',') == std::vector<std::string_view>{"", "a", ""});
+  CHECK(split("", ',') == std::vector<std::string_view>{""});
+  CHECK(split("abc", ',') == std::vector<std::string_view>{"abc"});
+  CHECK(split("node-01:2231:2260", ':') ==
+        std::vector<std::string_view>{"node-01", "2231", "2260"});
+  // The pieces are views into the argument.
+  const std::string src = "x;y";
+  const auto parts = split(src, ';');
+  REQUIRE(parts.size() == 2);
+  CHECK(parts[1].data() == src.data() + 2);
+}
+
+TEST_CASE("trim") {
+  CHECK(trim("  a b  ") == "a b");
+  CHECK(trim("\t\r\n a\v\f") == "a");
+  CHECK(trim("") == "");
+  CHECK(trim(" \t\n") == "");
+  CHECK(trim("abc") == "abc");
+  CHECK(trim("\xC2\xA0x") == "\xC2\xA0x");  // only ASCII whitespace
+  const std::string src = "  mid  ";
+  CHECK(trim(src).data() == src.data() + 2);
+}
+
+TEST_CASE("glob_kind_match") {
+  CHECK(glob_kind_match("*", "gpu.xid"));
+  CHECK(glob_kind_match("*", ""));
+  CHECK(glob_kind_match("nccl.*", "nccl.x"));
+  CHECK(glob_kind_match("nccl.*", "nccl.x.y"));
+  CHECK_FALSE(glob_kind_match("nccl.*", "nccl"));
+  CHECK_FALSE(glob_kind_match("nccl.*", "nccl."));
+  CHECK_FALSE(glob_kind_match("nccl.*", "ncclx.y"));
+  CHECK_FALSE(glob_kind_match("nccl.*", "gpu.xid"));
+  CHECK(glob_kind_match("gpu.xid", "gpu.xid"));
+  CHECK_FALSE(glob_kind_match("gpu.xid", "gpu.xidd"));
+  CHECK_FALSE(glob_kind_match("gpu.xid", "gpu"));
+  CHECK(glob_kind_match("a.b.*", "a.b.c"));
+  CHECK_FALSE(glob_kind_match("a.b.*", "a.c.d"));
+  // No other wildcard forms.
+  CHECK_FALSE(glob_kind_match("nccl*", "nccl.x"));
+  CHECK(glob_kind_match("nccl*", "nccl*"));
+  CHECK_FALSE(glob_kind_match("*.x", "nccl.x"));
+  CHECK_FALSE(glob_kind_match("", "x"));
+  CHECK(glob_kind_match("", ""));
+}
