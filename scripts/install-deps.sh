@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages Culprit builds and tests with.
+# Idempotent: does nothing when every package is already installed.
+set -euo pipefail
+packages=(
+  build-essential cmake pkg-config
+  antlr4 libantlr4-runtime-dev          # grammar tool (4.7.2) + C++ runtime (4.9)
+  llvm-19-dev                           # LLVM ORC (the JIT evaluator)
+  libhyperscan-dev libre2-dev           # one-pass scanning + captures
+  libfmt-dev nlohmann-json3-dev doctest-dev
+  libcpp-httplib-dev libsqlite3-dev
+  python3 python3-jsonschema            # verdict schema validation in tests
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "install-deps: installing ${missing[*]}"
+$sudo apt-get update -q
+DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=900 install -y -q --no-install-recommends "${missing[@]}"
