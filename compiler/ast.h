@@ -160,6 +160,7 @@ struct Scenario {
   std::string title;
   SourceRange where;
   std::vector<std::string> nodes;
+  std::string workload_id = "scenario";
   std::string terminal_state = "FAILED";
   int64_t terminal_exit = 1;
   bool has_window = false;

@@ -64,7 +64,7 @@ enum class Op : uint8_t {
 
 enum class Builtin : uint8_t {
   Int, Hex, Float, Duration, Seconds, Lower, Upper, Trim, Len, Contains, StartsWith, EndsWith,
-  Str, Coalesce, Covered, Coverage,
+  Str, Coalesce, Covered, Coverage, If,
 };
 
 struct Expr {
@@ -190,6 +190,7 @@ struct Scenario {
   std::string title;
   SourceRange where;
   std::vector<std::string> nodes;
+  std::string workload_id;
   std::string terminal_state;
   int64_t terminal_exit = 1;
   std::optional<int64_t> window_start, window_end;

@@ -461,6 +461,8 @@ class Translator {
     for (auto* item : c->scenarioItem()) {
       if (auto* n = dynamic_cast<P::ScenarioNodesContext*>(item)) {
         for (auto* str : n->STRING()) s.nodes.push_back(unquote(str));
+      } else if (auto* wl = dynamic_cast<P::ScenarioWorkloadContext*>(item)) {
+        s.workload_id = unquote(wl->STRING());
       } else if (auto* t = dynamic_cast<P::ScenarioTerminalContext*>(item)) {
         s.terminal_state = name(t->name());
         if (auto* si = t->signedInt()) {

@@ -49,6 +49,7 @@ constexpr BuiltinFn kFunctions[] = {
     {"starts_with", ir::Builtin::StartsWith, 2, 2}, {"ends_with", ir::Builtin::EndsWith, 2, 2},
     {"str", ir::Builtin::Str, 1, 1},         {"coalesce", ir::Builtin::Coalesce, 1, 16},
     {"covered", ir::Builtin::Covered, 2, 2}, {"coverage", ir::Builtin::Coverage, 1, 1},
+    {"if", ir::Builtin::If, 3, 3},
 };
 
 struct Binding {
@@ -390,6 +391,16 @@ class Analyzer {
       case ir::Builtin::Contains: case ir::Builtin::StartsWith: case ir::Builtin::EndsWith:
         ok = want(0, {Type::String}) && want(1, {Type::String}); e.type = Type::Bool; break;
       case ir::Builtin::Str: e.type = Type::String; break;
+      case ir::Builtin::If: {
+        ok = want(0, {Type::Bool});
+        Type a = arg(1), b = arg(2);
+        if (a != Type::Null && b != Type::Null && a != b && !(numeric(a) && numeric(b))) {
+          err("E0301", x.where, fmt::format("'if' branches must share one type ({} vs {})", type_name(a), type_name(b)));
+          ok = false;
+        }
+        e.type = a == Type::Null ? b : (numeric(a) && numeric(b) && a != b) ? Type::Float : a;
+        break;
+      }
       case ir::Builtin::Coalesce: {
         Type t = Type::Null;
         for (size_t i = 0; i < e.kids.size(); ++i) {
@@ -949,6 +960,8 @@ void Analyzer::analyze_scenario(const ast::Scenario& sc) {
   out.title = sc.title;
   out.where = sc.where;
   out.nodes = sc.nodes;
+  out.workload_id = sc.workload_id;
+  if (sc.workload_id.empty()) err("E0301", sc.where, "a scenario's workload id must not be empty");
   out.terminal_state = sc.terminal_state;
   out.terminal_exit = sc.terminal_exit;
   if (sc.has_window) {

@@ -64,6 +64,7 @@ priorityClause: 'priority' expr ;
 scenarioDecl : 'scenario' STRING '{' scenarioItem* '}' ;
 
 scenarioItem : 'nodes' STRING (',' STRING)*                    # scenarioNodes
+             | 'workload' STRING                               # scenarioWorkload
              | 'terminal' name ('exit' signedInt)?             # scenarioTerminal
              | 'window' STRING 'to' STRING                     # scenarioWindow
              | 'log' STRING name STRING                        # scenarioLog
@@ -129,7 +130,7 @@ name        : IDENT
             | 'before' | 'after' | 'around' | 'group' | 'by' | 'as' | 'from'
             | 'catalog' | 'test' | 'no' | 'stage' | 'match' | 'emit' | 'to'
             | 'scrub' | 'demote' | 'classify' | 'set' | 'rule' | 'extractor'
-            | 'scenario' | 'expect' | 'because'
+            | 'scenario' | 'expect' | 'because' | 'workload'
             ;
 
 // ------------------------------------------------------------------ lexer

@@ -219,6 +219,12 @@ Value call(const ir::Expr& e, Env& env) {
         if (!v.is_null()) return v;
       }
       return Value::null();
+    case ir::Builtin::If: {
+      // Only the chosen branch is evaluated; int/float branches meet as float.
+      Value v = evaluate(e.kids[evaluate(e.kids[0], env).truthy() ? 1 : 2], env);
+      if (e.type == Type::Float && v.type == Type::Int) return Value::real(static_cast<double>(v.i));
+      return v;
+    }
     case ir::Builtin::Covered: {
       Value n = arg(1);
       if (n.is_null() || !env.world) return Value::boolean(false);
