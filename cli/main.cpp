@@ -175,7 +175,7 @@ int cmd_diagnose(int argc, char** argv) {
   std::shared_ptr<const culprit::Program> program;
   if (!compile(rule_paths(a.all("rules"), !a.has("no-stdlib")), loaded, program)) return kBadInput;
   if (!a.has("skip-self-test")) {
-    auto report = culprit::run_inline_tests(program, opt.evaluator);
+    auto report = culprit::run_inline_tests(program);
     if (report.failed > 0) {
       for (const auto& r : report.results)
         if (!r.passed) std::cerr << fmt::format("{}: FAIL {} {}: {}\n", r.location, r.kind, r.name, r.message);
@@ -213,7 +213,7 @@ int cmd_test(int argc, char** argv) {
   culprit::LoadedCatalog loaded;
   std::shared_ptr<const culprit::Program> program;
   if (!compile(rule_paths(a.positionals, !a.has("no-stdlib")), loaded, program)) return kBadInput;
-  auto report = culprit::run_inline_tests(program, "interpreter");
+  auto report = culprit::run_inline_tests(program);
   for (const auto& r : report.results) {
     if (!r.passed) std::cout << fmt::format("FAIL {} {} ({}): {}\n", r.kind, r.name, r.location, r.message);
     else if (a.has("verbose")) std::cout << fmt::format("ok   {} {} ({})\n", r.kind, r.name, r.location);
@@ -247,7 +247,7 @@ int cmd_version() {
   if (loaded.ok()) {
     std::string err;
     if (auto program = culprit::Program::build(loaded.catalog, err)) {
-      auto info = culprit::engine_info(*program, "interpreter");
+      auto info = culprit::engine_info(*program);
       catalog = fmt::format("{} {} ({})", info.catalog_name, info.catalog_version, info.catalog_digest);
     }
   }

@@ -65,10 +65,10 @@ bool read_observations(const std::string& path, std::vector<Observation>& out, s
 
 }  // namespace
 
-EngineInfo engine_info(const Program& program, const std::string& evaluator) {
+EngineInfo engine_info(const Program& program) {
   EngineInfo e;
   e.culprit_version = CULPRIT_VERSION;
-  e.evaluator = evaluator;
+  e.evaluator = program.evaluator();
   e.catalog_name = program.catalog().name;
   e.catalog_version = program.catalog().version;
   e.catalog_digest = program.catalog().digest;
@@ -259,7 +259,7 @@ bool diagnose(std::shared_ptr<const Program> program, const DiagnoseRequest& req
   v.affected_nodes = std::move(er.affected_nodes);
   v.symptoms = std::move(er.symptoms);
   v.coverage = std::move(cov);
-  v.engine = engine_info(*program, opt.evaluator);
+  v.engine = engine_info(*program);
   v.trail = std::move(er.trail);
   v.slack_before_ns = opt.slack_before;
   v.slack_after_ns = opt.slack_after;

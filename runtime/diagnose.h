@@ -26,7 +26,6 @@ struct DiagnoseOptions {
   unsigned threads = 0;                          // 0 = hardware concurrency
   int64_t slack_before = 10LL * 60 * 1000000000;  // evidence kept before the window start
   int64_t slack_after = 30LL * 60 * 1000000000;   // and after its end (epilogs, health checks)
-  std::string evaluator = "interpreter";
 };
 
 struct DiagnoseRequest {
@@ -43,6 +42,6 @@ bool diagnose(std::shared_ptr<const Program> program, const DiagnoseRequest& req
 DiagnoseRequest request_from_bundle(const Bundle& bundle);
 
 // The versions reported in verdicts and by `culprit --version`.
-EngineInfo engine_info(const Program& program, const std::string& evaluator);
+EngineInfo engine_info(const Program& program);
 
 }  // namespace culprit

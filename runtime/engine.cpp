@@ -164,6 +164,7 @@ class Engine final : public World {
     env.regexes = &program_.expression_regexes();
     env.rule = &r;
     env.world = this;
+    env.native = program_.native();
     env.slots.resize(static_cast<size_t>(std::max(1, r.slot_count)));
     return env;
   }
@@ -197,7 +198,7 @@ class Engine final : public World {
       env.slots[0] = it;
       bool ok = true;
       for (const auto& w : r.wheres) {
-        if (!evaluate(w, env).truthy()) {
+        if (!run_expression(w, env).truthy()) {
           ok = false;
           break;
         }
@@ -218,7 +219,7 @@ class Engine final : public World {
       for (const Item& it : kept) {
         env.slots[0] = it;
         std::vector<Value> key;
-        for (const auto& k : r.group_keys) key.push_back(evaluate(k, env));
+        for (const auto& k : r.group_keys) key.push_back(run_expression(k, env));
         parts[key].push_back(it);
       }
       for (auto& [key, members] : parts) {
@@ -261,7 +262,7 @@ class Engine final : public World {
   }
 
   std::string reason_text(const ir::Action& a, Env& env) {
-    return a.reason ? evaluate(*a.reason, env).s : std::string();
+    return a.reason ? run_expression(*a.reason, env).s : std::string();
   }
 
   void change_state(const ir::Rule& r, const ir::Action& a, Env& env, const Symptom* target, const Item& cause) {
@@ -303,7 +304,7 @@ class Engine final : public World {
         }
         case ir::ActionKind::SetPriority: {
           const Symptom* s = env.slots[static_cast<size_t>(a.target_slot)].symptom;
-          Value v = evaluate(*a.value, env);
+          Value v = run_expression(*a.value, env);
           if (s && !v.is_null() && s->priority != v.i) {
             trail(r, "priority", s->id, fmt::format("{} -> {}", s->priority, v.i));
             mutable_symptom(s)->priority = v.i;
@@ -353,7 +354,7 @@ class Engine final : public World {
     const Item& first = group.front();
     std::string node = first.node();
     if (a.on_job) node.clear();
-    if (a.node) node = evaluate(*a.node, env).s;
+    if (a.node) node = run_expression(*a.node, env).s;
     ev.host = node;
     ev.control_plane = !node.empty() && !nodes_.count(node);
     for (const Item& it : group)
@@ -368,7 +369,7 @@ class Engine final : public World {
     }
     ev.where.ts = t;
     ev.fields.assign(cat_.event_kinds[static_cast<size_t>(a.kind_id)].fields.size(), Value::null());
-    for (const auto& f : a.fields) ev.fields[static_cast<size_t>(f.slot)] = evaluate(f.value, env);
+    for (const auto& f : a.fields) ev.fields[static_cast<size_t>(f.slot)] = run_expression(f.value, env);
     trail(r, "emit", fmt::format("{}@{}", cat_.event_kinds[static_cast<size_t>(a.kind_id)].name, node.empty() ? "job" : node),
           fmt::format("from {} item{}", group.size(), group.size() == 1 ? "" : "s"));
     pending_events_.push_back(std::move(ev));
@@ -378,10 +379,10 @@ class Engine final : public World {
     const Item& first = group.front();
     std::string node = first.node();
     if (a.on_job) node.clear();
-    if (a.node) node = evaluate(*a.node, env).s;
+    if (a.node) node = run_expression(*a.node, env).s;
     std::string key;
     if (a.key) {
-      Value k = evaluate(*a.key, env);
+      Value k = run_expression(*a.key, env);
       if (!k.is_null()) key = value_to_text(k);
     }
     const std::string& kind_name = cat_.symptom_kinds[static_cast<size_t>(a.kind_id)].name;
@@ -398,12 +399,12 @@ class Engine final : public World {
       fresh.key = key;
       fresh.rule = r.name;
       if (a.priority) {
-        Value p = evaluate(*a.priority, env);
+        Value p = run_expression(*a.priority, env);
         if (!p.is_null()) fresh.priority = p.i;
       }
       fresh.fields.assign(cat_.symptom_kinds[static_cast<size_t>(a.kind_id)].fields.size(), Value::null());
-      for (const auto& f : a.fields) fresh.fields[static_cast<size_t>(f.slot)] = evaluate(f.value, env);
-      fresh.summary = a.summary ? evaluate(*a.summary, env).s : id;
+      for (const auto& f : a.fields) fresh.fields[static_cast<size_t>(f.slot)] = run_expression(f.value, env);
+      fresh.summary = a.summary ? run_expression(*a.summary, env).s : id;
       symptoms_.push_back(std::move(fresh));
       s = &symptoms_.back();
       symptom_ids_[id] = s;

@@ -324,7 +324,15 @@ bool within_window(const ir::Query& q, const Env& env, std::optional<int64_t> t)
 
 bool passes_filter(const ir::Query& q, Env& env) {
   if (!q.filter) return true;
-  return evaluate(*q.filter, env).truthy();
+  return run_expression(*q.filter, env).truthy();
+}
+
+Value run_expression(const ir::Expr& e, Env& env) {
+  if (env.native) {
+    Value out;
+    if (env.native->run(e, env, out)) return out;
+  }
+  return evaluate(e, env);
 }
 
 Value evaluate(const ir::Expr& e, Env& env) {

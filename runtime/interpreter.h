@@ -34,6 +34,17 @@ struct Item {
 
 struct Env;
 
+// Native code for some expressions of a catalog (the JIT evaluator). The
+// engine asks it first for every top-level expression (rule conditions,
+// query filters, field and action values); `run` returns false for an
+// expression it did not compile, which is then interpreted. Implementations
+// are immutable and shared by all threads.
+class NativeCode {
+ public:
+  virtual ~NativeCode() = default;
+  virtual bool run(const ir::Expr& e, Env& env, Value& out) const = 0;
+};
+
 class World {
  public:
   virtual ~World() = default;
@@ -56,9 +67,15 @@ struct Env {
   std::vector<Item> slots;
   const std::vector<std::optional<std::string_view>>* captures = nullptr;  // extractor emit
   const std::vector<Item>* group = nullptr;   // group aggregates
+  const NativeCode* native = nullptr;         // when set, tried before interpreting
 };
 
+// Interprets `e` (the reference semantics).
 Value evaluate(const ir::Expr& e, Env& env);
+
+// Evaluates a top-level expression: native code when env.native has it,
+// the interpreter otherwise. Both must give the same value.
+Value run_expression(const ir::Expr& e, Env& env);
 
 // True when the candidate bound at q.bind_slot passes q's filter.
 bool passes_filter(const ir::Query& q, Env& env);

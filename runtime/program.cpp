@@ -33,7 +33,8 @@ const Program::SourceDatabase* Program::database_for(std::string_view source) co
   return it != databases_.end() && it->source == source ? &*it : nullptr;
 }
 
-std::shared_ptr<const Program> Program::build(std::shared_ptr<const ir::Catalog> catalog, std::string& error) {
+std::shared_ptr<const Program> Program::build(std::shared_ptr<const ir::Catalog> catalog, std::string& error,
+                                              const NativeCodeFactory& native) {
   std::shared_ptr<Program> p(new Program());
   p->catalog_ = catalog;
   std::map<std::string, std::vector<int32_t>> by_source;
@@ -85,6 +86,10 @@ std::shared_ptr<const Program> Program::build(std::shared_ptr<const ir::Catalog>
       return nullptr;
     }
     p->databases_.push_back({source, db, ids});
+  }
+  if (native) {
+    p->native_ = native(*catalog, p->native_warning_);
+    if (p->native_) p->native_warning_.clear();
   }
   return p;
 }

@@ -7,6 +7,7 @@
 // scratch) lives in Scanner objects.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -20,6 +21,12 @@ namespace re2 { class RE2; }
 
 namespace culprit {
 
+class NativeCode;
+
+// Builds native code for a catalog (the JIT). Returns null, with a message in
+// `why`, when it cannot; the Program then interprets everything.
+using NativeCodeFactory = std::function<std::shared_ptr<const NativeCode>(const ir::Catalog&, std::string& why)>;
+
 class Program {
  public:
   struct SourceDatabase {
@@ -28,8 +35,11 @@ class Program {
     std::vector<int32_t> extractors;   // Hyperscan id i -> extractor index extractors[i]
   };
 
-  // Returns null with `error` set if a database cannot be built.
-  static std::shared_ptr<const Program> build(std::shared_ptr<const ir::Catalog> catalog, std::string& error);
+  // Returns null with `error` set if a database cannot be built. With a
+  // `native` factory, expressions run as native code where it succeeds;
+  // `native_warning` then says why it did not (empty when it did).
+  static std::shared_ptr<const Program> build(std::shared_ptr<const ir::Catalog> catalog, std::string& error,
+                                              const NativeCodeFactory& native = {});
   ~Program();
   Program(const Program&) = delete;
   Program& operator=(const Program&) = delete;
@@ -42,6 +52,11 @@ class Program {
   const std::vector<std::unique_ptr<re2::RE2>>& expression_regexes() const { return expression_regexes_; }
   // A scratch big enough for every database; Scanners clone it.
   hs_scratch* prototype_scratch() const { return scratch_; }
+  // Native code for expressions, or null (interpret everything).
+  const NativeCode* native() const { return native_.get(); }
+  // "jit" when native code is attached, else "interpreter".
+  std::string evaluator() const { return native_ ? "jit" : "interpreter"; }
+  const std::string& native_warning() const { return native_warning_; }
 
  private:
   Program() = default;
@@ -50,6 +65,8 @@ class Program {
   std::vector<std::unique_ptr<re2::RE2>> extractor_regexes_;
   std::vector<std::unique_ptr<re2::RE2>> expression_regexes_;
   hs_scratch* scratch_ = nullptr;
+  std::shared_ptr<const NativeCode> native_;
+  std::string native_warning_;
 };
 
 std::string hyperscan_version();

@@ -222,9 +222,10 @@ class Scanner::Stream {
     env.catalog = &cat;
     env.regexes = &program_.expression_regexes();
     env.captures = &captures_;
+    env.native = program_.native();
     env.slots.resize(1);
     for (const auto& f : ex.fields) {
-      Value v = evaluate(f.value, env);
+      Value v = run_expression(f.value, env);
       if (v.type == Type::String && !is_valid_utf8(v.s)) v.s = sanitize_utf8(v.s);
       ev.fields[static_cast<size_t>(f.slot)] = std::move(v);
     }

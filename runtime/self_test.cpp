@@ -56,7 +56,7 @@ bool symptom_matches(const Symptom& s, const ir::ScenarioExpect& x) {
   return glob_kind_match(x.kind_pattern, s.kind_name) && (x.node.empty() || s.node == x.node);
 }
 
-TestResult run_scenario(std::shared_ptr<const Program> program, const ir::Scenario& sc, const std::string& evaluator) {
+TestResult run_scenario(std::shared_ptr<const Program> program, const ir::Scenario& sc) {
   TestResult r;
   r.kind = "scenario";
   r.name = sc.title;
@@ -81,7 +81,6 @@ TestResult run_scenario(std::shared_ptr<const Program> program, const ir::Scenar
   }
   DiagnoseOptions opt;
   opt.threads = 1;
-  opt.evaluator = evaluator;
   Verdict v;
   std::string error;
   if (!diagnose(program, req, opt, v, error)) {
@@ -138,14 +137,14 @@ TestResult run_scenario(std::shared_ptr<const Program> program, const ir::Scenar
 
 }  // namespace
 
-TestReport run_inline_tests(std::shared_ptr<const Program> program, const std::string& evaluator) {
+TestReport run_inline_tests(std::shared_ptr<const Program> program) {
   TestReport rep;
   Scanner scanner(program);
   const auto& cat = program->catalog();
   for (size_t i = 0; i < cat.extractors.size(); ++i)
     for (const auto& t : cat.extractors[i].tests)
       rep.results.push_back(run_line_test(scanner, *program, static_cast<int32_t>(i), t));
-  for (const auto& sc : cat.scenarios) rep.results.push_back(run_scenario(program, sc, evaluator));
+  for (const auto& sc : cat.scenarios) rep.results.push_back(run_scenario(program, sc));
   for (const auto& r : rep.results) (r.passed ? rep.passed : rep.failed)++;
   return rep;
 }

@@ -28,6 +28,6 @@ struct TestReport {
   size_t passed = 0, failed = 0;
 };
 
-TestReport run_inline_tests(std::shared_ptr<const Program> program, const std::string& evaluator);
+TestReport run_inline_tests(std::shared_ptr<const Program> program);
 
 }  // namespace culprit
