@@ -8,17 +8,24 @@
 // Exit codes: 0 success; 1 tests failed; 2 bad input or rules that do not
 // compile (with a message on stderr). Nothing here throws past main().
 #include <fmt/format.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <map>
 
 #include "cli/args.h"
 #include "compiler/catalog_loader.h"
 #include "compiler/parser.h"
+#include "compiler/regex_check.h"
 #include "runtime/bundle.h"
 #include "runtime/diagnose.h"
+#include "runtime/native_code.h"
 #include "runtime/self_test.h"
 #include "runtime/timestamp.h"
 #include "runtime/verdict_json.h"
@@ -61,6 +68,11 @@ Options:
   --slack-after DUR      and after its end (default 30m)
   --skip-self-test       do not run the catalog's inline tests first
   --color auto|always|never
+  --engine jit|interp    run rules as native code (jit, the default; also
+                         $CULPRIT_ENGINE) or interpret them
+  --no-cache             neither read nor write the compile cache
+  --cache-dir DIR        compile cache (default: $CULPRIT_CACHE_DIR, else
+                         $XDG_CACHE_HOME/culprit, else ~/.cache/culprit)
   -h, --help             this help
 
 Exit status: 0 verdict produced, 2 bad input or a catalog that fails its tests.
@@ -75,6 +87,11 @@ failure and a closing line "N passed, N failed".
 Options:
   --no-stdlib     test only the given PATHs
   --verbose       print every test, not only failures
+  --engine jit|interp run rules as native code (jit, the default; also
+                  $CULPRIT_ENGINE) or interpret them
+  --no-cache          neither read nor write the compile cache
+  --cache-dir DIR     compile cache (default: $CULPRIT_CACHE_DIR, else
+                  $XDG_CACHE_HOME/culprit, else ~/.cache/culprit)
   -h, --help      this help
 
 Exit status: 0 all passed, 1 some failed, 2 the rules do not compile.
@@ -87,6 +104,14 @@ diagnostic with its code, file:line:col, the source line and a caret.
 
 Options:
   --no-stdlib     check only the given PATHs
+  --timings       compile twice, in fresh processes with an empty and then a
+                  warm cache, and print the time of every phase (parse, sema,
+                  Hyperscan, LLVM codegen/optimize/emit, linking, self-tests)
+  --engine jit|interp run rules as native code (jit, the default; also
+                  $CULPRIT_ENGINE) or interpret them
+  --no-cache          neither read nor write the compile cache
+  --cache-dir DIR     compile cache (default: $CULPRIT_CACHE_DIR, else
+                  $XDG_CACHE_HOME/culprit, else ~/.cache/culprit)
   -h, --help      this help
 
 Exit status: 0 the rules compile, 2 they do not.
@@ -107,12 +132,57 @@ std::vector<std::string> rule_paths(const std::vector<std::string>& extra, bool 
   return paths;
 }
 
+// How rules are evaluated (--engine, else $CULPRIT_ENGINE, else jit) and
+// where compiled artifacts are cached.
+struct EngineChoice {
+  bool jit = true;
+  culprit::JitOptions jit_options;
+  std::string cache_dir;  // "" when caching is off
+};
+
+bool engine_choice(const Args& a, EngineChoice& out, std::string& err) {
+  std::string engine = a.last("engine").value_or("");
+  if (engine.empty())
+    if (const char* e = std::getenv("CULPRIT_ENGINE"); e && *e) engine = e;
+  if (engine.empty()) engine = "jit";
+  if (engine != "jit" && engine != "interp" && engine != "interpreter") {
+    err = "--engine must be jit or interp";
+    return false;
+  }
+  out.jit = engine == "jit";
+  out.jit_options.use_cache = !a.has("no-cache");
+  if (auto d = a.last("cache-dir")) out.jit_options.cache_dir = *d;
+  out.cache_dir = culprit::resolved_cache_dir(out.jit_options);
+  return true;
+}
+
+const std::set<std::string> kEngineFlags = {"no-cache"};
+const std::set<std::string> kEngineOptions = {"engine", "cache-dir"};
+
+ArgSpec with_engine(ArgSpec spec) {
+  spec.flags.insert(kEngineFlags.begin(), kEngineFlags.end());
+  spec.options.insert(kEngineOptions.begin(), kEngineOptions.end());
+  return spec;
+}
+
+std::shared_ptr<const culprit::Program> build_program(std::shared_ptr<const culprit::ir::Catalog> catalog,
+                                                      const EngineChoice& engine, std::string& error) {
+  auto program = culprit::Program::build(std::move(catalog), error,
+                                         engine.jit ? culprit::jit_factory(engine.jit_options) : culprit::NativeCodeFactory{},
+                                         engine.cache_dir);
+  // The one warning of a JIT that cannot run here; everything still works.
+  if (program && engine.jit && !program->native())
+    std::cerr << "culprit: warning: the JIT is unavailable (" << program->native_warning() << "); using the interpreter\n";
+  return program;
+}
+
 bool compile(const std::vector<std::string>& paths, culprit::LoadedCatalog& loaded,
-             std::shared_ptr<const culprit::Program>& program) {
+             std::shared_ptr<const culprit::Program>& program, const EngineChoice& engine) {
   if (paths.empty()) {
     std::cerr << "culprit: no rules to load (give a PATH or drop --no-stdlib)\n";
     return false;
   }
+  culprit::set_regex_verdict_cache(engine.cache_dir);
   loaded = culprit::load_catalog(paths);
   bool color = isatty(STDERR_FILENO);
   if (!loaded.diagnostics.all().empty()) std::cerr << loaded.diagnostics.render(color);
@@ -122,7 +192,7 @@ bool compile(const std::vector<std::string>& paths, culprit::LoadedCatalog& load
     return false;
   }
   std::string error;
-  program = culprit::Program::build(loaded.catalog, error);
+  program = build_program(loaded.catalog, engine, error);
   if (!program) {
     std::cerr << "culprit: " << error << "\n";
     return false;
@@ -136,11 +206,12 @@ int usage_error(const std::string& cmd, const std::string& msg) {
 }
 
 int cmd_diagnose(int argc, char** argv) {
-  ArgSpec spec{{"no-stdlib", "explain", "skip-self-test", "help"},
-               {"format", "rules", "threads", "slack-before", "slack-after", "color"}};
+  ArgSpec spec = with_engine({{"no-stdlib", "explain", "skip-self-test", "help"},
+                              {"format", "rules", "threads", "slack-before", "slack-after", "color"}});
   Args a;
   std::string err;
   if (!culprit::cli::parse_args(argc, argv, 2, spec, a, err)) return usage_error("diagnose", err);
+  EngineChoice engine;
   if (a.has("help")) {
     std::cout << kDiagnoseHelp;
     return kOk;
@@ -162,6 +233,7 @@ int cmd_diagnose(int argc, char** argv) {
       (std::string(name) == "slack-before" ? opt.slack_before : opt.slack_after) = *d;
     }
   }
+  if (!engine_choice(a, engine, err)) return usage_error("diagnose", err);
   std::string color_opt = a.last("color").value_or("auto");
   if (color_opt != "auto" && color_opt != "always" && color_opt != "never")
     return usage_error("diagnose", "--color must be auto, always or never");
@@ -173,7 +245,7 @@ int cmd_diagnose(int argc, char** argv) {
   }
   culprit::LoadedCatalog loaded;
   std::shared_ptr<const culprit::Program> program;
-  if (!compile(rule_paths(a.all("rules"), !a.has("no-stdlib")), loaded, program)) return kBadInput;
+  if (!compile(rule_paths(a.all("rules"), !a.has("no-stdlib")), loaded, program, engine)) return kBadInput;
   if (!a.has("skip-self-test")) {
     auto report = culprit::run_inline_tests(program);
     if (report.failed > 0) {
@@ -202,7 +274,7 @@ int cmd_diagnose(int argc, char** argv) {
 }
 
 int cmd_test(int argc, char** argv) {
-  ArgSpec spec{{"no-stdlib", "verbose", "help"}, {}};
+  ArgSpec spec = with_engine({{"no-stdlib", "verbose", "help"}, {}});
   Args a;
   std::string err;
   if (!culprit::cli::parse_args(argc, argv, 2, spec, a, err)) return usage_error("test", err);
@@ -210,9 +282,11 @@ int cmd_test(int argc, char** argv) {
     std::cout << kTestHelp;
     return kOk;
   }
+  EngineChoice engine;
+  if (!engine_choice(a, engine, err)) return usage_error("test", err);
   culprit::LoadedCatalog loaded;
   std::shared_ptr<const culprit::Program> program;
-  if (!compile(rule_paths(a.positionals, !a.has("no-stdlib")), loaded, program)) return kBadInput;
+  if (!compile(rule_paths(a.positionals, !a.has("no-stdlib")), loaded, program, engine)) return kBadInput;
   auto report = culprit::run_inline_tests(program);
   for (const auto& r : report.results) {
     if (!r.passed) std::cout << fmt::format("FAIL {} {} ({}): {}\n", r.kind, r.name, r.location, r.message);
@@ -222,8 +296,170 @@ int cmd_test(int argc, char** argv) {
   return report.failed ? kTestsFailed : kOk;
 }
 
+// ------------------------------------------------------ check --timings
+// The parent runs `check --timings-run` twice in fresh processes sharing an
+// empty temporary cache: the first is a cold start, the second a warm one.
+// Each child prints "name<TAB>value" lines; the parent adds the wall time
+// of the whole process (exec, dynamic linking, everything) and tabulates.
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+int timings_run(const std::vector<std::string>& paths, const EngineChoice& engine) {
+  auto t0 = std::chrono::steady_clock::now();
+  culprit::set_regex_verdict_cache(engine.cache_dir);
+  auto loaded = culprit::load_catalog(paths);
+  if (!loaded.ok()) {
+    std::cerr << loaded.diagnostics.render(false);
+    return kBadInput;
+  }
+  std::string error;
+  auto program = build_program(loaded.catalog, engine, error);
+  if (!program) {
+    std::cerr << "culprit: " << error << "\n";
+    return kBadInput;
+  }
+  auto t1 = std::chrono::steady_clock::now();
+  auto report = culprit::run_inline_tests(program);
+  double tests_ms = ms_since(t1);
+  const auto& bt = program->timings();
+  std::map<std::string, std::string> out;
+  auto num = [](double v) { return fmt::format("{:.1f}", v); };
+  out["parse"] = num(loaded.parse_ms);
+  out["sema"] = num(loaded.sema_ms);
+  out["hyperscan"] = num(bt.hyperscan_ms);
+  out["hyperscan_cached"] = bt.hyperscan_cached ? "1" : "0";
+  out["native"] = num(bt.native_ms);
+  out["self_tests"] = num(tests_ms);
+  out["tests"] = fmt::format("{} passed, {} failed", report.passed, report.failed);
+  out["evaluator"] = program->evaluator();
+  if (const auto* st = culprit::native_stats(program->native())) {
+    out["llvm_codegen"] = num(st->codegen_ms);
+    out["llvm_optimize"] = num(st->optimize_ms);
+    out["llvm_emit"] = num(st->emit_ms);
+    out["jit_cache"] = num(st->cache_ms);
+    out["jit_link"] = num(st->link_ms);
+    out["jit_cached"] = st->cache_hit ? "1" : "0";
+    out["native_exprs"] = fmt::format("{}/{}", st->compiled, st->expressions);
+    out["object_bytes"] = std::to_string(st->object_bytes);
+  }
+  out["total"] = num(ms_since(t0));
+  for (const auto& [k, v] : out) std::cout << k << "\t" << v << "\n";
+  return report.failed ? kTestsFailed : kOk;
+}
+
+// Runs `args` with stdout captured; false when it could not be started.
+bool run_child(const std::vector<std::string>& args, std::string& out, int& status, double& wall_ms) {
+  int fds[2];
+  if (pipe(fds) != 0) return false;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&actions, fds[0]);
+  posix_spawn_file_actions_addclose(&actions, fds[1]);
+  std::vector<char*> argv;
+  for (const auto& s : args) argv.push_back(const_cast<char*>(s.c_str()));
+  argv.push_back(nullptr);
+  auto t0 = std::chrono::steady_clock::now();
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(fds[1]);
+  if (rc != 0) {
+    close(fds[0]);
+    return false;
+  }
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fds[0], buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  waitpid(pid, &status, 0);
+  wall_ms = ms_since(t0);
+  return true;
+}
+
+int check_timings(const Args& a, const EngineChoice& engine) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  std::string exe = fs::read_symlink("/proc/self/exe", ec).string();
+  if (ec) {
+    std::cerr << "culprit check: cannot find my own executable for --timings\n";
+    return kBadInput;
+  }
+  char tmpl[] = "/tmp/culprit-timings-XXXXXX";
+  if (!mkdtemp(tmpl)) {
+    std::cerr << "culprit check: cannot create a temporary cache directory\n";
+    return kBadInput;
+  }
+  std::string dir = tmpl;
+  std::vector<std::string> args = {exe, "check", "--timings-run", "--engine", engine.jit ? "jit" : "interp"};
+  if (engine.jit_options.use_cache) args.insert(args.end(), {"--cache-dir", dir});
+  else args.push_back("--no-cache");
+  if (a.has("no-stdlib")) args.push_back("--no-stdlib");
+  args.insert(args.end(), a.positionals.begin(), a.positionals.end());
+
+  std::map<std::string, std::string> run[2];
+  double wall[2] = {0, 0};
+  int rc = kOk;
+  for (int i = 0; i < 2 && rc == kOk; ++i) {
+    std::string out;
+    int status = 0;
+    if (!run_child(args, out, status, wall[i])) {
+      std::cerr << "culprit check: cannot run " << exe << "\n";
+      rc = kBadInput;
+      break;
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) rc = WIFEXITED(status) ? WEXITSTATUS(status) : kBadInput;
+    size_t pos = 0;
+    while (pos < out.size()) {
+      size_t end = out.find('\n', pos);
+      if (end == std::string::npos) end = out.size();
+      std::string line = out.substr(pos, end - pos);
+      size_t tab = line.find('\t');
+      if (tab != std::string::npos) run[i][line.substr(0, tab)] = line.substr(tab + 1);
+      pos = end + 1;
+    }
+  }
+  fs::remove_all(dir, ec);
+  if (rc != kOk && run[0].empty()) return rc;
+
+  auto cell = [&](int i, const char* key) {
+    auto it = run[i].find(key);
+    return it == run[i].end() ? std::string("-") : it->second;
+  };
+  auto cached = [&](int i, const char* flag) { return cell(i, flag) == "1" ? " (cache hit)" : ""; };
+  std::cout << fmt::format("{:<34} {:>22} {:>22}\n", "phase (ms)", "cold", "warm");
+  auto row = [&](const std::string& name, const char* key, const char* hit_flag = nullptr) {
+    std::string c = cell(0, key), w = cell(1, key);
+    if (hit_flag) {
+      c += cached(0, hit_flag);
+      w += cached(1, hit_flag);
+    }
+    std::cout << fmt::format("{:<34} {:>22} {:>22}\n", name, c, w);
+  };
+  row("parse (ANTLR)", "parse");
+  row("sema (types, regex checks)", "sema");
+  row("Hyperscan compile / load", "hyperscan", "hyperscan_cached");
+  if (engine.jit) {
+    row("LLVM codegen (IR -> LLVM IR)", "llvm_codegen");
+    row("LLVM optimize (O2)", "llvm_optimize");
+    row("LLVM emit (machine code)", "llvm_emit");
+    row("JIT cache read/write", "jit_cache", "jit_cached");
+    row("JIT link + symbol lookup", "jit_link");
+    row("native code total", "native");
+  }
+  row("self-tests", "self_tests");
+  row("in-process total", "total");
+  std::cout << fmt::format("{:<34} {:>22.1f} {:>22.1f}\n", "process wall time", wall[0], wall[1]);
+  std::cout << fmt::format("evaluator: {}", cell(0, "evaluator"));
+  if (engine.jit) std::cout << fmt::format("; native expressions: {}; object code: {} bytes", cell(0, "native_exprs"), cell(0, "object_bytes"));
+  std::cout << fmt::format("\nself-tests: {}\n", cell(0, "tests"));
+  return rc;
+}
+
 int cmd_check(int argc, char** argv) {
-  ArgSpec spec{{"no-stdlib", "help"}, {}};
+  ArgSpec spec = with_engine({{"no-stdlib", "help", "timings", "timings-run"}, {}});
   Args a;
   std::string err;
   if (!culprit::cli::parse_args(argc, argv, 2, spec, a, err)) return usage_error("check", err);
@@ -231,9 +467,13 @@ int cmd_check(int argc, char** argv) {
     std::cout << kCheckHelp;
     return kOk;
   }
+  EngineChoice engine;
+  if (!engine_choice(a, engine, err)) return usage_error("check", err);
+  if (a.has("timings-run")) return timings_run(rule_paths(a.positionals, !a.has("no-stdlib")), engine);
+  if (a.has("timings")) return check_timings(a, engine);
   culprit::LoadedCatalog loaded;
   std::shared_ptr<const culprit::Program> program;
-  if (!compile(rule_paths(a.positionals, !a.has("no-stdlib")), loaded, program)) return kBadInput;
+  if (!compile(rule_paths(a.positionals, !a.has("no-stdlib")), loaded, program, engine)) return kBadInput;
   const auto& c = *loaded.catalog;
   std::cout << fmt::format("ok: catalog {} {} ({}): {} files, {} extractors, {} rules, {} scenarios\n", c.name, c.version,
                            c.digest, c.files.size(), c.extractors.size(), c.rules.size(), c.scenarios.size());
@@ -242,18 +482,24 @@ int cmd_check(int argc, char** argv) {
 
 int cmd_version() {
   std::string catalog = "unavailable (the bundled catalog does not compile)";
+  culprit::set_regex_verdict_cache(culprit::resolved_cache_dir({}));
   auto loaded = culprit::load_catalog({culprit::stdlib_directory()});
   std::string hs_version = "?";
   if (loaded.ok()) {
     std::string err;
-    if (auto program = culprit::Program::build(loaded.catalog, err)) {
+    if (auto program = culprit::Program::build(loaded.catalog, err, {}, culprit::resolved_cache_dir({}))) {
       auto info = culprit::engine_info(*program);
       catalog = fmt::format("{} {} ({})", info.catalog_name, info.catalog_version, info.catalog_digest);
     }
   }
-  std::cout << fmt::format("Culprit {}\ncatalog: {}\nANTLR runtime: {}\nHyperscan: {}\nRE2: {}\nevaluator: interpreter\n",
+  // The active engine: the JIT unless $CULPRIT_ENGINE says otherwise or it cannot run here.
+  std::string why;
+  const char* env_engine = std::getenv("CULPRIT_ENGINE");
+  bool interp = env_engine && (std::string(env_engine) == "interp" || std::string(env_engine) == "interpreter");
+  std::string evaluator = !interp && culprit::jit_available(why) ? "jit" : "interpreter";
+  std::cout << fmt::format("Culprit {}\ncatalog: {}\nANTLR runtime: {}\nHyperscan: {}\nRE2: {}\nLLVM: {}\nevaluator: {}\n",
                            CULPRIT_VERSION, catalog, culprit::antlr_runtime_version(), culprit::hyperscan_version(),
-                           culprit::re2_version());
+                           culprit::re2_version(), culprit::jit::llvm_version(), evaluator);
   return kOk;
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -30,6 +31,7 @@ LoadedCatalog finish(std::vector<CatalogPart>& parts, Diagnostics& diags,
                      const std::vector<std::pair<std::string, std::string>>& digest_inputs,
                      std::vector<std::string> files) {
   LoadedCatalog out;
+  auto sema_start = std::chrono::steady_clock::now();
   if (!diags.has_errors()) {
     auto cat = std::make_shared<ir::Catalog>(analyze(parts, diags));
     Sha256 h;
@@ -47,6 +49,7 @@ LoadedCatalog finish(std::vector<CatalogPart>& parts, Diagnostics& diags,
     cat->files = std::move(files);
     if (!diags.has_errors()) out.catalog = std::move(cat);
   }
+  out.sema_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - sema_start).count();
   out.diagnostics = std::move(diags);
   return out;
 }
@@ -58,6 +61,7 @@ LoadedCatalog load_catalog(const std::vector<std::string>& paths) {
   std::vector<CatalogPart> parts;
   std::vector<std::pair<std::string, std::string>> digest_inputs;
   std::vector<std::string> files;
+  double parse_ms = 0;
   for (const auto& root : paths) {
     std::error_code ec;
     std::vector<fs::path> found;
@@ -85,14 +89,18 @@ LoadedCatalog load_catalog(const std::vector<std::string>& paths) {
       }
       auto src = make_source_file(p.string(), text);
       ast::File file;
+      auto parse_start = std::chrono::steady_clock::now();
       parse_attr(src, file, diags);
+      parse_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - parse_start).count();
       part.files.push_back(std::move(file));
       digest_inputs.emplace_back(p.lexically_relative(rootp).generic_string(), text);
       files.push_back(p.string());
     }
     parts.push_back(std::move(part));
   }
-  return finish(parts, diags, digest_inputs, std::move(files));
+  LoadedCatalog out = finish(parts, diags, digest_inputs, std::move(files));
+  out.parse_ms = parse_ms;
+  return out;
 }
 
 LoadedCatalog compile_sources(const std::vector<std::pair<std::string, std::string>>& sources) {

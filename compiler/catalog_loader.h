@@ -22,6 +22,8 @@ struct LoadedCatalog {
   std::shared_ptr<const ir::Catalog> catalog;  // null when diagnostics has errors
   Diagnostics diagnostics;
   bool ok() const { return catalog != nullptr; }
+  double parse_ms = 0;  // time spent parsing (for `culprit check --timings`)
+  double sema_ms = 0;   // and in semantic analysis, including regex checks and the digest
 };
 
 LoadedCatalog load_catalog(const std::vector<std::string>& paths);

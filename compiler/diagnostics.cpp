@@ -51,13 +51,20 @@ std::string render_diagnostic(const Diagnostic& d, bool color) {
       std::string num = std::to_string(d.where.line);
       std::string pad(num.size(), ' ');
       out += fmt::format(" {} | {}\n", num, src);
-      // The caret column counts bytes; tabs in the prefix are kept so the
-      // caret lines up under the same terminal column as the source.
+      // Columns count bytes, terminals count characters: one pad per
+      // character (continuation bytes add none), tabs kept as tabs, so the
+      // caret sits under the token however much UTF-8 precedes it.
+      auto is_cont = [](char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; };
       std::string prefix;
-      for (uint32_t i = 1; i < d.where.col && i - 1 < src.size(); ++i) prefix += src[i - 1] == '\t' ? '\t' : ' ';
+      for (uint32_t i = 1; i < d.where.col && i - 1 < src.size(); ++i)
+        if (!is_cont(src[i - 1])) prefix += src[i - 1] == '\t' ? '\t' : ' ';
       size_t width = 1;
-      if (d.where.end_line == d.where.line && d.where.end_col > d.where.col)
-        width = std::min<size_t>(d.where.end_col - d.where.col, src.size() >= d.where.col ? src.size() - d.where.col + 1 : 1);
+      if (d.where.end_line == d.where.line && d.where.end_col > d.where.col) {
+        size_t end = std::min<size_t>(d.where.end_col - 1, src.size());
+        width = 0;
+        for (size_t i = d.where.col - 1; i < end; ++i) width += !is_cont(src[i]);
+        width = std::max<size_t>(width, 1);
+      }
       out += fmt::format(" {} | {}{}^{}{}\n", pad, prefix, red, std::string(width > 1 ? width - 1 : 0, '~'), reset);
     }
   } else {

@@ -59,7 +59,7 @@ enum class Op : uint8_t {
   QueryExists, QueryNone, QueryCount, QueryNodes,  // a = query index
   QueryMax, QueryMin,                              // a = query index; kids[0] = value over the query binding
   GroupCount, GroupDistinct, GroupValues, GroupFirstTs, GroupLastTs,  // kids[0] for distinct/values
-  Interpolate,    // kids = parts; each converted with value_to_text and concatenated
+  Interpolate,    // kids = parts; each converted with value_to_text (null as "?") and concatenated
 };
 
 enum class Builtin : uint8_t {

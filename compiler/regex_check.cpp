@@ -1,9 +1,73 @@
 #include "compiler/regex_check.h"
 
+#include <fmt/format.h>
 #include <hs/hs.h>
 #include <re2/re2.h>
 
+#include <mutex>
+#include <set>
+
+#include "compiler/jit/cache.h"
+#include "runtime/sha256.h"
+
 namespace culprit {
+
+namespace {
+
+// Patterns Hyperscan accepted, by SHA-256 of (flags, pattern); loaded from
+// and saved to the cache directory as one entry (newline-separated ids).
+struct Verdicts {
+  std::mutex mu;
+  std::string dir;
+  bool loaded = false;
+  std::set<std::string> accepted;
+
+  static std::string key() {
+    hs_platform_info_t platform{};
+    hs_populate_platform(&platform);
+    return fmt::format("hyperscan-verdicts-1\n{}\ntune {} features {}\n", hs_version(), platform.tune, platform.cpu_features);
+  }
+  void load_locked() {
+    if (loaded || dir.empty()) return;
+    loaded = true;
+    std::string payload, note;
+    if (!cache::load(dir, "regex-verdicts", key(), payload, note)) return;
+    size_t pos = 0;
+    while (pos < payload.size()) {
+      size_t end = payload.find('\n', pos);
+      if (end == std::string::npos) end = payload.size();
+      if (end > pos) accepted.insert(payload.substr(pos, end - pos));
+      pos = end + 1;
+    }
+  }
+  bool known(const std::string& id) {
+    std::lock_guard<std::mutex> lock(mu);
+    load_locked();
+    return accepted.count(id) > 0;
+  }
+  void remember(const std::string& id) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (dir.empty() || !accepted.insert(id).second) return;
+    std::string payload, note;
+    for (const auto& a : accepted) payload += a + "\n";
+    cache::store(dir, "regex-verdicts", key(), payload, note);  // best effort
+  }
+};
+
+Verdicts& verdicts() {
+  static Verdicts v;
+  return v;
+}
+
+}  // namespace
+
+void set_regex_verdict_cache(const std::string& dir) {
+  Verdicts& v = verdicts();
+  std::lock_guard<std::mutex> lock(v.mu);
+  v.dir = dir;
+  v.loaded = false;
+  v.accepted.clear();
+}
 
 unsigned hyperscan_flags(bool caseless, bool dotall) {
   // MULTILINE: the scanner runs over whole buffers of lines, so ^ and $ must
@@ -33,17 +97,56 @@ std::string to_re2_syntax(const std::string& p) {
   return out;
 }
 
+std::string to_hyperscan_syntax(const std::string& p) {
+  std::string out;
+  out.reserve(p.size() + 8);
+  bool in_class = false;
+  for (size_t i = 0; i < p.size(); ++i) {
+    char c = p[i];
+    if (c == '\\' && i + 1 < p.size()) {
+      out += c;
+      out += p[++i];
+      continue;
+    }
+    if (in_class) {
+      if (c == ']') in_class = false;
+      out += c;
+      continue;
+    }
+    if (c == '[') {
+      in_class = true;
+      out += c;
+      // A ']' right after '[' or '[^' is a literal member, not the end.
+      if (i + 1 < p.size() && p[i + 1] == '^') out += p[++i];
+      if (i + 1 < p.size() && p[i + 1] == ']') out += p[++i];
+      continue;
+    }
+    if (c == '$') {
+      out += "\\r?$";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
 RegexCheck check_regex(const std::string& pattern, bool caseless, bool dotall) {
   RegexCheck r;
   r.re2_pattern = to_re2_syntax(pattern);
 
-  hs_database_t* db = nullptr;
-  hs_compile_error_t* err = nullptr;
-  if (hs_compile(pattern.c_str(), hyperscan_flags(caseless, dotall), HS_MODE_BLOCK, nullptr, &db, &err) != HS_SUCCESS) {
-    r.hyperscan_error = err && err->message ? err->message : "rejected";
-    hs_free_compile_error(err);
-  } else {
-    hs_free_database(db);
+  unsigned flags = hyperscan_flags(caseless, dotall);
+  std::string hs_pattern = to_hyperscan_syntax(pattern);
+  std::string id = sha256_hex(fmt::format("{}\n{}", flags, hs_pattern));
+  if (!verdicts().known(id)) {
+    hs_database_t* db = nullptr;
+    hs_compile_error_t* err = nullptr;
+    if (hs_compile(hs_pattern.c_str(), flags, HS_MODE_BLOCK, nullptr, &db, &err) != HS_SUCCESS) {
+      r.hyperscan_error = err && err->message ? err->message : "rejected";
+      hs_free_compile_error(err);
+    } else {
+      hs_free_database(db);
+      verdicts().remember(id);
+    }
   }
 
   RE2::Options opt;

@@ -4,7 +4,7 @@
 // pass) and then matched by RE2 (to take captures), so each must compile in
 // both. This module compiles a pattern in each engine, translates the named
 // group spelling RE2 needs, and lists the capture names in group order.
-// Stateless; safe to call from any thread.
+// Safe to call from any thread; the only state is the optional verdict cache.
 #pragma once
 
 #include <string>
@@ -22,9 +22,24 @@ struct RegexCheck {
 
 RegexCheck check_regex(const std::string& pattern, bool caseless, bool dotall);
 
+// Checking a pattern with Hyperscan means compiling it, a few milliseconds
+// each: most of a warm start. With a verdict cache set (by the CLI, once at
+// startup), acceptances are remembered in that directory (compiler/jit/cache.h),
+// keyed by the Hyperscan version, the host platform, the pattern and its
+// flags, and later processes skip the compile for them. Rejections are never
+// cached (their messages are recomputed). A missing or corrupt cache only
+// means compiling again. "" turns it off (the default). Thread-safe.
+void set_regex_verdict_cache(const std::string& dir);
+
 // Hyperscan flags the scanner uses for a pattern, so the check and the scan
 // compile the same thing.
 unsigned hyperscan_flags(bool caseless, bool dotall);
+
+// The pattern Hyperscan compiles for an extractor regex: every end anchor `$`
+// (outside character classes) becomes `\r?$`. Hyperscan scans raw buffers,
+// where a CRLF line ends "\r\n" and multiline `$` matches only before the
+// '\n'; RE2 sees lines with the '\r' removed, so it keeps the pattern as is.
+std::string to_hyperscan_syntax(const std::string& pattern);
 
 // `(?<name>` -> `(?P<name>`; leaves look-behind `(?<=`/`(?<!` untouched (RE2
 // rejects those anyway, with its own message).

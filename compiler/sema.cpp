@@ -63,6 +63,7 @@ struct Binding {
 struct Scope {
   std::vector<Binding> bindings;
   const std::vector<std::string>* captures = nullptr;  // extractor emit only
+  bool captures_unknown = false;                       // the regex was rejected: do not report captures
   bool grouped = false;       // group aggregates allowed
   bool outcome_visible = false;
   int32_t* next_slot = nullptr;
@@ -544,7 +545,8 @@ ir::Expr Analyzer::lower(const ast::Expr& x, Scope& s) {
             return e;
           }
         }
-        err("E0403", x.where, fmt::format("'{}' is not a named capture of this extractor's regex", x.text));
+        if (!s.captures_unknown)
+          err("E0403", x.where, fmt::format("'{}' is not a named capture of this extractor's regex", x.text));
         return bad(x.where);
       }
       if (s.find(x.text)) {
@@ -635,7 +637,6 @@ ir::Expr Analyzer::lower(const ast::Expr& x, Scope& s) {
             : x.text == "nodes" ? Op::QueryNodes : x.text == "max" ? Op::QueryMax : Op::QueryMin;
       Type t = op == Op::QueryExists || op == Op::QueryNone ? Type::Bool : Type::Int;
       auto e = make(op, t, x.where);
-      e.a = static_cast<int32_t>(queries_.size());
       if (op == Op::QueryMax || op == Op::QueryMin) {
         Scope inner = outer;
         inner.bindings.push_back(b);
@@ -648,6 +649,9 @@ ir::Expr Analyzer::lower(const ast::Expr& x, Scope& s) {
         e.type = v.type;
         e.kids.push_back(std::move(v));
       }
+      // The index is taken only now: the value expression may have added
+      // queries of its own.
+      e.a = static_cast<int32_t>(queries_.size());
       queries_.push_back(std::move(q));
       return e;
     }
@@ -699,6 +703,7 @@ void Analyzer::analyze_extractor(const ast::Extractor& x) {
 
   Scope s;
   s.captures = &out.capture_names;
+  s.captures_unknown = !check.re2_error.empty();
   int32_t slots = 0;
   std::vector<bool> slot_types;
   s.next_slot = &slots;
@@ -888,7 +893,7 @@ void Analyzer::analyze_rule(const ast::Rule& r, int32_t index) {
           }
           auto v = lower(*f.value, s);
           if (symptom && f.name == "summary") {
-            if (v.type != Type::String) err("E0301", f.value->where, "'summary' must be a string");
+            if (v.type != Type::String && v.type != Type::Null) err("E0301", f.value->where, "'summary' must be a string");
             act.summary = std::move(v);
             continue;
           }

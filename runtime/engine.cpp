@@ -24,8 +24,14 @@ bool time_less(const std::optional<int64_t>& a, const std::optional<int64_t>& b)
 
 bool event_canonical_less(const Event& a, const Event& b) {
   if (a.where.ts != b.where.ts) return time_less(a.where.ts, b.where.ts);
-  return std::tie(a.host, a.where.source, a.where.file, a.where.line, a.producer, a.kind) <
-         std::tie(b.host, b.where.source, b.where.file, b.where.line, b.producer, b.kind);
+  if (std::tie(a.host, a.where.source, a.where.file, a.where.line, a.producer, a.kind) !=
+      std::tie(b.host, b.where.source, b.where.file, b.where.line, b.producer, b.kind))
+    return std::tie(a.host, a.where.source, a.where.file, a.where.line, a.producer, a.kind) <
+           std::tie(b.host, b.where.source, b.where.file, b.where.line, b.producer, b.kind);
+  // Same place (e.g. metric samples of one instant, observations without a
+  // line number): order by content so input order never matters.
+  if (a.where.text != b.where.text) return a.where.text < b.where.text;
+  return std::lexicographical_compare(a.fields.begin(), a.fields.end(), b.fields.begin(), b.fields.end(), value_less);
 }
 
 namespace {

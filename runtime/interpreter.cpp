@@ -62,9 +62,9 @@ std::optional<int64_t> parse_int_text(std::string_view s, int base) {
   uint64_t v = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
   if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
-  if (base == 10 && v > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
-  int64_t r = static_cast<int64_t>(v);
-  return neg ? -r : r;
+  if (base == 10 && v > static_cast<uint64_t>(INT64_MAX) + (neg ? 1 : 0)) return std::nullopt;
+  // Negate in unsigned arithmetic so INT64_MIN's magnitude does not overflow.
+  return static_cast<int64_t>(neg ? 0 - v : v);
 }
 
 std::optional<double> parse_float_text(std::string_view s) {
@@ -308,6 +308,10 @@ Value group_aggregate(const ir::Expr& e, Env& env) {
 const std::string& Item::node() const {
   return event ? event->host : symptom ? symptom->node : kEmpty;
 }
+
+int compare_values(const Value& a, const Value& b) { return compare(a, b); }
+std::optional<int64_t> parse_integer_text(std::string_view s, int base) { return parse_int_text(s, base); }
+std::optional<double> parse_real_text(std::string_view s) { return parse_float_text(s); }
 
 bool within_window(const ir::Query& q, const Env& env, std::optional<int64_t> t) {
   if (!q.has_within) return true;

@@ -83,4 +83,13 @@ bool passes_filter(const ir::Query& q, Env& env);
 // Time and node relation tests shared by every World implementation.
 bool within_window(const ir::Query& q, const Env& env, std::optional<int64_t> candidate_time);
 
+// The interpreter's own ordering and number parsing, shared with the native
+// code helpers (runtime/native_code.cpp) so both executors agree by
+// construction: compare_values is the three-way order of comparisons and
+// max/min; parse_integer_text is int()/hex() (base 10/16) of a string;
+// parse_real_text is float() of a string (finite values only).
+int compare_values(const Value& a, const Value& b);
+std::optional<int64_t> parse_integer_text(std::string_view s, int base);
+std::optional<double> parse_real_text(std::string_view s);
+
 }  // namespace culprit

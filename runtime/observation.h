@@ -1,11 +1,11 @@
 // Normalized observations: the evidence model shared by bundles
-// (observations.jsonl) and the service API. See docs/observations.md.
+// (observations.jsonl) and the service API. See docs/bundle.md.
 //
 // One observation is either a log line or a metric sample:
 //   {"host": "node-02", "source": "kernel", "ts": "2026-11-30T02:05:01Z", "text": "NVRM: Xid ..."}
 //   {"host": "node-02", "source": "dcgm", "ts": "...", "metric": "DCGM_FI_DEV_XID_ERRORS",
 //    "value": 79, "labels": {"gpu": "3"}}
-// plus optional provenance "file" and "line". `ts` is optional for text (the
+// plus optional provenance "file" and "line" (docs/bundle.md, "Observations"). `ts` is optional for text (the
 // line's own timestamp is parsed as for files) and required for metrics.
 #pragma once
 

@@ -35,11 +35,21 @@ class Program {
     std::vector<int32_t> extractors;   // Hyperscan id i -> extractor index extractors[i]
   };
 
+  // How long build() took, by phase (for `culprit check --timings`).
+  struct BuildTimings {
+    double hyperscan_ms = 0;        // compiling, or loading from the cache, the databases
+    bool hyperscan_cached = false;  // the databases came from the cache
+    std::string hyperscan_cache_note;  // why the cache was not used ("" if it was or is off)
+    double native_ms = 0;           // the native code factory (JIT compile or cache load)
+  };
+
   // Returns null with `error` set if a database cannot be built. With a
   // `native` factory, expressions run as native code where it succeeds;
-  // `native_warning` then says why it did not (empty when it did).
+  // `native_warning` then says why it did not (empty when it did). With a
+  // `cache_dir`, serialized Hyperscan databases are reused from there and
+  // stored there (compiler/jit/cache.h); a bad entry is rebuilt.
   static std::shared_ptr<const Program> build(std::shared_ptr<const ir::Catalog> catalog, std::string& error,
-                                              const NativeCodeFactory& native = {});
+                                              const NativeCodeFactory& native = {}, const std::string& cache_dir = "");
   ~Program();
   Program(const Program&) = delete;
   Program& operator=(const Program&) = delete;
@@ -57,6 +67,7 @@ class Program {
   // "jit" when native code is attached, else "interpreter".
   std::string evaluator() const { return native_ ? "jit" : "interpreter"; }
   const std::string& native_warning() const { return native_warning_; }
+  const BuildTimings& timings() const { return timings_; }
 
  private:
   Program() = default;
@@ -67,6 +78,7 @@ class Program {
   hs_scratch* scratch_ = nullptr;
   std::shared_ptr<const NativeCode> native_;
   std::string native_warning_;
+  BuildTimings timings_;
 };
 
 std::string hyperscan_version();

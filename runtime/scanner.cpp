@@ -45,6 +45,7 @@ class Scanner::Stream {
 
   // `data` holds whole lines separated by '\n' (the last may lack it).
   void chunk(const char* data, size_t len, int64_t base_offset) {
+    result_.bytes += static_cast<int64_t>(len);
     collector_.hits.clear();
     if (db_ && len > 0) {
       collector_.base = data;
@@ -72,6 +73,7 @@ class Scanner::Stream {
 
   // One line from memory, scanned on its own.
   void single(const std::string& text, int64_t line_no, std::optional<int64_t> forced_ts) {
+    result_.bytes += static_cast<int64_t>(text.size());
     std::vector<int32_t> ids;
     if (db_) {
       collector_.hits.clear();
@@ -123,7 +125,6 @@ class Scanner::Stream {
   void line(std::string_view text, int64_t line_no, int64_t offset, const std::vector<int32_t>& ids,
             std::optional<int64_t> forced_ts) {
     ++result_.lines;
-    result_.bytes += static_cast<int64_t>(text.size()) + 1;
     if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
     bool truncated = text.size() > opt_.max_line;
     if (truncated) {
@@ -279,12 +280,14 @@ ScanResult Scanner::scan_file(const LogFile& file, const ScanOptions& opt) {
     if (skipping) {
       const char* nl = static_cast<const char*>(std::memchr(buf.data(), '\n', have));
       if (!nl) {
+        r.bytes += static_cast<int64_t>(have);  // the rest of an over-long line: read, not scanned
         offset += static_cast<int64_t>(have);
         have = 0;
         if (eof) break;
         continue;
       }
       start = static_cast<size_t>(nl - buf.data()) + 1;
+      r.bytes += static_cast<int64_t>(start);
       skipping = false;
     }
     // Process every complete line; keep the partial tail for the next read.
@@ -294,6 +297,7 @@ ScanResult Scanner::scan_file(const LogFile& file, const ScanOptions& opt) {
     if (upto == start && have - start == buf.size() - start && start == 0) {
       // A line longer than the whole buffer: keep its head, skip the rest.
       stream.chunk(buf.data(), opt.max_line, offset);
+      r.bytes += static_cast<int64_t>(have - opt.max_line);
       ++r.lines_truncated;
       offset += static_cast<int64_t>(have);
       have = 0;

@@ -1,0 +1,126 @@
+// The JIT: compiles the expressions of a catalog to native code with LLVM ORC.
+//
+// This header is the whole interface of the JIT and names no LLVM type; LLVM
+// is included only by compiler/jit/codegen.cpp and compiler/jit/jit.cpp.
+//
+// What is compiled. Every top-level expression the engine evaluates through
+// run_expression() (rule `where`s, query filters, group keys, action values,
+// extractor field values; see top_level_expressions()) becomes one function
+// with the C ABI of compiler/jit/abi.h. Numeric, bool, time and duration
+// operations, comparisons and short-circuit logic are inlined; strings,
+// regexes, queries, group aggregates and the world are reached through the
+// runtime's helpers. An expression the code generator cannot handle is left
+// out (function() returns null for it) and is interpreted; Stats says which.
+//
+// Semantics. Native code returns exactly what the interpreter
+// (runtime/interpreter.h) returns. It relies on the static types of the IR;
+// when a value of another type turns up at run time, it bails out
+// (CULPRIT_JIT_BAIL) and the caller interprets the expression instead.
+//
+// Caching. With Options::cache_dir set, the object code is stored there and
+// reused by later processes. The key covers the code generator version, the
+// LLVM version, the host CPU and its features, the catalog digest and a
+// fingerprint of the IR itself; an entry that is truncated, altered or was
+// written for another key is a miss, never a crash, and is rebuilt.
+//
+// Errors. Nothing here throws and no LLVM error reaches the caller as an
+// abort: failures come back as a message, and the caller falls back to the
+// interpreter.
+//
+// Thread-safety. All functions may be called from any thread. A
+// CompiledCatalog is immutable; its functions may run on any number of
+// threads at once (per-call state lives behind the ctx pointer). The machine
+// code is freed (through its ORC ResourceTracker) when the last shared_ptr to
+// the CompiledCatalog goes away, so holding one keeps the code alive for as
+// long as any evaluation may use it.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/ir.h"
+#include "compiler/jit/abi.h"
+
+namespace culprit::jit {
+
+// Initializes LLVM's native target once per process. False (with the
+// reason) when this host cannot generate code; callers then interpret.
+bool native_target_ready(std::string* why = nullptr);
+
+// The LLVM version compiled against, e.g. "19.1.7".
+std::string llvm_version();
+
+// The host CPU name and its features (part of the object cache key), e.g.
+// "znver3 +adx,+aes,...".
+std::string host_cpu_id();
+
+// A runtime helper of abi.h, registered into the JIT under `name`.
+struct Helper {
+  const char* name;
+  void* address;
+};
+
+// The helpers the generated code may call (the names of abi.h); compile()
+// refuses to run without every one of them.
+const std::vector<std::string>& required_helpers();
+
+// The top-level expressions of a catalog, in a fixed order: extractor field
+// values; then per rule: the `for` query filter, the `where`s, the group
+// keys, the filters of the rule's expression queries, and per action its
+// node, key, priority, summary, field values, query filter, reason and value.
+// The index of an expression in this list identifies its function.
+std::vector<const ir::Expr*> top_level_expressions(const ir::Catalog& catalog);
+
+struct Options {
+  std::string cache_dir;   // where object code is cached; "" = no cache
+  int opt_level = 2;       // LLVM optimization level, 0..3
+};
+
+// What one compile() did, for `culprit check --timings` and the benchmarks.
+struct Stats {
+  size_t expressions = 0;                 // top-level expressions
+  size_t compiled = 0;                    // of which run natively
+  std::vector<std::string> not_compiled;  // "file:line: why" for the others
+  bool cache_hit = false;
+  std::string cache_note;                 // why the cache was not used, if it was not
+  double codegen_ms = 0;                  // IR -> LLVM IR (and verification)
+  double optimize_ms = 0;                 // LLVM optimization pipeline
+  double emit_ms = 0;                     // LLVM machine code emission
+  double cache_ms = 0;                    // reading or writing the cache entry
+  double link_ms = 0;                     // linking into the JIT and resolving symbols
+  size_t object_bytes = 0;
+};
+
+class CompiledCatalog {
+ public:
+  ~CompiledCatalog();
+  CompiledCatalog(const CompiledCatalog&) = delete;
+  CompiledCatalog& operator=(const CompiledCatalog&) = delete;
+
+  // The function of top_level_expressions()[index], or null when that
+  // expression was not compiled.
+  CulpritJitFn function(size_t index) const {
+    return index < functions_.size() ? functions_[index] : nullptr;
+  }
+  const Stats& stats() const { return stats_; }
+
+  struct Resources;  // the JITDylib and ResourceTracker (LLVM types, in jit.cpp)
+
+ private:
+  friend std::shared_ptr<const CompiledCatalog> compile(const ir::Catalog&, const std::vector<Helper>&, const Options&,
+                                                        std::string&);
+  CompiledCatalog() = default;
+  std::vector<CulpritJitFn> functions_;
+  Stats stats_;
+  std::unique_ptr<Resources> resources_;
+};
+
+// Compiles (or loads from the cache) native code for every top-level
+// expression of `catalog`. Returns null with `error` set when it cannot
+// (no native target, a missing helper, an LLVM failure).
+std::shared_ptr<const CompiledCatalog> compile(const ir::Catalog& catalog, const std::vector<Helper>& helpers,
+                                               const Options& options, std::string& error);
+
+}  // namespace culprit::jit

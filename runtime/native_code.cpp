@@ -1,0 +1,515 @@
+#include "runtime/native_code.h"
+
+#include <re2/re2.h>
+
+#include <algorithm>
+#include <bit>
+#include <cctype>
+#include <cmath>
+#include <cstddef>
+#include <forward_list>
+#include <set>
+
+#include "compiler/jit/cache.h"
+#include "runtime/text_util.h"
+
+namespace culprit {
+
+// The generated code addresses CulpritJitValue as {i32, i32, i64, double, ptr, i64}.
+static_assert(offsetof(CulpritJitValue, type) == 0 && offsetof(CulpritJitValue, i) == 8 &&
+              offsetof(CulpritJitValue, f) == 16 && offsetof(CulpritJitValue, s) == 24 &&
+              offsetof(CulpritJitValue, n) == 32 && sizeof(CulpritJitValue) == 40);
+
+namespace {
+
+// Per top-level call: the Env being evaluated and storage for strings that
+// helpers create (freed when the call returns, after its result is copied).
+struct CallContext {
+  Env* env;
+  std::forward_list<std::string> arena;
+
+  std::string_view keep(std::string s) {
+    arena.push_front(std::move(s));
+    return arena.front();
+  }
+};
+
+CallContext& context_of(void* ctx) { return *static_cast<CallContext*>(ctx); }
+
+// Every member is written, so generated code never reads undefined bytes.
+void set_null(CulpritJitValue* out) {
+  out->type = 0;
+  out->reserved = 0;
+  out->i = 0;
+  out->f = 0;
+  out->s = "";
+  out->n = 0;
+}
+
+void set_string(CulpritJitValue* out, std::string_view s) {
+  set_null(out);
+  out->type = static_cast<int32_t>(Type::String);
+  out->s = s.data();
+  out->n = static_cast<int64_t>(s.size());
+}
+
+void set_int(CulpritJitValue* out, Type t, int64_t v) {
+  set_null(out);
+  out->type = static_cast<int32_t>(t);
+  out->i = v;
+}
+
+// `v` must outlive the call (it is an event's, a symptom's or kept in the arena).
+void set_value(CulpritJitValue* out, const Value& v) {
+  switch (v.type) {
+    case Type::Null: set_null(out); return;
+    case Type::Bool: set_int(out, Type::Bool, v.b ? 1 : 0); return;
+    case Type::Int:
+    case Type::Time:
+    case Type::Duration: set_int(out, v.type, v.i); return;
+    case Type::Float:
+      set_null(out);
+      out->type = static_cast<int32_t>(Type::Float);
+      out->f = v.f;
+      return;
+    case Type::String: set_string(out, v.s); return;
+  }
+  set_null(out);
+}
+
+// A value that only lives in this frame: its string goes to the arena.
+void set_owned(CallContext& ctx, CulpritJitValue* out, Value v) {
+  if (v.type == Type::String) return set_string(out, ctx.keep(std::move(v.s)));
+  set_value(out, v);
+}
+
+Value to_value(const CulpritJitValue& v) {
+  switch (static_cast<Type>(v.type)) {
+    case Type::Null: return Value::null();
+    case Type::Bool: return Value::boolean(v.i != 0);
+    case Type::Int: return Value::integer(v.i);
+    case Type::Float: return Value::real(v.f);
+    case Type::String: return Value::string(v.n > 0 ? std::string(v.s, static_cast<size_t>(v.n)) : std::string());
+    case Type::Time: return Value::time(v.i);
+    case Type::Duration: return Value::duration(v.i);
+  }
+  return Value::null();
+}
+
+std::string_view view(const char* s, int64_t n) { return n > 0 ? std::string_view(s, static_cast<size_t>(n)) : std::string_view(); }
+
+}  // namespace
+
+// ------------------------------------------------------------- helpers
+// Each mirrors the interpreter's code for the same operation
+// (runtime/interpreter.cpp); tests/jit/differential_test.cpp holds them to it.
+
+extern "C" {
+
+void culprit_jit_event_field(void* c, int32_t slot, int32_t sel, CulpritJitValue* out) {
+  Env& env = *context_of(c).env;
+  const Item& it = env.slots[static_cast<size_t>(slot)];
+  if (!it.event) return set_null(out);
+  const Event& ev = *it.event;
+  const ir::Catalog& cat = *env.catalog;
+  switch (sel) {
+    case ir::kEvKind: return set_string(out, cat.event_kinds[static_cast<size_t>(ev.kind)].name);
+    case ir::kEvNode:
+    case ir::kEvHost: return set_string(out, ev.host);
+    case ir::kEvSource: return set_string(out, ev.where.source);
+    case ir::kEvFile: return set_string(out, ev.where.file);
+    case ir::kEvLine: return set_int(out, Type::Int, ev.where.line);
+    case ir::kEvOffset: return set_int(out, Type::Int, ev.where.offset);
+    case ir::kEvTs: return ev.where.ts ? set_int(out, Type::Time, *ev.where.ts) : set_null(out);
+    case ir::kEvText: return set_string(out, ev.where.text);
+    default: break;
+  }
+  int32_t fs = cat.event_kinds[static_cast<size_t>(ev.kind)].slot(sel);
+  if (fs < 0 || static_cast<size_t>(fs) >= ev.fields.size()) return set_null(out);
+  set_value(out, ev.fields[static_cast<size_t>(fs)]);
+}
+
+void culprit_jit_symptom_field(void* c, int32_t slot, int32_t sel, CulpritJitValue* out) {
+  Env& env = *context_of(c).env;
+  const Item& it = env.slots[static_cast<size_t>(slot)];
+  if (!it.symptom) return set_null(out);
+  const Symptom& s = *it.symptom;
+  switch (sel) {
+    case ir::kSyId: return set_string(out, s.id);
+    case ir::kSyKind: return set_string(out, s.kind_name);
+    case ir::kSyNode: return set_string(out, s.node);
+    case ir::kSyKey: return set_string(out, s.key);
+    case ir::kSyFirst: return s.first ? set_int(out, Type::Time, *s.first) : set_null(out);
+    case ir::kSyLast: return s.last ? set_int(out, Type::Time, *s.last) : set_null(out);
+    case ir::kSyCount: return set_int(out, Type::Int, s.count);
+    case ir::kSyPriority: return set_int(out, Type::Int, s.priority);
+    case ir::kSySummary: return set_string(out, s.summary);
+    default: break;
+  }
+  int32_t fs = env.catalog->symptom_kinds[static_cast<size_t>(s.kind)].slot(sel);
+  if (fs < 0 || static_cast<size_t>(fs) >= s.fields.size()) return set_null(out);
+  set_value(out, s.fields[static_cast<size_t>(fs)]);
+}
+
+void culprit_jit_capture(void* c, int32_t index, CulpritJitValue* out) {
+  Env& env = *context_of(c).env;
+  if (!env.captures || index < 0 || static_cast<size_t>(index) >= env.captures->size()) return set_null(out);
+  const auto& cap = (*env.captures)[static_cast<size_t>(index)];
+  if (!cap) return set_null(out);
+  set_string(out, *cap);
+}
+
+void culprit_jit_record(void* c, int32_t record, int32_t field, CulpritJitValue* out) {
+  CallContext& ctx = context_of(c);
+  const World* w = ctx.env->world;
+  if (!w) return set_null(out);
+  set_owned(ctx, out, record == CULPRIT_JIT_TERMINAL  ? w->terminal(field)
+                      : record == CULPRIT_JIT_OUTCOME ? w->outcome(field)
+                                                      : w->workload(field));
+}
+
+int32_t culprit_jit_covered(void* c, const char* source, int64_t source_len, const char* node, int64_t node_len) {
+  const World* w = context_of(c).env->world;
+  if (!w) return 0;
+  return w->covered(std::string(view(source, source_len)), std::string(view(node, node_len))) ? 1 : 0;
+}
+
+double culprit_jit_coverage(void* c, const char* source, int64_t source_len) {
+  const World* w = context_of(c).env->world;
+  return w ? w->coverage(std::string(view(source, source_len))) : 0.0;
+}
+
+int32_t culprit_jit_str_compare(const char* a, int64_t a_len, const char* b, int64_t b_len) {
+  int r = view(a, a_len).compare(view(b, b_len));
+  return r < 0 ? -1 : r > 0 ? 1 : 0;
+}
+
+int32_t culprit_jit_str_test(int32_t which, const char* a, int64_t a_len, const char* b, int64_t b_len) {
+  std::string_view x = view(a, a_len), y = view(b, b_len);
+  switch (which) {
+    case CULPRIT_JIT_CONTAINS: return x.find(y) != std::string_view::npos;
+    case CULPRIT_JIT_STARTS_WITH: return x.substr(0, y.size()) == y;
+    default: return x.size() >= y.size() && x.substr(x.size() - y.size()) == y;
+  }
+}
+
+void culprit_jit_str_concat(void* c, const char* a, int64_t a_len, const char* b, int64_t b_len, CulpritJitValue* out) {
+  std::string s;
+  s.reserve(static_cast<size_t>(a_len + b_len));
+  s.append(view(a, a_len));
+  s.append(view(b, b_len));
+  set_string(out, context_of(c).keep(std::move(s)));
+}
+
+void culprit_jit_str_case(void* c, int32_t upper, const char* a, int64_t a_len, CulpritJitValue* out) {
+  std::string s(view(a, a_len));
+  for (char& ch : s)
+    ch = static_cast<char>(upper ? std::toupper(static_cast<unsigned char>(ch)) : std::tolower(static_cast<unsigned char>(ch)));
+  set_string(out, context_of(c).keep(std::move(s)));
+}
+
+void culprit_jit_str_trim(const char* a, int64_t a_len, CulpritJitValue* out) {
+  // A view into the argument, which outlives the call.
+  set_string(out, trim(view(a, a_len)));
+}
+
+int32_t culprit_jit_parse_int(const char* a, int64_t a_len, int32_t base, int64_t* out) {
+  auto r = parse_integer_text(view(a, a_len), base);
+  if (!r) return 0;
+  *out = *r;
+  return 1;
+}
+
+int32_t culprit_jit_parse_float(const char* a, int64_t a_len, double* out) {
+  auto r = parse_real_text(view(a, a_len));
+  if (!r) return 0;
+  *out = *r;
+  return 1;
+}
+
+int32_t culprit_jit_duration(const CulpritJitValue* v, int64_t mul, int64_t* out) {
+  // The interpreter's duration(n, unit), step for step.
+  double n = 0;
+  Type t = static_cast<Type>(v->type);
+  if (t == Type::Int) n = static_cast<double>(v->i);
+  else if (t == Type::Float) n = v->f;
+  else if (t == Type::String) {
+    auto f = parse_real_text(view(v->s, v->n));
+    if (!f) return 0;
+    n = *f;
+  } else {
+    return 0;
+  }
+  double ns = n * static_cast<double>(mul);
+  if (!std::isfinite(ns) || std::fabs(ns) >= 9.2e18) return 0;
+  if (t == Type::Int && v->i != 0 && std::llabs(v->i) < INT64_MAX / mul) {
+    *out = v->i * mul;
+    return 1;
+  }
+  *out = static_cast<int64_t>(std::llround(ns));
+  return 1;
+}
+
+void culprit_jit_to_text(void* c, const CulpritJitValue* v, CulpritJitValue* out) {
+  if (v->type == static_cast<int32_t>(Type::String)) return set_string(out, view(v->s, v->n));
+  set_string(out, context_of(c).keep(value_to_text(to_value(*v))));
+}
+
+void culprit_jit_interpolate(void* c, const CulpritJitValue* parts, int32_t count, CulpritJitValue* out) {
+  std::string s;
+  for (int32_t i = 0; i < count; ++i) {
+    const CulpritJitValue& p = parts[i];
+    if (p.type == 0) s += '?';
+    else if (p.type == static_cast<int32_t>(Type::String)) s.append(view(p.s, p.n));
+    else s += value_to_text(to_value(p));
+  }
+  set_string(out, context_of(c).keep(std::move(s)));
+}
+
+int32_t culprit_jit_matches(void* c, int32_t regex, const char* a, int64_t a_len) {
+  Env& env = *context_of(c).env;
+  if (!env.regexes || regex < 0 || static_cast<size_t>(regex) >= env.regexes->size()) return 0;
+  const auto& re = (*env.regexes)[static_cast<size_t>(regex)];
+  std::string_view s = view(a, a_len);
+  return re && RE2::PartialMatch(re2::StringPiece(s.data(), s.size()), *re) ? 1 : 0;
+}
+
+int32_t culprit_jit_query(void* c, int32_t op_code, int32_t query, CulpritJitFn value, CulpritJitValue* out) {
+  CallContext& ctx = context_of(c);
+  Env& env = *ctx.env;
+  auto op = static_cast<ir::Op>(op_code);
+  if (!env.world || !env.rule) {
+    set_null(out);
+    return CULPRIT_JIT_OK;
+  }
+  const ir::Query& q = env.rule->queries[static_cast<size_t>(query)];
+  int64_t count = 0;
+  std::set<std::string> nodes;
+  std::optional<Value> best;
+  bool bailed = false;
+  bool stop_at_first = op == ir::Op::QueryExists || op == ir::Op::QueryNone;
+  bool valued = op == ir::Op::QueryMax || op == ir::Op::QueryMin;
+  Item saved = env.slots[static_cast<size_t>(q.bind_slot)];
+  env.world->candidates(q, env, [&]() {
+    if (!passes_filter(q, env)) return true;
+    ++count;
+    const Item& it = env.slots[static_cast<size_t>(q.bind_slot)];
+    if (op == ir::Op::QueryNodes) nodes.insert(it.node());
+    if (valued) {
+      CulpritJitValue jv;
+      if (!value || value(&ctx, &jv) != CULPRIT_JIT_OK) {
+        bailed = true;
+        return false;
+      }
+      Value v = to_value(jv);
+      if (!v.is_null()) {
+        int cmp = best ? compare_values(v, *best) : 0;
+        if (!best || (op == ir::Op::QueryMax ? cmp > 0 : cmp < 0)) best = std::move(v);
+      }
+    }
+    return !stop_at_first;
+  });
+  env.slots[static_cast<size_t>(q.bind_slot)] = saved;
+  if (bailed) return CULPRIT_JIT_BAIL;
+  switch (op) {
+    case ir::Op::QueryExists: set_int(out, Type::Bool, count > 0); break;
+    case ir::Op::QueryNone: set_int(out, Type::Bool, count == 0); break;
+    case ir::Op::QueryCount: set_int(out, Type::Int, count); break;
+    case ir::Op::QueryNodes: set_int(out, Type::Int, static_cast<int64_t>(nodes.size())); break;
+    default:
+      if (best) set_owned(ctx, out, std::move(*best));
+      else set_null(out);
+  }
+  return CULPRIT_JIT_OK;
+}
+
+int32_t culprit_jit_group(void* c, int32_t op_code, CulpritJitFn value, CulpritJitValue* out) {
+  CallContext& ctx = context_of(c);
+  Env& env = *ctx.env;
+  auto op = static_cast<ir::Op>(op_code);
+  if (!env.group || env.group->empty()) {
+    set_null(out);
+    return CULPRIT_JIT_OK;
+  }
+  const auto& g = *env.group;
+  switch (op) {
+    case ir::Op::GroupCount: set_int(out, Type::Int, static_cast<int64_t>(g.size())); return CULPRIT_JIT_OK;
+    case ir::Op::GroupFirstTs:
+    case ir::Op::GroupLastTs: {
+      std::optional<int64_t> best;
+      for (const auto& it : g) {
+        auto t = it.time();
+        if (t && (!best || (op == ir::Op::GroupFirstTs ? *t < *best : *t > *best))) best = t;
+      }
+      if (best) set_int(out, Type::Time, *best);
+      else set_null(out);
+      return CULPRIT_JIT_OK;
+    }
+    case ir::Op::GroupDistinct:
+    case ir::Op::GroupValues: {
+      if (!value) return CULPRIT_JIT_BAIL;
+      Item saved = env.slots[0];
+      std::vector<Value> vals;
+      for (const auto& it : g) {
+        env.slots[0] = it;
+        CulpritJitValue jv;
+        if (value(&ctx, &jv) != CULPRIT_JIT_OK) {
+          env.slots[0] = saved;
+          return CULPRIT_JIT_BAIL;
+        }
+        Value v = to_value(jv);
+        if (!v.is_null()) vals.push_back(std::move(v));
+      }
+      env.slots[0] = saved;
+      std::sort(vals.begin(), vals.end(), value_less);
+      vals.erase(std::unique(vals.begin(), vals.end(), values_equal), vals.end());
+      if (op == ir::Op::GroupDistinct) {
+        set_int(out, Type::Int, static_cast<int64_t>(vals.size()));
+        return CULPRIT_JIT_OK;
+      }
+      std::string s;
+      for (const auto& v : vals) s += (s.empty() ? "" : ",") + value_to_text(v);
+      set_string(out, ctx.keep(std::move(s)));
+      return CULPRIT_JIT_OK;
+    }
+    default: set_null(out); return CULPRIT_JIT_OK;
+  }
+}
+
+}  // extern "C"
+
+namespace {
+
+const std::vector<jit::Helper>& helpers() {
+  static const std::vector<jit::Helper> list = {
+      {"culprit_jit_event_field", reinterpret_cast<void*>(&culprit_jit_event_field)},
+      {"culprit_jit_symptom_field", reinterpret_cast<void*>(&culprit_jit_symptom_field)},
+      {"culprit_jit_capture", reinterpret_cast<void*>(&culprit_jit_capture)},
+      {"culprit_jit_record", reinterpret_cast<void*>(&culprit_jit_record)},
+      {"culprit_jit_covered", reinterpret_cast<void*>(&culprit_jit_covered)},
+      {"culprit_jit_coverage", reinterpret_cast<void*>(&culprit_jit_coverage)},
+      {"culprit_jit_str_compare", reinterpret_cast<void*>(&culprit_jit_str_compare)},
+      {"culprit_jit_str_test", reinterpret_cast<void*>(&culprit_jit_str_test)},
+      {"culprit_jit_str_concat", reinterpret_cast<void*>(&culprit_jit_str_concat)},
+      {"culprit_jit_str_case", reinterpret_cast<void*>(&culprit_jit_str_case)},
+      {"culprit_jit_str_trim", reinterpret_cast<void*>(&culprit_jit_str_trim)},
+      {"culprit_jit_parse_int", reinterpret_cast<void*>(&culprit_jit_parse_int)},
+      {"culprit_jit_parse_float", reinterpret_cast<void*>(&culprit_jit_parse_float)},
+      {"culprit_jit_duration", reinterpret_cast<void*>(&culprit_jit_duration)},
+      {"culprit_jit_to_text", reinterpret_cast<void*>(&culprit_jit_to_text)},
+      {"culprit_jit_interpolate", reinterpret_cast<void*>(&culprit_jit_interpolate)},
+      {"culprit_jit_matches", reinterpret_cast<void*>(&culprit_jit_matches)},
+      {"culprit_jit_query", reinterpret_cast<void*>(&culprit_jit_query)},
+      {"culprit_jit_group", reinterpret_cast<void*>(&culprit_jit_group)},
+  };
+  return list;
+}
+
+// Expression -> native function: an open-addressing table keyed by the
+// expression's address, built once and read-only afterwards (so lock-free).
+class FunctionTable {
+ public:
+  void build(const std::vector<std::pair<const ir::Expr*, CulpritJitFn>>& entries) {
+    size_t cap = 16;
+    while (cap < entries.size() * 2 + 1) cap *= 2;
+    keys_.assign(cap, nullptr);
+    fns_.assign(cap, nullptr);
+    mask_ = cap - 1;
+    for (const auto& [e, fn] : entries) {
+      size_t i = slot(e);
+      while (keys_[i] && keys_[i] != e) i = (i + 1) & mask_;
+      keys_[i] = e;
+      fns_[i] = fn;
+    }
+  }
+  CulpritJitFn find(const ir::Expr* e) const {
+    if (keys_.empty()) return nullptr;
+    for (size_t i = slot(e);; i = (i + 1) & mask_) {
+      if (keys_[i] == e) return fns_[i];
+      if (!keys_[i]) return nullptr;
+    }
+  }
+
+ private:
+  size_t slot(const ir::Expr* e) const {
+    // Fibonacci hashing of the address (Exprs are at least 8-byte aligned).
+    return static_cast<size_t>((reinterpret_cast<uintptr_t>(e) >> 3) * 0x9E3779B97F4A7C15ull >> 20) & mask_;
+  }
+  std::vector<const ir::Expr*> keys_;
+  std::vector<CulpritJitFn> fns_;
+  size_t mask_ = 0;
+};
+
+class JitCode final : public NativeCode {
+ public:
+  JitCode(const ir::Catalog& catalog, std::shared_ptr<const jit::CompiledCatalog> code) : code_(std::move(code)) {
+    auto exprs = jit::top_level_expressions(catalog);
+    std::vector<std::pair<const ir::Expr*, CulpritJitFn>> entries;
+    for (size_t i = 0; i < exprs.size(); ++i)
+      if (CulpritJitFn fn = code_->function(i)) entries.emplace_back(exprs[i], fn);
+    table_.build(entries);
+  }
+
+  bool run(const ir::Expr& e, Env& env, Value& out) const override {
+    CulpritJitFn fn = table_.find(&e);
+    if (!fn) return false;
+    CallContext ctx{&env, {}};
+    CulpritJitValue r;
+    if (fn(&ctx, &r) != CULPRIT_JIT_OK) return false;
+    out.b = false;
+    out.i = 0;
+    out.f = 0;
+    out.s.clear();
+    out.type = static_cast<Type>(r.type);
+    switch (out.type) {
+      case Type::Null: break;
+      case Type::Bool: out.b = r.i != 0; break;
+      case Type::Int:
+      case Type::Time:
+      case Type::Duration: out.i = r.i; break;
+      case Type::Float: out.f = r.f; break;
+      case Type::String:
+        if (r.n > 0) out.s.assign(r.s, static_cast<size_t>(r.n));
+        break;
+    }
+    return true;
+  }
+
+  const jit::Stats& stats() const { return code_->stats(); }
+
+ private:
+  std::shared_ptr<const jit::CompiledCatalog> code_;
+  FunctionTable table_;
+};
+
+}  // namespace
+
+std::string resolved_cache_dir(const JitOptions& options) {
+  if (!options.use_cache) return "";
+  return options.cache_dir.empty() ? cache::default_directory() : options.cache_dir;
+}
+
+NativeCodeFactory jit_factory(const JitOptions& options) {
+  return [options](const ir::Catalog& catalog, std::string& why) -> std::shared_ptr<const NativeCode> {
+    try {
+      jit::Options o;
+      o.cache_dir = resolved_cache_dir(options);
+      o.opt_level = options.opt_level;
+      auto code = jit::compile(catalog, helpers(), o, why);
+      if (!code) return nullptr;
+      return std::make_shared<JitCode>(catalog, std::move(code));
+    } catch (const std::exception& e) {
+      why = std::string("JIT failed: ") + e.what();
+      return nullptr;
+    }
+  };
+}
+
+bool jit_available(std::string& why) { return jit::native_target_ready(&why); }
+
+const jit::Stats* native_stats(const NativeCode* code) {
+  auto* j = dynamic_cast<const JitCode*>(code);
+  return j ? &j->stats() : nullptr;
+}
+
+}  // namespace culprit

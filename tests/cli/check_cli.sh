@@ -1,0 +1,255 @@
+#!/usr/bin/env bash
+# Command-line behaviour of culprit: help, usage errors, bad bundles, and the
+# happy paths of diagnose, test, check and --version. Exit codes are part of
+# the interface (cli/main.cpp: 0 ok, 1 tests failed, 2 bad input), so every
+# check states the status it expects and what the user must be told.
+#
+# Usage: tests/cli/check_cli.sh BIN    (run from the repository root)
+# Stops at the first failed check, saying which one and why.
+set -u
+
+bin=${1:?usage: tests/cli/check_cli.sh path/to/culprit}
+[ -x "$bin" ] || { echo "FAIL: '$bin' is not an executable" >&2; exit 1; }
+[ -d examples/nvlink-xid149 ] || { echo "FAIL: run from the repository root (examples/ not found)" >&2; exit 1; }
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+checks=0
+fail() {
+  echo "FAIL: $*" >&2
+  if [ -s "$tmp/out" ]; then echo "--- stdout (first 20 lines):" >&2; head -20 "$tmp/out" >&2; fi
+  if [ -s "$tmp/err" ]; then echo "--- stderr (first 20 lines):" >&2; head -20 "$tmp/err" >&2; fi
+  exit 1
+}
+
+# run ARGS...: runs culprit, keeping stdout, stderr and the exit status.
+run() {
+  "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
+  status=$?
+  what="culprit $*"
+}
+
+expect_status() {
+  checks=$((checks + 1))
+  [ "$status" -eq "$1" ] || fail "$what: exit status $status, expected $1"
+}
+
+# expect_in out|err REGEX DESCRIPTION: the stream must have a line matching REGEX.
+expect_in() {
+  checks=$((checks + 1))
+  grep -Eq -- "$2" "$tmp/$1" || fail "$what: std$1 should show $3 (no line matches /$2/)"
+}
+
+expect_empty() {
+  checks=$((checks + 1))
+  [ ! -s "$tmp/$1" ] || fail "$what: std$1 should be empty"
+}
+
+# ----------------------------------------------------------------- help
+for args in "--help" "-h" "help"; do
+  run $args
+  expect_status 0
+  expect_in out '^Usage:' "the usage"
+  expect_in out 'culprit diagnose BUNDLE' "the diagnose command"
+  expect_in out 'culprit test' "the test command"
+  expect_in out 'culprit check' "the check command"
+  expect_empty err
+done
+for cmd in diagnose test check; do
+  for flag in --help -h; do
+    run "$cmd" "$flag"
+    expect_status 0
+    expect_in out "^Usage: culprit $cmd" "the usage of '$cmd'"
+    expect_in out '^Exit status' "what the exit status means"
+    expect_empty err
+  done
+done
+# --help wins over other arguments, even ones that would be errors.
+run diagnose /nonexistent --help
+expect_status 0
+expect_in out '^Usage: culprit diagnose' "the usage of 'diagnose'"
+
+# No command at all: the usage, on stderr, as an error.
+run
+expect_status 2
+expect_in err '^Usage:' "the usage"
+
+# ---------------------------------------------------------- usage errors
+run frobnicate
+expect_status 2
+expect_in err "unknown command 'frobnicate'" "the unknown command"
+
+run --frobnicate
+expect_status 2
+expect_in err "unknown command '--frobnicate'" "the unknown option"
+
+for cmd in diagnose test check; do
+  run "$cmd" --frobnicate
+  expect_status 2
+  expect_in err "unknown option '--frobnicate'" "the unknown option"
+  expect_in err "Try 'culprit $cmd --help'" "where to find help"
+done
+
+run diagnose examples/nvlink-xid149 -x
+expect_status 2
+expect_in err "unknown option '-x'" "the unknown short option"
+
+run diagnose
+expect_status 2
+expect_in err 'expected exactly one BUNDLE' "that a bundle is needed"
+
+run diagnose examples/nvlink-xid149 examples/time-limit
+expect_status 2
+expect_in err 'expected exactly one BUNDLE' "that only one bundle is taken"
+
+run diagnose examples/nvlink-xid149 --format yaml
+expect_status 2
+expect_in err '--format must be text or json' "the allowed formats"
+
+run diagnose examples/nvlink-xid149 --format
+expect_status 2
+expect_in err "option '--format' needs a value" "the missing value"
+
+run diagnose examples/nvlink-xid149 --threads 0
+expect_status 2
+expect_in err '--threads must be an integer' "the allowed thread counts"
+
+run diagnose examples/nvlink-xid149 --slack-before soon
+expect_status 2
+expect_in err '--slack-before must be a duration' "the expected duration"
+
+run diagnose examples/nvlink-xid149 --explain=yes
+expect_status 2
+expect_in err "option '--explain' takes no value" "that the flag takes no value"
+
+# ------------------------------------------------------------ bad bundles
+run diagnose "$tmp/no-such-bundle"
+expect_status 2
+expect_in err "no-such-bundle.*is not a directory" "that the bundle directory does not exist"
+expect_empty out
+
+mkdir -p "$tmp/no-context/logs/node-01"
+echo "x" > "$tmp/no-context/logs/node-01/app.log"
+run diagnose "$tmp/no-context"
+expect_status 2
+expect_in err 'cannot read .*no-context/context.json' "that context.json is missing"
+expect_empty out
+
+mkdir -p "$tmp/bad-json"
+printf '{"workload_id": "1", "nodes": ["node-01"],' > "$tmp/bad-json/context.json"
+run diagnose "$tmp/bad-json"
+expect_status 2
+expect_in err 'bad-json/context.json: context is not valid JSON' "that context.json is not valid JSON"
+expect_empty out
+
+mkdir -p "$tmp/no-nodes"
+printf '{"workload_id": "1", "terminal": {"state": "FAILED", "exit_code": 1}}\n' > "$tmp/no-nodes/context.json"
+run diagnose "$tmp/no-nodes"
+expect_status 2
+expect_in err "no-nodes/context.json: context: 'nodes' must be an array" "that 'nodes' is missing"
+expect_empty out
+
+mkdir -p "$tmp/typo"
+printf '{"workload_id": "1", "nodes": ["node-01"], "terminl": {}}\n' > "$tmp/typo/context.json"
+run diagnose "$tmp/typo"
+expect_status 2
+expect_in err "unknown key 'terminl'" "the misspelled key"
+
+mkdir -p "$tmp/bad-obs"
+printf '{"workload_id": "1", "nodes": ["node-01"]}\n' > "$tmp/bad-obs/context.json"
+printf '{"host": "node-01", "source": "app", "text": "x"}\nnot json\n' > "$tmp/bad-obs/observations.jsonl"
+run diagnose "$tmp/bad-obs" --format json
+expect_status 2
+expect_in err 'observations.jsonl:2: invalid observation: not valid JSON' "the bad observation line"
+expect_empty out
+
+# --------------------------------------------------------------- diagnose
+run diagnose examples/nvlink-xid149 --format json
+expect_status 0
+expect_in out '"schema": "culprit.verdict/v1"' "a verdict document"
+checks=$((checks + 1))
+/usr/bin/python3 - "$tmp/out" <<'EOF' || fail "$what: stdout is not a JSON verdict with a status and a workload"
+import json, sys
+v = json.load(open(sys.argv[1]))
+assert v["schema"] == "culprit.verdict/v1"
+assert v["status"] in ("attributed", "ambiguous", "unattributed", "no_failure")
+assert v["workload"]["id"] == "48213"
+EOF
+
+run diagnose examples/nvlink-xid149 --format text --color never
+expect_status 0
+checks=$((checks + 1))
+[ -s "$tmp/out" ] || fail "$what: the text verdict is empty"
+checks=$((checks + 1))
+if grep -q $'\033' "$tmp/out"; then fail "$what: --color never still printed ANSI escapes"; fi
+
+# ------------------------------------------------------------------- test
+run test
+expect_status 0
+expect_in out '^[0-9]+ passed, 0 failed$' "the closing 'N passed, 0 failed' line"
+checks=$((checks + 1))
+if grep -q '^FAIL' "$tmp/out"; then fail "$what: the bundled catalog fails its own tests"; fi
+
+cat > "$tmp/failing.attr" <<'EOF'
+extractor Hello from app {
+  match /hello (?<who>\w+)/
+  emit app.hello { who: who }
+  test "wrong expectation" { line "hello bob" expect app.hello { who: "alice" } }
+  test { line "bye" expect none }
+}
+EOF
+run test --no-stdlib "$tmp/failing.attr"
+expect_status 1
+expect_in out '^FAIL line Hello: wrong expectation' "the failing test"
+expect_in out "expected \"alice\", got \"bob\"" "what was expected and what came out"
+expect_in out '^1 passed, 1 failed$' "the counts"
+
+# ------------------------------------------------------------------ check
+run check
+expect_status 0
+expect_in out '^ok: catalog culprit-stdlib ' "that the bundled catalog compiles"
+
+cat > "$tmp/broken.attr" <<'EOF'
+extractor GpuXid from kernel {
+  match /NVRM: Xid \(PCI:(?<pci>[0-9a-fA-F:.]+)\): (?<xid>\d+)/
+  emit gpu.xid { pci: pci, xid: int(xid) }
+  test { line "NVRM: Xid (PCI:0000:3b:00): 79, x" expect gpu.xid { xid: 79 } }
+  test { line "NVRM: loading" expect none }
+}
+rule FallenOffBus stage symptoms {
+  for e: event gpu.xidd
+  symptom gpu.fallen_off_bus key e.pci { summary: "GPU {e.pci} fell off the bus" }
+}
+EOF
+run check --no-stdlib "$tmp/broken.attr"
+expect_status 2
+expect_in err "^$tmp/broken.attr:8:16: error\[E0201\]: unknown event kind 'gpu.xidd'" "file:line:col: error[E....]"
+expect_in err '^ 8 \|   for e: event gpu.xidd$' "the source line"
+expect_in err '^   \|                \^~~~~~~~$' "a caret under the unknown kind"
+expect_in err 'the rules do not compile \(1 error\)' "the error count"
+expect_empty out
+
+# A broken file next to the bundled catalog is reported the same way.
+run check "$tmp/broken.attr"
+expect_status 2
+expect_in err 'error\[E0201\]' "the error"
+
+run check --no-stdlib
+expect_status 2
+expect_in err 'no rules to load' "that there is nothing to compile"
+
+run check --no-stdlib "$tmp/missing.attr"
+expect_status 2
+expect_in err "error\[E0002\]: rule path '.*missing.attr' does not exist" "the missing rule file"
+
+# --------------------------------------------------------------- version
+run --version
+expect_status 0
+expect_in out '^Culprit [0-9]+\.[0-9]+\.[0-9]+' "the Culprit version"
+expect_in out '^ANTLR runtime: [0-9]' "the ANTLR runtime version"
+expect_in out '^Hyperscan: [0-9]' "the Hyperscan version"
+expect_in out '^RE2: [0-9]' "the RE2 version"
+expect_in out '^catalog: culprit-stdlib [0-9.]+ \(sha256:[0-9a-f]{64}\)' "the bundled catalog and its digest"
+
+echo "cli: all $checks checks passed"

@@ -1,0 +1,513 @@
+// Scanner tests: real files written to a temporary directory, scanned with a
+// Program built from a small catalog. They check what an event records about
+// where it came from, how times are assigned to lines (own, inherited,
+// back-filled, boot-anchored), what is counted, and that odd bytes and odd
+// line shapes neither crash nor lose the lines after them.
+#include "runtime/scanner.h"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "runtime/text_util.h"
+#include "runtime/timestamp.h"
+#include "tests/support/test_support.h"
+
+using namespace culprit;
+using culprit::testing::program_for;
+using culprit::testing::TempDir;
+
+namespace {
+
+constexpr int64_t kSec = 1'000'000'000;
+constexpr int64_t kT0 = 1767261600LL * kSec;        // 2026-01-01T10:00:00Z
+constexpr int64_t kNov30 = 1796000523LL * kSec;     // 2026-11-30T01:02:03Z (computed with Python's datetime)
+
+const char* const kCatalog = R"(
+extractor Hello from app {
+  match /hello (?<who>\w+)/
+  emit app.hello { who: who }
+  test { line "hello bob" expect app.hello { who: "bob" } }
+  test { line "bye" expect none }
+}
+extractor Say from app {
+  match /say (?<what>.*)/
+  emit app.say { what: what }
+  test { line "say it" expect app.say { what: "it" } }
+  test { line "hello" expect none }
+}
+extractor Done from app {
+  match /job done$/
+  emit app.done
+  test { line "the job done" expect app.done }
+  test { line "job done later" expect none }
+}
+extractor Xid from kernel {
+  match /NVRM: Xid \(PCI:(?<pci>[0-9a-f:]+)\): (?<xid>\d+)/
+  emit gpu.xid { pci: pci, xid: int(xid) }
+  test { line "NVRM: Xid (PCI:0000:3b:00): 79, x" expect gpu.xid { xid: 79, pci: "0000:3b:00" } }
+  test { line "NVRM: loading" expect none }
+}
+)";
+
+struct Fixture {
+  std::shared_ptr<const Program> program = program_for(kCatalog);
+  TempDir dir;
+
+  // Writes logs/<host>/<source>.log and describes it as the bundle loader would.
+  LogFile file(const std::string& host, const std::string& source, const std::string& bytes, bool control_plane = false) {
+    const std::string rel = "logs/" + host + "/" + source + ".log";
+    auto p = dir.write(rel, bytes);
+    LogFile f;
+    f.host = host;
+    f.source = source;
+    f.display_path = rel;
+    f.path = p.string();
+    f.control_plane = control_plane;
+    f.size = bytes.size();
+    return f;
+  }
+
+  ScanResult scan(const LogFile& f, const ScanOptions& opt = ScanOptions{}) {
+    Scanner scanner(program);
+    return scanner.scan_file(f, opt);
+  }
+
+  std::string kind_of(const Event& e) const { return program->catalog().event_kinds[static_cast<size_t>(e.kind)].name; }
+
+  Value field(const Event& e, const std::string& name) const {
+    const auto& cat = program->catalog();
+    int32_t slot = cat.event_kinds[static_cast<size_t>(e.kind)].slot(cat.field_id(name));
+    REQUIRE(slot >= 0);
+    return e.fields[static_cast<size_t>(slot)];
+  }
+};
+
+// The options a diagnose run would use for a window of unknown year: syslog
+// and glog lines get 2026.
+ScanOptions year_2026() {
+  ScanOptions o;
+  o.year_hint = make_year_hint(std::nullopt, std::nullopt, 2026);
+  return o;
+}
+
+std::vector<std::string> who_of(Fixture& fx, const ScanResult& r) {
+  std::vector<std::string> out;
+  for (const auto& e : r.events)
+    if (fx.kind_of(e) == "app.hello") out.push_back(fx.field(e, "who").s);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("scan_file: events carry their provenance") {
+  Fixture fx;
+  const std::string l1 = "2026-01-01T10:00:00Z start";
+  const std::string l2 = "2026-01-01T10:00:05Z hello alice";
+  const std::string l3 = "hello bob";
+  auto f = fx.file("node-01", "app", l1 + "\n" + l2 + "\n" + l3 + "\n");
+  auto r = fx.scan(f);
+  CHECK(r.error.empty());
+  CHECK(r.host == "node-01");
+  CHECK(r.source == "app");
+  CHECK(r.file == "logs/node-01/app.log");
+  CHECK(r.lines == 3);
+  CHECK(r.lines_without_time == 1);
+  CHECK(r.bytes == static_cast<int64_t>(f.size));
+  REQUIRE(r.events.size() == 2);
+
+  const Event& a = r.events[0];
+  CHECK(fx.kind_of(a) == "app.hello");
+  CHECK(a.producer == "Hello");
+  CHECK(a.host == "node-01");
+  CHECK_FALSE(a.control_plane);
+  CHECK(a.derived_from.empty());
+  CHECK(a.where.host == "node-01");
+  CHECK(a.where.source == "app");
+  CHECK(a.where.file == "logs/node-01/app.log");
+  CHECK(a.where.line == 2);
+  CHECK(a.where.offset == static_cast<int64_t>(l1.size() + 1));
+  CHECK(a.where.ts == kT0 + 5 * kSec);
+  CHECK(a.where.ts_origin == "line");
+  CHECK(a.where.text == l2);
+  CHECK(fx.field(a, "who").s == "alice");
+
+  // An untimed line inherits the time of the line before it.
+  const Event& b = r.events[1];
+  CHECK(b.where.line == 3);
+  CHECK(b.where.offset == static_cast<int64_t>(l1.size() + l2.size() + 2));
+  CHECK(b.where.ts == kT0 + 5 * kSec);
+  CHECK(b.where.ts_origin == "inherited");
+  CHECK(b.where.text == "hello bob");
+}
+
+TEST_CASE("scan_file: leading untimed lines take the first later time") {
+  Fixture fx;
+  auto f = fx.file("node-01", "app",
+                   "hello early\nhello also\n2026-01-01T10:00:07Z tick\nhello late\n2026-01-01T10:00:09Z hello timed\n");
+  auto r = fx.scan(f);
+  REQUIRE(r.events.size() == 4);
+  CHECK(who_of(fx, r) == std::vector<std::string>{"early", "also", "late", "timed"});
+  for (int i : {0, 1}) {
+    CAPTURE(i);
+    CHECK(r.events[static_cast<size_t>(i)].where.ts == kT0 + 7 * kSec);
+    CHECK(r.events[static_cast<size_t>(i)].where.ts_origin == "inherited");
+  }
+  CHECK(r.events[2].where.ts == kT0 + 7 * kSec);
+  CHECK(r.events[2].where.ts_origin == "inherited");
+  CHECK(r.events[3].where.ts == kT0 + 9 * kSec);
+  CHECK(r.events[3].where.ts_origin == "line");
+  CHECK(r.lines_without_time == 3);
+}
+
+TEST_CASE("scan_file: a file without any time leaves events untimed") {
+  Fixture fx;
+  auto r = fx.scan(fx.file("node-01", "app", "hello a\nhello b\n"));
+  REQUIRE(r.events.size() == 2);
+  for (const auto& e : r.events) {
+    CHECK_FALSE(e.where.ts.has_value());
+    CHECK(e.where.ts_origin.empty());
+  }
+  CHECK(r.lines_without_time == 2);
+}
+
+TEST_CASE("scan_file: dmesg boot seconds are anchored by a syslog line carrying both") {
+  Fixture fx;
+  auto f = fx.file("node-02", "kernel",
+                   "[  100.000000] NVRM: Xid (PCI:0000:3b:00): 79, before the anchor\n"
+                   "Nov 30 01:02:03 node-02 kernel: [  200.500000] NVRM: Xid (PCI:0000:3b:00): 48, the anchor\n"
+                   "[  260.500000] NVRM: Xid (PCI:0000:3b:00): 31, after the anchor\n");
+  auto r = fx.scan(f, year_2026());
+  REQUIRE(r.events.size() == 3);
+  // wall - boot of the anchor line: kNov30 - 200.5 s.
+  const int64_t boot_zero = kNov30 - 200 * kSec - kSec / 2;
+  CHECK(fx.field(r.events[0], "xid").i == 79);
+  CHECK(r.events[0].where.ts == boot_zero + 100 * kSec);
+  CHECK(r.events[0].where.ts_origin == "boot-anchored");
+  CHECK(fx.field(r.events[1], "xid").i == 48);
+  CHECK(r.events[1].where.ts == kNov30);
+  CHECK(r.events[1].where.ts_origin == "line");
+  CHECK(fx.field(r.events[2], "xid").i == 31);
+  CHECK(r.events[2].where.ts == kNov30 + 60 * kSec);
+  CHECK(r.events[2].where.ts_origin == "boot-anchored");
+  CHECK(fx.field(r.events[2], "pci").s == "0000:3b:00");
+  // Boot stamps are timestamps of their own: no line is "without time".
+  CHECK(r.lines_without_time == 0);
+}
+
+TEST_CASE("scan_file: boot seconds that are never anchored give no time (order only)") {
+  Fixture fx;
+  auto r = fx.scan(fx.file("node-02", "kernel",
+                           "[  100.000000] NVRM: Xid (PCI:0000:3b:00): 79, x\n"
+                           "[  101.000000] NVRM: Xid (PCI:0000:3b:00): 45, y\n"),
+                   year_2026());
+  REQUIRE(r.events.size() == 2);
+  for (const auto& e : r.events) {
+    CHECK_FALSE(e.where.ts.has_value());
+    CHECK(e.where.ts_origin.empty());
+  }
+}
+
+TEST_CASE("scan_file: lines and events outside the scope are counted, and only in-scope events kept") {
+  Fixture fx;
+  ScanOptions opt;
+  opt.scope_start = kT0;
+  opt.scope_end = kT0 + 600 * kSec;
+  auto f = fx.file("node-01", "app",
+                   "2026-01-01T09:00:00Z hello early\n"    // out
+                   "2026-01-01T10:05:00Z hello inside\n"   // in
+                   "hello inherits\n"                      // in (10:05)
+                   "2026-01-01T11:00:00Z hello late\n"     // out
+                   "hello after\n"                         // out (inherits 11:00)
+                   "2026-01-01T12:00:00Z nothing\n");      // out, no event
+  auto r = fx.scan(f, opt);
+  CHECK(r.lines == 6);
+  CHECK(r.lines_out_of_scope == 4);
+  CHECK(r.events_out_of_scope == 3);
+  CHECK(who_of(fx, r) == std::vector<std::string>{"inside", "inherits"});
+  // The bounds are inclusive.
+  auto edge = fx.scan(fx.file("node-02", "app", "2026-01-01T10:00:00Z hello start\n2026-01-01T10:10:00Z hello end\n"), opt);
+  CHECK(edge.lines_out_of_scope == 0);
+  CHECK(who_of(fx, edge) == std::vector<std::string>{"start", "end"});
+  // Untimed events are not out of scope: there is nothing to judge them by.
+  auto untimed = fx.scan(fx.file("node-03", "app", "hello nobody\n"), opt);
+  CHECK(untimed.events.size() == 1);
+  CHECK(untimed.events_out_of_scope == 0);
+  CHECK(untimed.lines_out_of_scope == 0);
+}
+
+TEST_CASE("scan_file: invalid UTF-8 and NUL bytes are sanitized in evidence") {
+  Fixture fx;
+  const std::string bad = "2026-01-01T10:00:00Z hello bad \xff\xfe tail";
+  const std::string nul = std::string("2026-01-01T10:00:01Z hello nul \0 after", 38);
+  const std::string cut = "2026-01-01T10:00:02Z say caf\xc3";  // a 2-byte sequence cut short
+  auto f = fx.file("node-01", "app", bad + "\n" + nul + "\n" + cut + "\n" + "2026-01-01T10:00:03Z hello fine\n");
+  auto r = fx.scan(f);
+  CHECK(r.lines == 4);
+  CHECK(r.lines_invalid_utf8 == 2);
+  REQUIRE(r.events.size() == 4);
+  for (const auto& e : r.events) {
+    CAPTURE(e.where.text);
+    CHECK(is_valid_utf8(e.where.text));
+    CHECK(e.where.text.find('\0') == std::string::npos);
+  }
+  const std::string fffd = "\xEF\xBF\xBD";
+  CHECK(r.events[0].where.text == "2026-01-01T10:00:00Z hello bad " + fffd + fffd + " tail");
+  CHECK(fx.field(r.events[0], "who").s == "bad");
+  CHECK(r.events[1].where.text == "2026-01-01T10:00:01Z hello nul " + fffd + " after");
+  // A capture holding the broken bytes is repaired too, so fields are printable.
+  CHECK(fx.kind_of(r.events[2]) == "app.say");
+  CHECK(fx.field(r.events[2], "what").s == "caf" + fffd);
+  CHECK(r.events[3].where.text == "2026-01-01T10:00:03Z hello fine");
+  // The time of a line is still read when the rest of it is garbage.
+  CHECK(r.events[0].where.ts == kT0);
+  CHECK(r.events[0].where.ts_origin == "line");
+}
+
+TEST_CASE("scan_file: a line longer than the 4 MiB buffer is cut, counted, and scanning goes on") {
+  Fixture fx;
+  const std::string first = "2026-01-01T10:00:00Z hello first";
+  const std::string giant = "hello giant " + std::string(Scanner::kBufferSize + (1 << 20), 'x');
+  const std::string after = "2026-01-01T10:00:02Z hello after";
+  auto f = fx.file("node-01", "app", first + "\n" + giant + "\n" + after + "\n" + "hello last\n");
+  ScanOptions opt;
+  auto r = fx.scan(f, opt);
+  CHECK(r.error.empty());
+  CHECK(r.lines == 4);
+  CHECK(r.lines_truncated == 1);
+  CHECK(who_of(fx, r) == std::vector<std::string>{"first", "giant", "after", "last"});
+  REQUIRE(r.events.size() == 4);
+  const Event& g = r.events[1];
+  CHECK(g.where.line == 2);
+  CHECK(g.where.offset == static_cast<int64_t>(first.size() + 1));
+  CHECK(g.where.text.size() <= opt.max_text);
+  CHECK(g.where.text.rfind("hello giant xxx", 0) == 0);
+  CHECK(g.where.text.substr(g.where.text.size() - 3) == "\xE2\x80\xA6");  // "…" marks the cut
+  CHECK(is_valid_utf8(g.where.text));
+  const Event& a = r.events[2];
+  CHECK(a.where.line == 3);
+  CHECK(a.where.offset == static_cast<int64_t>(first.size() + giant.size() + 2));
+  CHECK(a.where.text == after);
+  CHECK(a.where.ts == kT0 + 2 * kSec);
+  CHECK(r.events[3].where.line == 4);
+  CHECK(r.events[3].where.ts == kT0 + 2 * kSec);
+}
+
+TEST_CASE("scan_file: a line between max_line and the buffer size is cut and counted too") {
+  Fixture fx;
+  ScanOptions opt;
+  opt.max_line = 1000;
+  const std::string longish = "2026-01-01T10:00:00Z hello long " + std::string(5000, 'y');
+  auto r = fx.scan(fx.file("node-01", "app", longish + "\nhello next\n"), opt);
+  CHECK(r.lines == 2);
+  CHECK(r.lines_truncated == 1);
+  CHECK(who_of(fx, r) == std::vector<std::string>{"long", "next"});
+  CHECK(r.events[1].where.offset == static_cast<int64_t>(longish.size() + 1));
+}
+
+TEST_CASE("scan_file: evidence text is truncated to max_text on a character boundary") {
+  Fixture fx;
+  ScanOptions opt;
+  opt.max_text = 16;
+  auto r = fx.scan(fx.file("node-01", "app", "hello x ééééééééééééééééé\n"), opt);
+  REQUIRE(r.events.size() == 1);
+  const std::string& t = r.events[0].where.text;
+  CHECK(t.size() <= 16);
+  CHECK(is_valid_utf8(t));
+  CHECK(t.rfind("hello x ", 0) == 0);
+  CHECK(t.substr(t.size() - 3) == "\xE2\x80\xA6");
+}
+
+TEST_CASE("scan_file: CRLF line endings") {
+  Fixture fx;
+  const std::string text = "2026-01-01T10:00:00Z hello win\r\nhello two\r\n";
+  auto f = fx.file("node-01", "app", text);
+  auto r = fx.scan(f);
+  CHECK(r.lines == 2);
+  CHECK(r.lines_invalid_utf8 == 0);
+  REQUIRE(r.events.size() == 2);
+  CHECK(r.events[0].where.text == "2026-01-01T10:00:00Z hello win");
+  CHECK(r.events[1].where.text == "hello two");
+  CHECK(r.events[1].where.offset == 32);
+  CHECK(fx.field(r.events[1], "who").s == "two");
+  CHECK(r.events[1].where.ts == kT0);
+}
+
+// Regression: with CRLF line endings, a regex anchored with `$` never matches. The
+// scanner strips the '\r' before RE2 sees the line, but Hyperscan scans the raw
+// buffer, where `$` (multiline) matches only before '\n', i.e. after the '\r';
+// the line is never flagged, so the extractor never runs (runtime/scanner.cpp
+// Stream::chunk). The same line with LF, or through scan_lines, matches.
+// Repro: a bundle whose logs/<host>/app.log has "the job done\r\n" and an
+// extractor `match /job done$/` yields no event.
+TEST_CASE("scan_file: `$`-anchored regexes match CRLF lines") {
+  Fixture fx;
+  auto lf = fx.scan(fx.file("node-01", "app", "the job done\n"));
+  REQUIRE(lf.events.size() == 1);  // control: the extractor works on LF lines
+  auto crlf = fx.scan(fx.file("node-02", "app", "the job done\r\n"));
+  CHECK(crlf.events.size() == 1);
+}
+
+TEST_CASE("scan_file: a file without a trailing newline still has its last line") {
+  Fixture fx;
+  auto r = fx.scan(fx.file("node-01", "app", "2026-01-01T10:00:00Z hello one\nhello two"));
+  CHECK(r.lines == 2);
+  CHECK(who_of(fx, r) == std::vector<std::string>{"one", "two"});
+  CHECK(r.events[1].where.line == 2);
+  CHECK(r.events[1].where.text == "hello two");
+  CHECK(r.events[1].where.ts == kT0);
+  auto done = fx.scan(fx.file("node-02", "app", "the job done"));
+  CHECK(done.events.size() == 1);  // `$` at the very end of the file
+}
+
+// Regression: ScanResult::bytes (reported as coverage `bytes_read`) is the sum of
+// (line length + 1) over the lines processed, not the bytes read: a last line
+// without '\n' adds a byte that is not in the file, and a line cut at max_line
+// contributes only its kept head (runtime/scanner.cpp Stream::line).
+// Repro: `printf 'hello a\nhello b' > logs/node-01/app.log` (15 bytes) reports
+// bytes_read 16 for the app source.
+TEST_CASE("scan_file: bytes counts the bytes of the file") {
+  Fixture fx;
+  auto no_newline = fx.file("node-01", "app", "hello a\nhello b");
+  CHECK(fx.scan(no_newline).bytes == 15);
+  ScanOptions opt;
+  opt.max_line = 100;
+  const std::string content = "hello long " + std::string(1000, 'z') + "\nhello b\n";
+  auto cut = fx.file("node-02", "app", content);
+  CHECK(fx.scan(cut, opt).bytes == static_cast<int64_t>(content.size()));
+}
+
+TEST_CASE("scan_file: an empty file and blank lines") {
+  Fixture fx;
+  auto empty = fx.scan(fx.file("node-01", "app", ""));
+  CHECK(empty.error.empty());
+  CHECK(empty.lines == 0);
+  CHECK(empty.bytes == 0);
+  CHECK(empty.events.empty());
+  auto blank = fx.scan(fx.file("node-02", "app", "\n\n\nhello x\n"));
+  CHECK(blank.lines == 4);
+  REQUIRE(blank.events.size() == 1);
+  CHECK(blank.events[0].where.line == 4);
+  CHECK(blank.events[0].where.offset == 3);
+}
+
+TEST_CASE("scan_file: an unreadable file is an error on the result, not a crash") {
+  Fixture fx;
+  LogFile f;
+  f.host = "node-01";
+  f.source = "app";
+  f.display_path = "logs/node-01/app.log";
+  f.path = (fx.dir.path() / "does-not-exist.log").string();
+  auto r = fx.scan(f);
+  CHECK(r.error.find("logs/node-01/app.log") != std::string::npos);
+  CHECK(r.lines == 0);
+  CHECK(r.events.empty());
+}
+
+TEST_CASE("scan_file: sources without extractors are read and counted, with no events") {
+  Fixture fx;
+  auto r = fx.scan(fx.file("node-01", "fabricmanager", "[Jul 23 2024 07:53:55] [ERROR] hello fm\nplain\n"));
+  CHECK(r.lines == 2);
+  CHECK(r.lines_without_time == 1);
+  CHECK(r.events.empty());
+}
+
+TEST_CASE("scan_file: control-plane files mark their events") {
+  Fixture fx;
+  auto r = fx.scan(fx.file("slurmctl", "app", "hello ctl\n", true));
+  REQUIRE(r.events.size() == 1);
+  CHECK(r.control_plane);
+  CHECK(r.events[0].control_plane);
+  CHECK(r.events[0].host == "slurmctl");
+}
+
+TEST_CASE("scan_file: one line can feed several extractors, once each") {
+  Fixture fx;
+  auto r = fx.scan(fx.file("node-01", "app", "say hello there hello again\n"));
+  REQUIRE(r.events.size() == 2);
+  std::vector<std::string> kinds = {fx.kind_of(r.events[0]), fx.kind_of(r.events[1])};
+  std::sort(kinds.begin(), kinds.end());
+  CHECK(kinds == std::vector<std::string>{"app.hello", "app.say"});
+  for (const auto& e : r.events)
+    if (fx.kind_of(e) == "app.hello") CHECK(fx.field(e, "who").s == "there");  // the first match supplies captures
+}
+
+TEST_CASE("scan_file: the per-file event cap counts what it drops") {
+  Fixture fx;
+  ScanOptions opt;
+  opt.max_events_per_file = 3;
+  std::string text;
+  for (int i = 0; i < 10; ++i) text += "hello n" + std::to_string(i) + "\n";
+  auto r = fx.scan(fx.file("node-01", "app", text), opt);
+  CHECK(r.events.size() == 3);
+  CHECK(r.events_over_cap == 7);
+  CHECK(who_of(fx, r) == std::vector<std::string>{"n0", "n1", "n2"});
+}
+
+TEST_CASE("scan_file: many lines across buffer refills keep numbers and offsets exact") {
+  Fixture fx;
+  // About 9 MiB of lines, so the 4 MiB buffer is refilled and lines straddle its edge.
+  std::string text;
+  std::vector<int64_t> offsets;
+  const std::string pad(200, '.');
+  int n = 0;
+  while (text.size() < 9u * 1024 * 1024) {
+    offsets.push_back(static_cast<int64_t>(text.size()));
+    text += (n % 1000 == 0 ? "hello m" + std::to_string(n) + " " : "noise ") + pad + "\n";
+    ++n;
+  }
+  auto r = fx.scan(fx.file("node-01", "app", text));
+  CHECK(r.lines == n);
+  CHECK(r.lines_truncated == 0);
+  size_t expected_events = static_cast<size_t>((n + 999) / 1000);
+  REQUIRE(r.events.size() == expected_events);
+  for (size_t i = 0; i < r.events.size(); ++i) {
+    const int64_t line_index = static_cast<int64_t>(i) * 1000;
+    CAPTURE(line_index);
+    CHECK(r.events[i].where.line == line_index + 1);
+    CHECK(r.events[i].where.offset == offsets[static_cast<size_t>(line_index)]);
+    CHECK(fx.field(r.events[i], "who").s == "m" + std::to_string(line_index));
+  }
+}
+
+TEST_CASE("scan_lines: in-memory lines with given numbers and times") {
+  Fixture fx;
+  Scanner scanner(fx.program);
+  auto r = scanner.scan_lines("node-03", "app", "observations.jsonl", false,
+                              {"hello one", "2026-01-01T10:00:00Z hello two", "hello three\nwith newline"},
+                              {10, 20, 30}, {kT0 + 60 * kSec, std::nullopt, std::nullopt}, ScanOptions{});
+  REQUIRE(r.events.size() == 3);
+  CHECK(r.events[0].where.line == 10);
+  CHECK(r.events[0].where.file == "observations.jsonl");
+  // A given time wins over the line and is marked as coming from the observation.
+  CHECK(r.events[0].where.ts == kT0 + 60 * kSec);
+  CHECK(r.events[0].where.ts_origin == "observation");
+  CHECK(r.events[1].where.ts == kT0);
+  CHECK(r.events[1].where.ts_origin == "line");
+  CHECK(r.events[2].where.ts == kT0);
+  CHECK(r.events[2].where.ts_origin == "inherited");
+  // An embedded newline cannot split an observation into two lines.
+  CHECK(r.events[2].where.text == "hello three with newline");
+  CHECK(r.lines == 3);
+}
+
+TEST_CASE("scan_single_line: what one extractor emits for one line") {
+  Fixture fx;
+  Scanner scanner(fx.program);
+  const auto& cat = fx.program->catalog();
+  int32_t hello = -1, say = -1;
+  for (size_t i = 0; i < cat.extractors.size(); ++i) {
+    if (cat.extractors[i].name == "Hello") hello = static_cast<int32_t>(i);
+    if (cat.extractors[i].name == "Say") say = static_cast<int32_t>(i);
+  }
+  auto only_hello = scanner.scan_single_line("app", "say hello you", hello);
+  REQUIRE(only_hello.size() == 1);
+  CHECK(only_hello[0].producer == "Hello");
+  auto only_say = scanner.scan_single_line("app", "say hello you", say);
+  REQUIRE(only_say.size() == 1);
+  CHECK(fx.field(only_say[0], "what").s == "hello you");
+  CHECK(scanner.scan_single_line("app", "say hello you", -1).size() == 2);
+  CHECK(scanner.scan_single_line("kernel", "hello you", -1).empty());
+}
