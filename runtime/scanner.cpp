@@ -46,6 +46,8 @@ class Scanner::Stream {
   // `data` holds whole lines separated by '\n' (the last may lack it).
   void chunk(const char* data, size_t len, int64_t base_offset) {
     result_.bytes += static_cast<int64_t>(len);
+    // A pure-ASCII buffer (the usual case) needs no per-line UTF-8 check.
+    chunk_ascii_ = ascii_prefix_length(std::string_view(data, len)) == len;
     collector_.hits.clear();
     if (db_ && len > 0) {
       collector_.base = data;
@@ -72,8 +74,10 @@ class Scanner::Stream {
   }
 
   // One line from memory, scanned on its own.
-  void single(const std::string& text, int64_t line_no, std::optional<int64_t> forced_ts) {
-    result_.bytes += static_cast<int64_t>(text.size());
+  void single(const std::string& text, int64_t line_no, std::optional<int64_t> forced_ts, int64_t offset = 0,
+              bool terminated = false) {
+    result_.bytes += static_cast<int64_t>(text.size()) + (terminated ? 1 : 0);
+    chunk_ascii_ = false;
     std::vector<int32_t> ids;
     if (db_) {
       collector_.hits.clear();
@@ -83,7 +87,7 @@ class Scanner::Stream {
       for (const auto& h : collector_.hits) ids.push_back(db_->extractors[h.second]);
     }
     line_no_ = line_no;
-    line(text, line_no, 0, ids, forced_ts);
+    line(text, line_no, offset, ids, forced_ts);
   }
 
   void set_line_number(int64_t n) { line_no_ = n; }
@@ -131,7 +135,7 @@ class Scanner::Stream {
       ++result_.lines_truncated;
       text = text.substr(0, opt_.max_line);
     }
-    bool valid = is_valid_utf8(text);
+    bool valid = chunk_ascii_ || is_valid_utf8(text);
     if (!valid) ++result_.lines_invalid_utf8;
 
     LineTime lt = forced_ts ? LineTime{} : parse_line_time(text, opt_.year_hint);
@@ -239,6 +243,7 @@ class Scanner::Stream {
   const ScanOptions& opt_;
   const Program::SourceDatabase* db_;
   MatchCollector collector_;
+  bool chunk_ascii_ = false;
   std::optional<int64_t> last_wall_, anchor_;
   std::vector<size_t> pending_leading_, pending_boot_;
   std::vector<re2::StringPiece> groups_;
@@ -317,7 +322,8 @@ ScanResult Scanner::scan_file(const LogFile& file, const ScanOptions& opt) {
 ScanResult Scanner::scan_lines(const std::string& host, const std::string& source, const std::string& display_file,
                                bool control_plane, const std::vector<std::string>& lines,
                                const std::vector<int64_t>& line_numbers,
-                               const std::vector<std::optional<int64_t>>& times, const ScanOptions& opt) {
+                               const std::vector<std::optional<int64_t>>& times, const ScanOptions& opt,
+                               const std::vector<int64_t>& offsets) {
   ScanResult r;
   r.host = host;
   r.source = source;
@@ -326,9 +332,11 @@ ScanResult Scanner::scan_lines(const std::string& host, const std::string& sourc
   Stream stream(*this, r, opt);
   for (size_t i = 0; i < lines.size(); ++i) {
     std::string text = lines[i];
+    bool terminated = !text.empty() && text.back() == '\n';
+    if (terminated) text.pop_back();
     std::replace(text.begin(), text.end(), '\n', ' ');
     stream.single(text, i < line_numbers.size() ? line_numbers[i] : static_cast<int64_t>(i) + 1,
-                  i < times.size() ? times[i] : std::nullopt);
+                  i < times.size() ? times[i] : std::nullopt, i < offsets.size() ? offsets[i] : 0, terminated);
   }
   stream.finish();
   return r;

@@ -21,6 +21,10 @@ namespace culprit {
 // characters, including NUL, are well-formed.
 bool is_valid_utf8(std::string_view s) noexcept;
 
+// Length of the longest prefix of `s` made of ASCII bytes (< 0x80); equal to
+// s.size() for pure ASCII text. Word-at-a-time: cheap enough for every buffer.
+size_t ascii_prefix_length(std::string_view s) noexcept;
+
 // A copy of `s` that is valid UTF-8 and free of control characters, so it can be printed and
 // put in a JSON string as is:
 //  * each maximal ill-formed subsequence becomes one U+FFFD (the Unicode "maximal subpart"
