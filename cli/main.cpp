@@ -20,6 +20,7 @@
 #include <map>
 
 #include "cli/args.h"
+#include "cli/eval.h"
 #include "compiler/catalog_loader.h"
 #include "compiler/parser.h"
 #include "compiler/regex_check.h"
@@ -30,6 +31,7 @@
 #include "runtime/timestamp.h"
 #include "runtime/verdict_json.h"
 #include "runtime/verdict_text.h"
+#include "service/service.h"
 
 namespace {
 
@@ -338,6 +340,8 @@ int timings_run(const std::vector<std::string>& paths, const EngineChoice& engin
     out["llvm_codegen"] = num(st->codegen_ms);
     out["llvm_optimize"] = num(st->optimize_ms);
     out["llvm_emit"] = num(st->emit_ms);
+    out["llvm_wall"] = st->cache_hit ? "-" : fmt::format("{} ({} thread{})", num(st->compile_wall_ms), st->threads,
+                                                        st->threads == 1 ? "" : "s");
     out["jit_cache"] = num(st->cache_ms);
     out["jit_link"] = num(st->link_ms);
     out["jit_cached"] = st->cache_hit ? "1" : "0";
@@ -442,9 +446,10 @@ int check_timings(const Args& a, const EngineChoice& engine) {
   row("sema (types, regex checks)", "sema");
   row("Hyperscan compile / load", "hyperscan", "hyperscan_cached");
   if (engine.jit) {
-    row("LLVM codegen (IR -> LLVM IR)", "llvm_codegen");
-    row("LLVM optimize (O2)", "llvm_optimize");
-    row("LLVM emit (machine code)", "llvm_emit");
+    row("LLVM codegen (IR -> LLVM IR)*", "llvm_codegen");
+    row("LLVM optimize (O2)*", "llvm_optimize");
+    row("LLVM emit (machine code)*", "llvm_emit");
+    row("  LLVM elapsed (parallel modules)", "llvm_wall");
     row("JIT cache read/write", "jit_cache", "jit_cached");
     row("JIT link + symbol lookup", "jit_link");
     row("native code total", "native");
@@ -455,6 +460,7 @@ int check_timings(const Args& a, const EngineChoice& engine) {
   std::cout << fmt::format("evaluator: {}", cell(0, "evaluator"));
   if (engine.jit) std::cout << fmt::format("; native expressions: {}; object code: {} bytes", cell(0, "native_exprs"), cell(0, "object_bytes"));
   std::cout << fmt::format("\nself-tests: {}\n", cell(0, "tests"));
+  if (engine.jit) std::cout << "* summed over the threads that compile modules in parallel\n";
   return rc;
 }
 
@@ -514,9 +520,12 @@ int run(int argc, char** argv) {
     return kOk;
   }
   if (cmd == "--version" || cmd == "version") return cmd_version();
+  if (cmd == "serve") return culprit::service::serve_command(argc, argv);
+  if (culprit::service::wants_remote_diagnose(argc, argv)) return culprit::service::diagnose_remote_command(argc, argv);
   if (cmd == "diagnose") return cmd_diagnose(argc, argv);
   if (cmd == "test") return cmd_test(argc, argv);
   if (cmd == "check") return cmd_check(argc, argv);
+  if (cmd == "eval") return culprit::cli::cmd_eval(argc, argv);
   std::cerr << fmt::format("culprit: unknown command '{}'\n\n{}", cmd, kMainHelp);
   return kBadInput;
 }

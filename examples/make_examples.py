@@ -21,12 +21,14 @@ sys.path.insert(0, HERE)
 
 from _gen import scen_nvlink  # noqa: E402
 from _gen import scen_others  # noqa: E402
+from _gen import scen_catalog  # noqa: E402
 from _gen.common import write_bundle  # noqa: E402
 
 SCENARIOS = {
     scen_nvlink.NAME: (scen_nvlink.build, scen_nvlink.README),
 }
 SCENARIOS.update(scen_others.SCENARIOS)
+SCENARIOS.update(scen_catalog.SCENARIOS)   # the labeled corpus for `culprit eval`
 
 # Lines quoted verbatim (with file:line) at the end of each README: (file, substring, max hits).
 KEY_LINES = {
@@ -79,6 +81,9 @@ def main(argv):
             shutil.rmtree(os.path.join(root, "logs"))
         ctx, files = build()
         write_bundle(root, ctx, files, readme + key_evidence(name, files))
+        if name in scen_catalog.EXPECTED:
+            with open(os.path.join(root, "expected.json"), "w") as f:
+                f.write(scen_catalog.EXPECTED[name])
         nlines = {k: v.count("\n") for k, v in files.items()}
         total = sum(len(v) for v in files.values())
         print(f"{name}: {len(files)} log files, {total / 1e6:.2f} MB")

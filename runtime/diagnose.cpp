@@ -107,6 +107,7 @@ bool diagnose(std::shared_ptr<const Program> program, const DiagnoseRequest& req
     std::vector<std::string> lines;
     std::vector<int64_t> numbers;
     std::vector<std::optional<int64_t>> times;
+    std::vector<int64_t> offsets;
   };
   std::map<ObservationGroupKey, Stream> streams;
   std::vector<Event> metric_events;
@@ -136,6 +137,7 @@ bool diagnose(std::shared_ptr<const Program> program, const DiagnoseRequest& req
     s.lines.push_back(o.text);
     s.numbers.push_back(o.line);
     s.times.push_back(o.ts);
+    s.offsets.push_back(o.offset);
   }
   // Within a stream, lines are taken in provenance order so that the order
   // observations arrived in does not matter.
@@ -152,6 +154,7 @@ bool diagnose(std::shared_ptr<const Program> program, const DiagnoseRequest& req
       sorted.lines.push_back(std::move(s.lines[i]));
       sorted.numbers.push_back(s.numbers[i]);
       sorted.times.push_back(s.times[i]);
+      sorted.offsets.push_back(s.offsets[i]);
     }
     s = std::move(sorted);
   }
@@ -179,7 +182,7 @@ bool diagnose(std::shared_ptr<const Program> program, const DiagnoseRequest& req
       } else {
         const Stream& s = *stream_list[i - req.files.size()];
         results[i] = scanner.scan_lines(s.key.host, s.key.source, s.key.file, !workload_nodes.count(s.key.host), s.lines,
-                                        s.numbers, s.times, scan);
+                                        s.numbers, s.times, scan, s.offsets);
       }
     }
   };
@@ -204,7 +207,7 @@ bool diagnose(std::shared_ptr<const Program> program, const DiagnoseRequest& req
     sc.lines_out_of_scope += r.lines_out_of_scope;
     sc.lines_invalid_utf8 += r.lines_invalid_utf8;
     sc.lines_truncated += r.lines_truncated;
-    sc.lines_without_time += r.lines_without_time;
+    sc.events_without_time += r.events_without_time;
     sc.events += static_cast<int64_t>(r.events.size());
     sc.events_out_of_scope += r.events_out_of_scope;
     if (r.events_over_cap) sc.errors.push_back(fmt::format("{}: {} events over the per-file cap were not kept", r.file, r.events_over_cap));

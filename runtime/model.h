@@ -78,7 +78,7 @@ struct SourceCoverage {
   int64_t lines_out_of_scope = 0;
   int64_t lines_invalid_utf8 = 0;
   int64_t lines_truncated = 0;
-  int64_t lines_without_time = 0;
+  int64_t events_without_time = 0;     // events whose line had no time and inherited none
   int64_t events = 0;
   int64_t events_out_of_scope = 0;
   std::vector<std::string> errors;

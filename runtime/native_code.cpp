@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstddef>
+#include <cstring>
 #include <forward_list>
 #include <set>
 
@@ -149,6 +150,18 @@ void culprit_jit_symptom_field(void* c, int32_t slot, int32_t sel, CulpritJitVal
   int32_t fs = env.catalog->symptom_kinds[static_cast<size_t>(s.kind)].slot(sel);
   if (fs < 0 || static_cast<size_t>(fs) >= s.fields.size()) return set_null(out);
   set_value(out, s.fields[static_cast<size_t>(fs)]);
+}
+
+CulpritJitFields culprit_jit_event_fields(void* c, int32_t slot) {
+  const Event* ev = context_of(c).env->slots[static_cast<size_t>(slot)].event;
+  if (!ev) return {nullptr, 0};
+  return {ev->fields.data(), (static_cast<int64_t>(ev->kind) << 32) | static_cast<uint32_t>(ev->fields.size())};
+}
+
+CulpritJitFields culprit_jit_symptom_fields(void* c, int32_t slot) {
+  const Symptom* s = context_of(c).env->slots[static_cast<size_t>(slot)].symptom;
+  if (!s) return {nullptr, 0};
+  return {s->fields.data(), (static_cast<int64_t>(s->kind) << 32) | static_cast<uint32_t>(s->fields.size())};
 }
 
 void culprit_jit_capture(void* c, int32_t index, CulpritJitValue* out) {
@@ -384,6 +397,8 @@ const std::vector<jit::Helper>& helpers() {
   static const std::vector<jit::Helper> list = {
       {"culprit_jit_event_field", reinterpret_cast<void*>(&culprit_jit_event_field)},
       {"culprit_jit_symptom_field", reinterpret_cast<void*>(&culprit_jit_symptom_field)},
+      {"culprit_jit_event_fields", reinterpret_cast<void*>(&culprit_jit_event_fields)},
+      {"culprit_jit_symptom_fields", reinterpret_cast<void*>(&culprit_jit_symptom_fields)},
       {"culprit_jit_capture", reinterpret_cast<void*>(&culprit_jit_capture)},
       {"culprit_jit_record", reinterpret_cast<void*>(&culprit_jit_record)},
       {"culprit_jit_covered", reinterpret_cast<void*>(&culprit_jit_covered)},
@@ -407,36 +422,39 @@ const std::vector<jit::Helper>& helpers() {
 
 // Expression -> native function: an open-addressing table keyed by the
 // expression's address, built once and read-only afterwards (so lock-free).
+// Key and function share a slot so a lookup touches one cache line.
 class FunctionTable {
  public:
   void build(const std::vector<std::pair<const ir::Expr*, CulpritJitFn>>& entries) {
     size_t cap = 16;
-    while (cap < entries.size() * 2 + 1) cap *= 2;
-    keys_.assign(cap, nullptr);
-    fns_.assign(cap, nullptr);
+    while (cap < entries.size() + entries.size() / 2 + 1) cap *= 2;
+    slots_.assign(cap, Slot{});
     mask_ = cap - 1;
     for (const auto& [e, fn] : entries) {
-      size_t i = slot(e);
-      while (keys_[i] && keys_[i] != e) i = (i + 1) & mask_;
-      keys_[i] = e;
-      fns_[i] = fn;
+      size_t i = index(e);
+      while (slots_[i].key && slots_[i].key != e) i = (i + 1) & mask_;
+      slots_[i] = Slot{e, fn};
     }
   }
   CulpritJitFn find(const ir::Expr* e) const {
-    if (keys_.empty()) return nullptr;
-    for (size_t i = slot(e);; i = (i + 1) & mask_) {
-      if (keys_[i] == e) return fns_[i];
-      if (!keys_[i]) return nullptr;
+    if (slots_.empty()) return nullptr;
+    for (size_t i = index(e);; i = (i + 1) & mask_) {
+      const Slot& s = slots_[i];
+      if (s.key == e) return s.fn;
+      if (!s.key) return nullptr;
     }
   }
 
  private:
-  size_t slot(const ir::Expr* e) const {
-    // Fibonacci hashing of the address (Exprs are at least 8-byte aligned).
-    return static_cast<size_t>((reinterpret_cast<uintptr_t>(e) >> 3) * 0x9E3779B97F4A7C15ull >> 20) & mask_;
+  struct Slot {
+    const ir::Expr* key = nullptr;
+    CulpritJitFn fn = nullptr;
+  };
+  size_t index(const ir::Expr* e) const {
+    // Fibonacci hashing of the address: the high bits of the product.
+    return static_cast<size_t>((reinterpret_cast<uintptr_t>(e) * 0x9E3779B97F4A7C15ull) >> 40) & mask_;
   }
-  std::vector<const ir::Expr*> keys_;
-  std::vector<CulpritJitFn> fns_;
+  std::vector<Slot> slots_;
   size_t mask_ = 0;
 };
 
@@ -456,22 +474,14 @@ class JitCode final : public NativeCode {
     CallContext ctx{&env, {}};
     CulpritJitValue r;
     if (fn(&ctx, &r) != CULPRIT_JIT_OK) return false;
-    out.b = false;
-    out.i = 0;
-    out.f = 0;
-    out.s.clear();
+    // Only the payload of the result's type is meaningful; the others are
+    // reset so that `out` reads exactly like the interpreter's Value.
     out.type = static_cast<Type>(r.type);
-    switch (out.type) {
-      case Type::Null: break;
-      case Type::Bool: out.b = r.i != 0; break;
-      case Type::Int:
-      case Type::Time:
-      case Type::Duration: out.i = r.i; break;
-      case Type::Float: out.f = r.f; break;
-      case Type::String:
-        if (r.n > 0) out.s.assign(r.s, static_cast<size_t>(r.n));
-        break;
-    }
+    out.b = r.type == static_cast<int32_t>(Type::Bool) && r.i != 0;
+    out.i = r.type == static_cast<int32_t>(Type::Bool) || r.type == static_cast<int32_t>(Type::Float) ? 0 : r.i;
+    out.f = r.f;
+    if (r.type == static_cast<int32_t>(Type::String)) out.s.assign(r.s, static_cast<size_t>(r.n));
+    else if (!out.s.empty()) out.s.clear();
     return true;
   }
 
@@ -481,6 +491,44 @@ class JitCode final : public NativeCode {
   std::shared_ptr<const jit::CompiledCatalog> code_;
   FunctionTable table_;
 };
+
+// Where this build's culprit::Value keeps its parts, measured on live
+// objects (std::string's internals are found by looking for its data pointer
+// and its size among the words of a long and of a short string). If anything
+// is not as expected, fields are read through helpers instead.
+jit::ValueLayout measure_value_layout() {
+  jit::ValueLayout l;
+  static_assert(sizeof(Type) == 1 && sizeof(bool) == 1, "type and bool are read as bytes");
+  std::string long_text;
+  long_text.reserve(100);  // capacity != size, so the two cannot be confused
+  long_text.assign(61, 'x');
+  Value probe[2] = {Value::string(std::move(long_text)), Value::string("ab")};
+  int32_t data_at = -1, size_at = -1;
+  for (int k = 0; k < 2; ++k) {
+    const auto* s = reinterpret_cast<const unsigned char*>(&probe[k].s);
+    int32_t found_data = -1, found_size = -1, hits = 0;
+    for (size_t off = 0; off + 8 <= sizeof(std::string); off += 8) {
+      uint64_t word = 0;
+      std::memcpy(&word, s + off, 8);
+      if (word == reinterpret_cast<uintptr_t>(probe[k].s.data())) found_data = static_cast<int32_t>(off), ++hits;
+      if (word == probe[k].s.size()) found_size = static_cast<int32_t>(off), ++hits;
+    }
+    if (hits != 2 || (k == 1 && (found_data != data_at || found_size != size_at))) return l;
+    data_at = found_data;
+    size_at = found_size;
+  }
+  const auto* base = reinterpret_cast<const char*>(&probe[0]);
+  auto at = [&](const void* p) { return static_cast<int32_t>(reinterpret_cast<const char*>(p) - base); };
+  l.size = static_cast<int32_t>(sizeof(Value));
+  l.type = at(&probe[0].type);
+  l.boolean = at(&probe[0].b);
+  l.integer = at(&probe[0].i);
+  l.real = at(&probe[0].f);
+  l.string_data = at(&probe[0].s) + data_at;
+  l.string_size = at(&probe[0].s) + size_at;
+  l.usable = true;
+  return l;
+}
 
 }  // namespace
 
@@ -495,6 +543,8 @@ NativeCodeFactory jit_factory(const JitOptions& options) {
       jit::Options o;
       o.cache_dir = resolved_cache_dir(options);
       o.opt_level = options.opt_level;
+      static const jit::ValueLayout layout = measure_value_layout();
+      if (options.fields_in_place) o.layout = layout;
       auto code = jit::compile(catalog, helpers(), o, why);
       if (!code) return nullptr;
       return std::make_shared<JitCode>(catalog, std::move(code));

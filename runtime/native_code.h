@@ -31,6 +31,7 @@ struct JitOptions {
   bool use_cache = true;   // keep object code (and let Program keep Hyperscan databases) in cache_dir
   std::string cache_dir;   // "" = the default (compiler/jit/cache.h: default_directory())
   int opt_level = 2;       // LLVM optimization level 0..3
+  bool fields_in_place = true;  // read custom fields in place (jit::ValueLayout); false: through helpers
 };
 
 // A factory for Program::build that compiles with the JIT. It returns null

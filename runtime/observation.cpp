@@ -16,7 +16,8 @@ bool parse_observation(const nlohmann::json& j, Observation& out, std::string& e
     error = "an observation must be a JSON object";
     return false;
   }
-  static const std::set<std::string> known = {"host", "source", "ts", "text", "metric", "value", "labels", "file", "line"};
+  static const std::set<std::string> known = {"host", "source", "ts", "text", "metric", "value", "labels", "file", "line",
+                                                "offset"};
   for (auto it = j.begin(); it != j.end(); ++it)
     if (!known.count(it.key())) {
       error = fmt::format("unknown key '{}'", it.key());
@@ -105,6 +106,13 @@ bool parse_observation(const nlohmann::json& j, Observation& out, std::string& e
       return false;
     }
     o.line = j["line"].get<int64_t>();
+  }
+  if (j.contains("offset")) {
+    if (!j["offset"].is_number_integer() || j["offset"].get<int64_t>() < 0) {
+      error = "'offset' must be a non-negative integer";
+      return false;
+    }
+    o.offset = j["offset"].get<int64_t>();
   }
   out = std::move(o);
   return true;

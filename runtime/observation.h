@@ -5,7 +5,7 @@
 //   {"host": "node-02", "source": "kernel", "ts": "2026-11-30T02:05:01Z", "text": "NVRM: Xid ..."}
 //   {"host": "node-02", "source": "dcgm", "ts": "...", "metric": "DCGM_FI_DEV_XID_ERRORS",
 //    "value": 79, "labels": {"gpu": "3"}}
-// plus optional provenance "file" and "line" (docs/bundle.md, "Observations"). `ts` is optional for text (the
+// plus optional provenance "file", "line" and "offset" (docs/bundle.md, "Observations"). `ts` is optional for text (the
 // line's own timestamp is parsed as for files) and required for metrics.
 #pragma once
 
@@ -27,6 +27,7 @@ struct Observation {
   std::string labels;         // canonical "k=v,k=v" sorted by key
   std::string file;           // provenance; defaults to the carrier ("observations.jsonl")
   int64_t line = 0;           // provenance line; defaults to the position in the carrier
+  int64_t offset = 0;         // provenance: byte offset of the line in `file` (0 when unknown)
 };
 
 // Validates and converts one JSON object. On failure returns false with a

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <hs/hs.h>
+#include <re2/filtered_re2.h>
 #include <re2/re2.h>
 
 #include <algorithm>
@@ -19,19 +20,68 @@ namespace {
 
 using SourceIds = std::map<std::string, std::vector<int32_t>>;
 
+// Atoms shorter than this are too common to filter on (FilteredRE2 then
+// looks for longer alternatives, or leaves the regex unfiltered).
+constexpr int kMinAtomLength = 3;
+
+// What Hyperscan compiles for one source: atoms first, then the regexes of
+// unfiltered extractors.
+struct ScanPlan {
+  std::shared_ptr<re2::FilteredRE2> filter;
+  std::vector<std::string> atoms;
+  std::vector<int32_t> unfiltered;      // local indices
+  std::vector<std::string> patterns;    // Hyperscan syntax, by Hyperscan id
+  std::vector<unsigned> flags;
+};
+
+std::string literal_pattern(const std::string& atom) {
+  // Every byte that is not alphanumeric is written as \xHH: no regex meaning survives.
+  std::string out;
+  for (unsigned char c : atom) out += std::isalnum(c) ? std::string(1, static_cast<char>(c)) : fmt::format("\\x{:02x}", c);
+  return out;
+}
+
+bool plan_source(const ir::Catalog& catalog, const std::vector<int32_t>& ids, ScanPlan& plan, std::string& error) {
+  plan.filter = std::make_shared<re2::FilteredRE2>(kMinAtomLength);
+  for (int32_t id : ids) {
+    const auto& x = catalog.extractors[static_cast<size_t>(id)];
+    RE2::Options opt;
+    opt.set_log_errors(false);
+    opt.set_case_sensitive(!x.caseless);
+    opt.set_dot_nl(x.dotall);
+    opt.set_encoding(RE2::Options::EncodingLatin1);
+    int local = 0;
+    if (plan.filter->Add(x.re2_pattern, opt, &local) != RE2::NoError) {
+      error = fmt::format("extractor '{}': RE2 rejects its regex", x.name);
+      return false;
+    }
+  }
+  plan.filter->Compile(&plan.atoms);
+  // With no atom at all, FilteredRE2 reports exactly the unfiltered regexes.
+  plan.filter->AllPotentials({}, &plan.unfiltered);
+  std::sort(plan.unfiltered.begin(), plan.unfiltered.end());
+  for (const auto& a : plan.atoms) {
+    plan.patterns.push_back(literal_pattern(a));
+    plan.flags.push_back(HS_FLAG_CASELESS);  // atoms are lowercased
+  }
+  for (int32_t local : plan.unfiltered) {
+    const auto& x = catalog.extractors[static_cast<size_t>(ids[static_cast<size_t>(local)])];
+    plan.patterns.push_back(to_hyperscan_syntax(x.pattern));
+    plan.flags.push_back(hyperscan_flags(x.caseless, x.dotall));
+  }
+  return true;
+}
+
 // The Hyperscan cache key: the library, the host platform it compiles for,
-// and every pattern with its flags, per source, in database order.
-std::string hyperscan_cache_key(const ir::Catalog& catalog, const SourceIds& by_source) {
+// and every compiled pattern with its flags, per source, in database order.
+std::string hyperscan_cache_key(const std::map<std::string, ScanPlan>& plans) {
   hs_platform_info_t platform{};
   hs_populate_platform(&platform);
-  std::string key = fmt::format("culprit-hs-1\n{}\ntune {} features {}\n", hs_version(), platform.tune, platform.cpu_features);
-  for (const auto& [source, ids] : by_source) {
+  std::string key = fmt::format("culprit-hs-2\n{}\ntune {} features {}\n", hs_version(), platform.tune, platform.cpu_features);
+  for (const auto& [source, plan] : plans) {
     key += fmt::format("source {} {}\n", source.size(), source);
-    for (int32_t id : ids) {
-      const auto& x = catalog.extractors[static_cast<size_t>(id)];
-      std::string hs_pattern = to_hyperscan_syntax(x.pattern);
-      key += fmt::format("{} {} {}\n", hyperscan_flags(x.caseless, x.dotall), hs_pattern.size(), hs_pattern);
-    }
+    for (size_t i = 0; i < plan.patterns.size(); ++i)
+      key += fmt::format("{} {} {}\n", plan.flags[i], plan.patterns[i].size(), plan.patterns[i]);
   }
   return key;
 }
@@ -148,10 +198,13 @@ std::shared_ptr<const Program> Program::build(std::shared_ptr<const ir::Catalog>
     p->expression_regexes_.push_back(std::make_unique<RE2>(r.pattern, opt));
   }
   auto hs_start = std::chrono::steady_clock::now();
+  std::map<std::string, ScanPlan> plans;
+  for (const auto& [source, ids] : by_source)
+    if (!plan_source(*catalog, ids, plans[source], error)) return nullptr;
   std::string hs_key;
   std::vector<hs_database_t*> cached;  // one per source when the cache has them
   if (!cache_dir.empty()) {
-    hs_key = hyperscan_cache_key(*catalog, by_source);
+    hs_key = hyperscan_cache_key(plans);
     p->timings_.hyperscan_cached = load_databases(cache_dir, hs_key, by_source, cached, p->timings_.hyperscan_cache_note);
     if (p->timings_.hyperscan_cached) p->timings_.hyperscan_cache_note.clear();
   }
@@ -160,16 +213,14 @@ std::shared_ptr<const Program> Program::build(std::shared_ptr<const ir::Catalog>
     for (size_t i = next_cached; i < cached.size(); ++i) hs_free_database(cached[i]);
   };
   for (auto& [source, ids] : by_source) {
-    std::vector<std::string> hs_patterns;
+    ScanPlan& plan = plans[source];
     std::vector<const char*> patterns;
-    std::vector<unsigned> flags, hs_ids;
-    for (int32_t id : ids) hs_patterns.push_back(to_hyperscan_syntax(catalog->extractors[static_cast<size_t>(id)].pattern));
-    for (size_t k = 0; k < ids.size(); ++k) {
-      const auto& x = catalog->extractors[static_cast<size_t>(ids[k])];
-      patterns.push_back(hs_patterns[k].c_str());
-      flags.push_back(hyperscan_flags(x.caseless, x.dotall));
+    std::vector<unsigned> hs_ids;
+    for (size_t k = 0; k < plan.patterns.size(); ++k) {
+      patterns.push_back(plan.patterns[k].c_str());
       hs_ids.push_back(static_cast<unsigned>(k));
     }
+    const std::vector<unsigned>& flags = plan.flags;
     hs_database_t* db = nullptr;
     hs_compile_error_t* err = nullptr;
     if (next_cached < cached.size()) {
@@ -177,8 +228,11 @@ std::shared_ptr<const Program> Program::build(std::shared_ptr<const ir::Catalog>
     } else if (hs_compile_multi(patterns.data(), flags.data(), hs_ids.data(), static_cast<unsigned>(patterns.size()),
                          HS_MODE_BLOCK, nullptr, &db, &err) != HS_SUCCESS) {
       int bad = err ? err->expression : -1;
-      error = fmt::format("Hyperscan database for source '{}': {}{}", source, err && err->message ? err->message : "failed",
-                          bad >= 0 ? " (extractor " + catalog->extractors[static_cast<size_t>(ids[static_cast<size_t>(bad)])].name + ")" : "");
+      std::string what;
+      if (bad >= 0 && bad < static_cast<int>(plan.atoms.size())) what = " (atom '" + plan.atoms[static_cast<size_t>(bad)] + "')";
+      else if (bad >= 0)
+        what = " (extractor " + catalog->extractors[static_cast<size_t>(ids[static_cast<size_t>(plan.unfiltered[static_cast<size_t>(bad) - plan.atoms.size()])])].name + ")";
+      error = fmt::format("Hyperscan database for source '{}': {}{}", source, err && err->message ? err->message : "failed", what);
       hs_free_compile_error(err);
       return nullptr;
     }
@@ -188,7 +242,15 @@ std::shared_ptr<const Program> Program::build(std::shared_ptr<const ir::Catalog>
       error = "cannot allocate Hyperscan scratch";
       return nullptr;
     }
-    p->databases_.push_back({source, db, ids});
+    SourceDatabase sd;
+    sd.source = source;
+    sd.db = db;
+    sd.extractors = ids;
+    sd.filter = plan.filter;
+    sd.atom_count = static_cast<int32_t>(plan.atoms.size());
+    sd.unfiltered = plan.unfiltered;
+    sd.atoms = plan.atoms;
+    p->databases_.push_back(std::move(sd));
   }
   if (!cache_dir.empty() && !p->timings_.hyperscan_cached)
     store_databases(cache_dir, hs_key, p->databases_, p->timings_.hyperscan_cache_note);

@@ -17,7 +17,7 @@
 
 struct hs_database;
 struct hs_scratch;
-namespace re2 { class RE2; }
+namespace re2 { class RE2; class FilteredRE2; }
 
 namespace culprit {
 
@@ -29,10 +29,21 @@ using NativeCodeFactory = std::function<std::shared_ptr<const NativeCode>(const 
 
 class Program {
  public:
+  // How one log source is scanned. Hyperscan does not run the extractors'
+  // regexes: it looks for their atoms (literal strings every match must
+  // contain, found by RE2's FilteredRE2), case-insensitively, in one pass.
+  // A line with atoms is a candidate; `filter` turns its atoms into the
+  // extractors that may match, whose RE2 then decides and takes captures.
+  // An extractor with no usable atom is "unfiltered": its full regex is in
+  // the same database, and a hit names it directly.
   struct SourceDatabase {
     std::string source;
     hs_database* db = nullptr;
-    std::vector<int32_t> extractors;   // Hyperscan id i -> extractor index extractors[i]
+    std::vector<int32_t> extractors;   // local index -> extractor index in the catalog
+    std::shared_ptr<const re2::FilteredRE2> filter;  // atoms -> local indices; const, thread-safe
+    int32_t atom_count = 0;            // Hyperscan ids [0, atom_count) are atoms
+    std::vector<int32_t> unfiltered;   // Hyperscan id atom_count + k -> local index unfiltered[k]
+    std::vector<std::string> atoms;    // for diagnostics and export-patterns
   };
 
   // How long build() took, by phase (for `culprit check --timings`).

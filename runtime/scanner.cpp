@@ -1,10 +1,14 @@
 #include "runtime/scanner.h"
 
 #include <hs/hs.h>
+#include <re2/filtered_re2.h>
 #include <re2/re2.h>
 
 #include <algorithm>
 #include <cstdio>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 #include <cstring>
 #include <memory>
 
@@ -33,6 +37,43 @@ int on_match(unsigned int id, unsigned long long /*from*/, unsigned long long to
   return 0;
 }
 
+// Number of '\n' bytes in [p, p + n), eight bytes per step: a byte equal to
+// '\n' becomes zero after the xor, and the expression below sets the high
+// bit of exactly the zero bytes (no false positives). Shifted down to 0/1 per
+// byte, one multiply sums the eight bytes into the top byte; the baseline
+// x86-64 target has no popcnt instruction, and libgcc's is a loop.
+size_t count_newlines(const char* p, size_t n) {
+  constexpr uint64_t kNl = 0x0a0a0a0a0a0a0a0aULL, kLow7 = 0x7f7f7f7f7f7f7f7fULL, kOnes = 0x0101010101010101ULL;
+  size_t count = 0, i = 0;
+#ifdef __SSE2__
+  // 16 bytes per step: compare gives 0xFF (-1) per newline, subtracting it
+  // counts in 16 byte-wide counters, which psadbw sums before they can wrap.
+  const __m128i nl = _mm_set1_epi8('\n');
+  while (i + 16 <= n) {
+    __m128i acc = _mm_setzero_si128();
+    size_t stop = std::min(n - 15, i + 16 * 255);
+    for (; i < stop; i += 16)
+      acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i)), nl));
+    __m128i sums = _mm_sad_epu8(acc, _mm_setzero_si128());
+    count += static_cast<size_t>(_mm_cvtsi128_si64(sums)) + static_cast<size_t>(_mm_extract_epi16(sums, 4));
+  }
+#endif
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    uint64_t x = w ^ kNl;
+    uint64_t zero = ~(((x & kLow7) + kLow7) | x | kLow7);
+    count += static_cast<size_t>(((zero >> 7) * kOnes) >> 56);
+  }
+  for (; i < n; ++i) count += p[i] == '\n';
+  return count;
+}
+
+// How many lines from each end of a buffer are tried for a timestamp.
+constexpr int kEdgeLines = 64;
+// How far a line without a timestamp looks ahead for one at the start of a file.
+constexpr int kLookAheadLines = 1024;
+
 }  // namespace
 
 class Scanner::Stream {
@@ -40,37 +81,63 @@ class Scanner::Stream {
   Stream(Scanner& scanner, ScanResult& result, const ScanOptions& opt)
       : scanner_(scanner), program_(*scanner.program_), result_(result), opt_(opt),
         db_(program_.database_for(result.source)) {
-    if (db_) collector_.last_end.assign(db_->extractors.size(), ~0ULL);
+    // One slot per Hyperscan id: the atoms, then the unfiltered extractors.
+    if (db_) collector_.last_end.assign(static_cast<size_t>(db_->atom_count) + db_->unfiltered.size(), ~0ULL);
   }
 
   // `data` holds whole lines separated by '\n' (the last may lack it).
+  //
+  // Only candidate lines (those with a Hyperscan hit) are looked at one by
+  // one. Everything else is counted in bulk: lines by a word-at-a-time
+  // newline count, scope from the buffer's first and last timestamps (logs
+  // are written in time order, so a buffer whose first and last stamps are
+  // both inside or both outside the scope is wholly so; only a buffer that
+  // straddles a bound, or runs backwards, is parsed line by line).
   void chunk(const char* data, size_t len, int64_t base_offset) {
     result_.bytes += static_cast<int64_t>(len);
+    if (len == 0) return;
     // A pure-ASCII buffer (the usual case) needs no per-line UTF-8 check.
     chunk_ascii_ = ascii_prefix_length(std::string_view(data, len)) == len;
+    if (!chunk_ascii_) count_invalid_utf8(data, len);
     collector_.hits.clear();
-    if (db_ && len > 0) {
+    if (db_) {
       collector_.base = data;
       std::fill(collector_.last_end.begin(), collector_.last_end.end(), ~0ULL);
       hs_scan(db_->db, data, static_cast<unsigned>(len), 0, scanner_.scratch_, on_match, &collector_);
       std::stable_sort(collector_.hits.begin(), collector_.hits.end(),
                        [](const auto& a, const auto& b) { return a.first < b.first; });
     }
-    size_t hit = 0;
-    size_t pos = 0;
+    const int64_t lines = static_cast<int64_t>(count_newlines(data, len)) + (data[len - 1] != '\n' ? 1 : 0);
+    result_.lines += lines;
+    const int64_t first_line = line_no_ + 1;
+    std::optional<int64_t> t_first = edge_time(data, len, true), t_last = edge_time(data, len, false);
+    account_scope(data, len, t_first, t_last);
+    // Events waiting for the first time of the file get the first stamp here.
+    if (t_first && !pending_leading_.empty()) resolve_leading(*t_first);
+
+    known_pos_ = 0;                // inheritance within this buffer starts from the previous one's time
+    known_time_ = last_wall_;
+    size_t counted = 0;            // newlines counted up to here
+    int64_t line_no = first_line;
     std::vector<int32_t> ids;
-    while (pos < len) {
-      const char* nl = static_cast<const char*>(std::memchr(data + pos, '\n', len - pos));
+    for (size_t h = 0; h < collector_.hits.size();) {
+      size_t p = std::min<size_t>(collector_.hits[h].first - 1, len - 1);
+      // The line holding byte p: a hit on the '\n' itself belongs to the line it ends.
+      const void* prev = p > 0 ? memrchr(data, '\n', p) : nullptr;
+      size_t start = prev ? static_cast<size_t>(static_cast<const char*>(prev) - data) + 1 : 0;
+      const char* nl = static_cast<const char*>(std::memchr(data + p, '\n', len - p));
       size_t end = nl ? static_cast<size_t>(nl - data) : len;
-      ids.clear();
-      // A match belongs to the line its last byte is on: end offsets in (pos, end].
-      while (hit < collector_.hits.size() && collector_.hits[hit].first <= end) {
-        if (collector_.hits[hit].first > pos) ids.push_back(db_->extractors[collector_.hits[hit].second]);
-        ++hit;
-      }
-      line(std::string_view(data + pos, end - pos), ++line_no_, base_offset + static_cast<int64_t>(pos), ids, std::nullopt);
-      pos = end + 1;
+      line_no += static_cast<int64_t>(count_newlines(data + counted, start - counted));
+      counted = start;
+      size_t first_hit = h;
+      while (h < collector_.hits.size() && collector_.hits[h].first - 1 <= end) ++h;
+      candidates(first_hit, h, ids);
+      if (!ids.empty())
+        candidate_line(std::string_view(data + start, end - start), line_no, base_offset + static_cast<int64_t>(start), ids, data,
+                       start, len);
     }
+    line_no_ += lines;
+    if (t_last) learn_wall(*t_last);
   }
 
   // One line from memory, scanned on its own.
@@ -84,7 +151,7 @@ class Scanner::Stream {
       collector_.base = text.data();
       std::fill(collector_.last_end.begin(), collector_.last_end.end(), ~0ULL);
       hs_scan(db_->db, text.data(), static_cast<unsigned>(text.size()), 0, scanner_.scratch_, on_match, &collector_);
-      for (const auto& h : collector_.hits) ids.push_back(db_->extractors[h.second]);
+      candidates(0, collector_.hits.size(), ids);
     }
     line_no_ = line_no;
     line(text, line_no, offset, ids, forced_ts);
@@ -101,6 +168,7 @@ class Scanner::Stream {
     std::vector<Event> kept;
     kept.reserve(result_.events.size());
     for (auto& e : result_.events) {
+      if (!e.where.ts) ++result_.events_without_time;
       if (e.where.ts && !in_scope(*e.where.ts)) {
         ++result_.events_out_of_scope;
         continue;
@@ -119,6 +187,11 @@ class Scanner::Stream {
 
   void learn_wall(int64_t t) {
     last_wall_ = t;
+    resolve_leading(t);
+  }
+
+  // Events that came before any time in the file take the first one after them.
+  void resolve_leading(int64_t t) {
     for (size_t idx : pending_leading_) {
       result_.events[idx].where.ts = t;
       result_.events[idx].where.ts_origin = "inherited";
@@ -156,7 +229,6 @@ class Scanner::Stream {
       wall = *anchor_ + lt.boot_ns;
       origin = "boot-anchored";
     }
-    if (!lt.has_wall && !lt.has_boot && !forced_ts) ++result_.lines_without_time;
     if (wall) learn_wall(*wall);
     std::optional<int64_t> effective = wall ? wall : last_wall_;
     if (effective && !in_scope(*effective)) ++result_.lines_out_of_scope;
@@ -191,6 +263,192 @@ class Scanner::Stream {
         pending_boot_.push_back(result_.events.size());
       } else if (last_wall_) {
         ev.where.ts = last_wall_;
+        ev.where.ts_origin = "inherited";
+      } else {
+        pending_leading_.push_back(result_.events.size());
+      }
+      result_.events.push_back(std::move(ev));
+    }
+  }
+
+  // The wall time a line carries: its own stamp, or its boot seconds once the
+  // file has an anchor. Learns the anchor from a line that carries both.
+  std::optional<int64_t> own_time(std::string_view text) {
+    LineTime lt = parse_line_time(text, opt_.year_hint);
+    if (lt.has_wall) {
+      if (lt.has_boot) learn_anchor(lt.wall_ns - lt.boot_ns);
+      return lt.wall_ns;
+    }
+    if (lt.has_boot && anchor_) return *anchor_ + lt.boot_ns;
+    return std::nullopt;
+  }
+
+  void learn_anchor(int64_t anchor) {
+    bool first = !anchor_;
+    anchor_ = anchor;
+    if (first) resolve_pending_boot();
+  }
+
+  // The first (or last) time among the first (or last) kEdgeLines lines.
+  std::optional<int64_t> edge_time(const char* data, size_t len, bool from_start) {
+    size_t pos = from_start ? 0 : len;
+    for (int n = 0; n < kEdgeLines; ++n) {
+      size_t b, e;
+      if (from_start) {
+        if (pos >= len) break;
+        const char* nl = static_cast<const char*>(std::memchr(data + pos, '\n', len - pos));
+        b = pos;
+        e = nl ? static_cast<size_t>(nl - data) : len;
+        pos = e + 1;
+      } else {
+        if (pos == 0) break;
+        e = (data[pos - 1] == '\n') ? pos - 1 : pos;
+        const void* q = e > 0 ? memrchr(data, '\n', e) : nullptr;
+        b = q ? static_cast<size_t>(static_cast<const char*>(q) - data) + 1 : 0;
+        pos = b;
+      }
+      if (auto t = own_time(std::string_view(data + b, e - b))) return t;
+    }
+    return std::nullopt;
+  }
+
+  void account_scope(const char* data, size_t len, std::optional<int64_t> t_first, std::optional<int64_t> t_last) {
+    if (!opt_.scope_start && !opt_.scope_end) return;
+    if (t_first && t_last && *t_first <= *t_last) {
+      if (in_scope(*t_first) && in_scope(*t_last)) return;
+      bool before = opt_.scope_start && *t_last < *opt_.scope_start;
+      bool after = opt_.scope_end && *t_first > *opt_.scope_end;
+      if (before || after) {
+        result_.lines_out_of_scope += static_cast<int64_t>(count_newlines(data, len)) + (data[len - 1] != '\n' ? 1 : 0);
+        return;
+      }
+    }
+    // Straddles a bound, runs backwards or has no time at its edges: every line.
+    std::optional<int64_t> running = last_wall_;
+    for (size_t pos = 0; pos < len;) {
+      const char* nl = static_cast<const char*>(std::memchr(data + pos, '\n', len - pos));
+      size_t e = nl ? static_cast<size_t>(nl - data) : len;
+      if (auto t = own_time(std::string_view(data + pos, e - pos))) running = t;
+      if (running && !in_scope(*running)) ++result_.lines_out_of_scope;
+      pos = e + 1;
+    }
+  }
+
+  void count_invalid_utf8(const char* data, size_t len) {
+    for (size_t pos = 0; pos < len;) {
+      const char* nl = static_cast<const char*>(std::memchr(data + pos, '\n', len - pos));
+      size_t e = nl ? static_cast<size_t>(nl - data) : len;
+      std::string_view line(data + pos, e - pos);
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      if (!is_valid_utf8(line.substr(0, std::min(line.size(), opt_.max_line)))) ++result_.lines_invalid_utf8;
+      pos = e + 1;
+    }
+  }
+
+  // Hyperscan hits [first, last) of one line -> the extractors that may match
+  // it: atom hits go through FilteredRE2, unfiltered extractors hit directly.
+  void candidates(size_t first, size_t last, std::vector<int32_t>& ids) {
+    ids.clear();
+    atoms_.clear();
+    for (size_t k = first; k < last; ++k) {
+      auto id = static_cast<int32_t>(collector_.hits[k].second);
+      if (id < db_->atom_count) atoms_.push_back(id);
+      else ids.push_back(db_->extractors[static_cast<size_t>(db_->unfiltered[static_cast<size_t>(id - db_->atom_count)])]);
+    }
+    if (!atoms_.empty()) {
+      std::sort(atoms_.begin(), atoms_.end());
+      atoms_.erase(std::unique(atoms_.begin(), atoms_.end()), atoms_.end());
+      db_->filter->AllPotentials(atoms_, &potentials_);
+      for (int local : potentials_) {
+        // Unfiltered extractors always "pass" the filter; they count only on their own hits.
+        if (std::binary_search(db_->unfiltered.begin(), db_->unfiltered.end(), local)) continue;
+        ids.push_back(db_->extractors[static_cast<size_t>(local)]);
+      }
+    }
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  }
+
+  // The time a line without its own inherits: the nearest stamp before it in
+  // this buffer, else the time carried in from earlier buffers. Each byte is
+  // looked at once per buffer (known_pos_ only moves forward).
+  std::optional<int64_t> time_before(const char* data, size_t start) {
+    size_t pos = start;
+    while (pos > known_pos_) {
+      size_t e = pos - 1;  // the '\n' ending the previous line
+      const void* q = e > 0 ? memrchr(data, '\n', e) : nullptr;
+      size_t b = q ? static_cast<size_t>(static_cast<const char*>(q) - data) + 1 : 0;
+      if (b < known_pos_) break;
+      if (auto t = own_time(std::string_view(data + b, e - b))) {
+        known_time_ = t;
+        break;
+      }
+      pos = b;
+    }
+    known_pos_ = start;
+    return known_time_;
+  }
+
+  std::optional<int64_t> time_after(const char* data, size_t from, size_t len) {
+    size_t pos = from;
+    for (int n = 0; n < kLookAheadLines && pos < len; ++n) {
+      const char* nl = static_cast<const char*>(std::memchr(data + pos, '\n', len - pos));
+      size_t e = nl ? static_cast<size_t>(nl - data) : len;
+      if (auto t = own_time(std::string_view(data + pos, e - pos))) return t;
+      pos = e + 1;
+    }
+    return std::nullopt;
+  }
+
+  void candidate_line(std::string_view raw, int64_t line_no, int64_t offset, const std::vector<int32_t>& ids,
+                      const char* data, size_t start, size_t len) {
+    std::string_view text = raw;
+    if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
+    if (text.size() > opt_.max_line) {
+      ++result_.lines_truncated;
+      text = text.substr(0, opt_.max_line);
+    }
+    LineTime lt = parse_line_time(text, opt_.year_hint);
+    std::optional<int64_t> wall;
+    const char* origin = "line";
+    if (lt.has_wall) {
+      wall = lt.wall_ns;
+      if (lt.has_boot) learn_anchor(lt.wall_ns - lt.boot_ns);
+    } else if (lt.has_boot && anchor_) {
+      wall = *anchor_ + lt.boot_ns;
+      origin = "boot-anchored";
+    }
+    std::optional<int64_t> inherited;
+    if (!wall && !lt.has_boot) {
+      inherited = time_before(data, start);
+      if (!inherited) inherited = time_after(data, start + raw.size() + 1, len);
+    }
+    if (wall) known_time_ = wall;
+    known_pos_ = std::min(len, start + raw.size() + 1);
+    for (int32_t x : ids) {
+      Event ev;
+      if (!extract(x, text, ev)) continue;
+      if (result_.events.size() >= opt_.max_events_per_file) {
+        ++result_.events_over_cap;
+        continue;
+      }
+      ev.host = result_.host;
+      ev.control_plane = result_.control_plane;
+      ev.where.host = result_.host;
+      ev.where.source = result_.source;
+      ev.where.file = result_.file;
+      ev.where.line = line_no;
+      ev.where.offset = offset;
+      // Evidence text must be printable, valid UTF-8 whatever the log held.
+      ev.where.text = truncate_utf8(sanitize_utf8(text), opt_.max_text);
+      if (wall) {
+        ev.where.ts = wall;
+        ev.where.ts_origin = origin;
+      } else if (lt.has_boot) {
+        ev.where.ts = lt.boot_ns;  // provisional: boot-relative until anchored
+        pending_boot_.push_back(result_.events.size());
+      } else if (inherited) {
+        ev.where.ts = inherited;
         ev.where.ts_origin = "inherited";
       } else {
         pending_leading_.push_back(result_.events.size());
@@ -244,6 +502,9 @@ class Scanner::Stream {
   const Program::SourceDatabase* db_;
   MatchCollector collector_;
   bool chunk_ascii_ = false;
+  size_t known_pos_ = 0;                  // lines before this offset of the buffer were examined for time
+  std::optional<int64_t> known_time_;     // the latest time among them (or carried in)
+  std::vector<int> atoms_, potentials_;
   std::optional<int64_t> last_wall_, anchor_;
   std::vector<size_t> pending_leading_, pending_boot_;
   std::vector<re2::StringPiece> groups_;

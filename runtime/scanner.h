@@ -41,7 +41,7 @@ struct ScanResult {
   bool control_plane = false;
   std::vector<Event> events;      // in file order
   int64_t bytes = 0, lines = 0, lines_out_of_scope = 0, lines_invalid_utf8 = 0, lines_truncated = 0,
-          lines_without_time = 0, events_out_of_scope = 0, events_over_cap = 0;
+          events_without_time = 0, events_out_of_scope = 0, events_over_cap = 0;
   std::string error;              // I/O error, if any (partial results are kept)
 };
 
@@ -58,12 +58,14 @@ class Scanner {
 
   // Scans lines held in memory as one stream (scenario tests, service
   // observations of one host and source). `lines[i]` is reported as line
-  // `line_numbers[i]` of `display_file`; `times[i]` overrides the line's own
-  // timestamp when set.
+  // `line_numbers[i]` at byte `offsets[i]` (0 when absent) of `display_file`;
+  // `times[i]` overrides the line's own timestamp when set. A trailing '\n'
+  // is the line's terminator: counted in `bytes` as a file's would be, not
+  // part of the text (so a file sent line by line reads like the file).
   ScanResult scan_lines(const std::string& host, const std::string& source, const std::string& display_file,
                         bool control_plane, const std::vector<std::string>& lines,
                         const std::vector<int64_t>& line_numbers, const std::vector<std::optional<int64_t>>& times,
-                        const ScanOptions& opt);
+                        const ScanOptions& opt, const std::vector<int64_t>& offsets = {});
 
   // Runs one extractor's source database over one line and returns what
   // that extractor emitted (for inline tests: exercises the real scan path).

@@ -154,7 +154,7 @@ nlohmann::ordered_json verdict_to_json(const Verdict& v, bool include_trail) {
     s["bytes_read"] = sc.bytes_read;
     s["lines_read"] = sc.lines_read;
     s["lines_out_of_scope"] = sc.lines_out_of_scope;
-    s["lines_without_time"] = sc.lines_without_time;
+    s["events_without_time"] = sc.events_without_time;
     s["lines_invalid_utf8"] = sc.lines_invalid_utf8;
     s["lines_truncated"] = sc.lines_truncated;
     s["events"] = sc.events;

@@ -10,6 +10,7 @@ packages=(
   libfmt-dev nlohmann-json3-dev doctest-dev
   libcpp-httplib-dev libsqlite3-dev
   python3 python3-jsonschema            # verdict schema validation in tests
+  wrk curl                              # service load benchmark (bench/service/run_wrk.sh)
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -56,9 +56,22 @@ enum { CULPRIT_JIT_CONTAINS = 0, CULPRIT_JIT_STARTS_WITH = 1, CULPRIT_JIT_ENDS_W
 
 typedef int32_t (*CulpritJitFn)(void* ctx, CulpritJitValue* out);
 
+// The custom fields of the event or symptom bound to a slot: the address of
+// its first culprit::Value (NULL when the slot holds no item of that sort),
+// and its kind id (high 32 bits) and number of fields (low 32 bits). The
+// generated code then reads a field as a culprit::Value directly, using the
+// layout it was compiled with (jit::ValueLayout). Returned in two registers.
+typedef struct CulpritJitFields {
+  const void* values;
+  int64_t kind_and_count;
+} CulpritJitFields;
+
 // ---- reading the world (out->type is the value's dynamic type)
 void culprit_jit_event_field(void* ctx, int32_t slot, int32_t selector, CulpritJitValue* out);
 void culprit_jit_symptom_field(void* ctx, int32_t slot, int32_t selector, CulpritJitValue* out);
+// Read only (generated code may merge repeated calls for one slot).
+CulpritJitFields culprit_jit_event_fields(void* ctx, int32_t slot);
+CulpritJitFields culprit_jit_symptom_fields(void* ctx, int32_t slot);
 void culprit_jit_capture(void* ctx, int32_t index, CulpritJitValue* out);
 void culprit_jit_record(void* ctx, int32_t record, int32_t field, CulpritJitValue* out);
 int32_t culprit_jit_covered(void* ctx, const char* source, int64_t source_len, const char* node, int64_t node_len);

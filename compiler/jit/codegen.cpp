@@ -65,7 +65,8 @@ bool int_like(Type t) { return t == Type::Int || t == Type::Time || t == Type::D
 // Module-wide declarations: types, helpers, string constants.
 class ModuleGen {
  public:
-  ModuleGen(llvm::LLVMContext& c, llvm::Module& m) : C(c), M(m) {
+  ModuleGen(llvm::LLVMContext& c, llvm::Module& m, const ir::Catalog& cat, const ValueLayout& l)
+      : C(c), M(m), catalog(cat), layout(l) {
     i1 = llvm::Type::getInt1Ty(C);
     i8 = llvm::Type::getInt8Ty(C);
     i32 = llvm::Type::getInt32Ty(C);
@@ -76,12 +77,39 @@ class ModuleGen {
     // Must match CulpritJitValue in abi.h field for field.
     jv = llvm::StructType::create(C, {i32, i32, i64, f64, ptr, i64}, "CulpritJitValue");
     fn_type = llvm::FunctionType::get(i32, {ptr, ptr}, false);
+    fields_type = llvm::StructType::get(C, {ptr, i64});  // CulpritJitFields, returned in two registers
   }
 
-  llvm::FunctionCallee helper(const char* name, llvm::Type* ret, std::vector<llvm::Type*> args) {
+  // `readonly`: the helper writes no memory the generated code can see, so
+  // repeated calls with the same arguments may be merged.
+  llvm::FunctionCallee helper(const char* name, llvm::Type* ret, std::vector<llvm::Type*> args, bool readonly = false) {
     auto callee = M.getOrInsertFunction(name, llvm::FunctionType::get(ret, args, false));
-    if (auto* f = llvm::dyn_cast<llvm::Function>(callee.getCallee())) f->setDoesNotThrow();
+    if (auto* f = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
+      f->setDoesNotThrow();
+      if (readonly) {
+        f->setOnlyReadsMemory();
+        f->setWillReturn();
+      }
+    }
     return callee;
+  }
+
+  // For a custom field name, the slot of that field in each event (or
+  // symptom) kind, -1 where the kind lacks it: the schema lookup the
+  // interpreter does at run time, done once here.
+  llvm::GlobalVariable* slot_table(bool symptom, int32_t field) {
+    auto key = std::make_pair(symptom, field);
+    auto it = slot_tables_.find(key);
+    if (it != slot_tables_.end()) return it->second;
+    const auto& kinds = symptom ? catalog.symptom_kinds : catalog.event_kinds;
+    std::vector<int32_t> slots;
+    for (const auto& k : kinds) slots.push_back(k.slot(field));
+    if (slots.empty()) slots.push_back(-1);
+    auto* data = llvm::ConstantDataArray::get(C, slots);
+    auto* g = new llvm::GlobalVariable(M, data->getType(), true, llvm::GlobalValue::PrivateLinkage, data,
+                                       symptom ? ".symptom.slots" : ".event.slots");
+    slot_tables_[key] = g;
+    return g;
   }
 
   // A private constant holding `s` (not NUL-terminated; one byte for "").
@@ -102,9 +130,13 @@ class ModuleGen {
   llvm::PointerType* ptr;
   llvm::StructType* jv;
   llvm::FunctionType* fn_type;
+  llvm::StructType* fields_type;
+  const ir::Catalog& catalog;
+  const ValueLayout& layout;
 
  private:
   std::map<std::string, llvm::Constant*> strings_;
+  std::map<std::pair<bool, int32_t>, llvm::GlobalVariable*> slot_tables_;
 };
 
 // Generates one function: `i32 name(ptr ctx, ptr out)`.
@@ -326,12 +358,14 @@ class FnGen {
   // ---------------------------------------------------------- helpers
   llvm::FunctionCallee h_event_field() { return mg_.helper("culprit_jit_event_field", mg_.voidt, {mg_.ptr, mg_.i32, mg_.i32, mg_.ptr}); }
   llvm::FunctionCallee h_symptom_field() { return mg_.helper("culprit_jit_symptom_field", mg_.voidt, {mg_.ptr, mg_.i32, mg_.i32, mg_.ptr}); }
+  llvm::FunctionCallee h_event_fields() { return mg_.helper("culprit_jit_event_fields", mg_.fields_type, {mg_.ptr, mg_.i32}, true); }
+  llvm::FunctionCallee h_symptom_fields() { return mg_.helper("culprit_jit_symptom_fields", mg_.fields_type, {mg_.ptr, mg_.i32}, true); }
   llvm::FunctionCallee h_capture() { return mg_.helper("culprit_jit_capture", mg_.voidt, {mg_.ptr, mg_.i32, mg_.ptr}); }
   llvm::FunctionCallee h_record() { return mg_.helper("culprit_jit_record", mg_.voidt, {mg_.ptr, mg_.i32, mg_.i32, mg_.ptr}); }
   llvm::FunctionCallee h_covered() { return mg_.helper("culprit_jit_covered", mg_.i32, {mg_.ptr, mg_.ptr, mg_.i64, mg_.ptr, mg_.i64}); }
   llvm::FunctionCallee h_coverage() { return mg_.helper("culprit_jit_coverage", mg_.f64, {mg_.ptr, mg_.ptr, mg_.i64}); }
-  llvm::FunctionCallee h_str_compare() { return mg_.helper("culprit_jit_str_compare", mg_.i32, {mg_.ptr, mg_.i64, mg_.ptr, mg_.i64}); }
-  llvm::FunctionCallee h_str_test() { return mg_.helper("culprit_jit_str_test", mg_.i32, {mg_.i32, mg_.ptr, mg_.i64, mg_.ptr, mg_.i64}); }
+  llvm::FunctionCallee h_str_compare() { return mg_.helper("culprit_jit_str_compare", mg_.i32, {mg_.ptr, mg_.i64, mg_.ptr, mg_.i64}, true); }
+  llvm::FunctionCallee h_str_test() { return mg_.helper("culprit_jit_str_test", mg_.i32, {mg_.i32, mg_.ptr, mg_.i64, mg_.ptr, mg_.i64}, true); }
   llvm::FunctionCallee h_str_concat() { return mg_.helper("culprit_jit_str_concat", mg_.voidt, {mg_.ptr, mg_.ptr, mg_.i64, mg_.ptr, mg_.i64, mg_.ptr}); }
   llvm::FunctionCallee h_str_case() { return mg_.helper("culprit_jit_str_case", mg_.voidt, {mg_.ptr, mg_.i32, mg_.ptr, mg_.i64, mg_.ptr}); }
   llvm::FunctionCallee h_str_trim() { return mg_.helper("culprit_jit_str_trim", mg_.voidt, {mg_.ptr, mg_.i64, mg_.ptr}); }
@@ -380,6 +414,7 @@ class FnGen {
       }
       case Op::EventField:
       case Op::SymptomField: {
+        if (mg_.layout.usable && e.b >= 0) return field_in_place(e.op == Op::SymptomField, e.a, e.b, e.type);
         llvm::Value* slot = jv_slot();
         B.CreateCall(e.op == Op::EventField ? h_event_field() : h_symptom_field(), {ctx_, i32c(e.a), i32c(e.b), slot});
         return from_jv(slot, e.type);
@@ -485,6 +520,56 @@ class FnGen {
       }
     }
     unsupported(fmt::format("operator {}", static_cast<int>(e.op)));
+  }
+
+  // A custom field read in place: one (mergeable) helper call for the item's
+  // field array, the schema slot from a constant table, then the
+  // culprit::Value's type byte and payload at the offsets of mg_.layout.
+  CV field_in_place(bool symptom, int32_t slot, int32_t field, Type t) {
+    const ValueLayout& L = mg_.layout;
+    llvm::Value* r = B.CreateCall(symptom ? h_symptom_fields() : h_event_fields(), {ctx_, i32c(slot)});
+    llvm::Value* values = B.CreateExtractValue(r, 0);
+    llvm::Value* kc = B.CreateExtractValue(r, 1);
+    llvm::Value* kind = B.CreateLShr(kc, 32);
+    llvm::Value* count = B.CreateAnd(kc, i64c(0xffffffff));
+    llvm::GlobalVariable* table = mg_.slot_table(symptom, field);
+    uint64_t kinds = llvm::cast<llvm::ArrayType>(table->getValueType())->getNumElements();
+    llvm::Value* kind_ok = B.CreateICmpULT(kind, i64c(static_cast<int64_t>(kinds)));
+    llvm::Value* index = B.CreateSelect(kind_ok, kind, i64c(0));
+    llvm::Value* fs = B.CreateSExt(
+        B.CreateLoad(mg_.i32, B.CreateInBoundsGEP(table->getValueType(), table, {i64c(0), index})), mg_.i64);
+    llvm::Value* present = B.CreateAnd(B.CreateAnd(B.CreateIsNotNull(values), kind_ok),
+                                       B.CreateAnd(B.CreateICmpSGE(fs, i64c(0)), B.CreateICmpSLT(fs, count)));
+    Var v = var(t);
+    store(v, null_of(t));
+    auto* read = block("field.read");
+    auto* done = block("field.done");
+    B.CreateCondBr(present, read, done);
+    B.SetInsertPoint(read);
+    llvm::Value* base = B.CreateInBoundsGEP(mg_.i8, values, B.CreateMul(fs, i64c(L.size)));
+    auto at = [&](int32_t offset) { return B.CreateInBoundsGEP(mg_.i8, base, i64c(offset)); };
+    llvm::Value* tag = B.CreateZExt(B.CreateLoad(mg_.i8, at(L.type)), mg_.i32);
+    llvm::Value* isnull = B.CreateICmpEQ(tag, i32c(0));
+    check(t == Type::Null ? isnull : B.CreateOr(isnull, B.CreateICmpEQ(tag, i32c(static_cast<int>(t)))));
+    CV x;
+    switch (t) {
+      case Type::Null: x = null_of(t); break;
+      case Type::Bool:
+        x = make(t, isnull, B.CreateSelect(isnull, B.getFalse(), B.CreateICmpNE(B.CreateLoad(mg_.i8, at(L.boolean)), B.getInt8(0))));
+        break;
+      case Type::Int:
+      case Type::Time:
+      case Type::Duration: x = make(t, isnull, B.CreateSelect(isnull, i64c(0), B.CreateLoad(mg_.i64, at(L.integer)))); break;
+      case Type::Float: x = make(t, isnull, B.CreateSelect(isnull, f64c(0.0), B.CreateLoad(mg_.f64, at(L.real)))); break;
+      case Type::String:
+        x = make(t, isnull, B.CreateSelect(isnull, empty_string(), B.CreateLoad(mg_.ptr, at(L.string_data))),
+                 B.CreateSelect(isnull, i64c(0), B.CreateLoad(mg_.i64, at(L.string_size))));
+        break;
+    }
+    store(v, x);
+    B.CreateBr(done);
+    B.SetInsertPoint(done);
+    return load(v);
   }
 
   static const ir::Expr& kid(const ir::Expr& e, size_t i) {
@@ -870,12 +955,13 @@ void erase(llvm::Function* f, const std::vector<llvm::Function*>& children) {
 }  // namespace
 
 Generated generate(llvm::LLVMContext& context, const ir::Catalog& catalog, const std::vector<const ir::Expr*>& exprs,
-                   const std::string& prefix, std::string& error) {
+                   const std::vector<size_t>& indices, const std::string& module_name, const std::string& prefix,
+                   const ValueLayout& layout, std::string& error) {
   Generated out;
-  auto module = std::make_unique<llvm::Module>(prefix, context);
-  ModuleGen mg(context, *module);
+  auto module = std::make_unique<llvm::Module>(module_name, context);
+  ModuleGen mg(context, *module, catalog, layout);
   out.compiled.assign(exprs.size(), false);
-  for (size_t i = 0; i < exprs.size(); ++i) {
+  for (size_t i : indices) {
     std::string name = symbol_name(prefix, i);
     auto* f = llvm::Function::Create(mg.fn_type, llvm::GlobalValue::ExternalLinkage, name, *module);
     f->setDoesNotThrow();

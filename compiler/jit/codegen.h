@@ -11,6 +11,7 @@
 #include <llvm/IR/Module.h>
 
 #include "compiler/ir.h"
+#include "compiler/jit/jit.h"
 
 namespace culprit::jit::detail {
 
@@ -29,7 +30,12 @@ std::string symbol_name(const std::string& prefix, size_t index);
 // `exprs` (see abi.h for the calling convention). Never throws; an
 // expression it cannot compile is reported in not_compiled. The module is
 // verified: a module that fails verification is not returned (error set).
+// Only the expressions at `indices` go into this module (the JIT compiles
+// several modules in parallel); `compiled` is still indexed like `exprs`.
+// With `layout.usable`, custom fields are read in place (see
+// jit::ValueLayout); the catalog's schemas are then baked into the module.
 Generated generate(llvm::LLVMContext& context, const ir::Catalog& catalog, const std::vector<const ir::Expr*>& exprs,
-                   const std::string& prefix, std::string& error);
+                   const std::vector<size_t>& indices, const std::string& module_name, const std::string& prefix,
+                   const ValueLayout& layout, std::string& error);
 
 }  // namespace culprit::jit::detail

@@ -30,8 +30,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <cstdlib>
 #include <mutex>
 #include <set>
+#include <thread>
 
 #include "compiler/jit/cache.h"
 #include "compiler/jit/codegen.h"
@@ -43,7 +45,7 @@ namespace {
 
 // Bump when generated code or the cache payload changes meaning: old cache
 // entries then stop matching.
-constexpr const char* kCodegenVersion = "culprit-jit-4";
+constexpr const char* kCodegenVersion = "culprit-jit-5";
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -88,6 +90,12 @@ struct Jit {
 Jit& instance() {
   static Jit* jit = [] {
     auto* j = new Jit();
+    // An operator's off switch (and the way to test the fallback): the
+    // process then behaves as on a host without a native target.
+    if (const char* off = std::getenv("CULPRIT_JIT_DISABLE"); off && *off && std::string(off) != "0") {
+      j->why = "disabled by CULPRIT_JIT_DISABLE";
+      return j;
+    }
     llvm::install_fatal_error_handler(fatal_handler, nullptr);
     if (llvm::InitializeNativeTarget() || llvm::InitializeNativeTargetAsmPrinter()) {
       j->why = "LLVM has no native target for this host";
@@ -145,7 +153,12 @@ struct Payload {
   std::string prefix;
   std::vector<bool> compiled;
   std::vector<std::string> not_compiled;
-  std::string object;
+  std::vector<std::string> objects;  // one per module compiled in parallel
+  size_t object_bytes() const {
+    size_t n = 0;
+    for (const auto& o : objects) n += o.size();
+    return n;
+  }
 };
 
 void put_u64(std::string& out, uint64_t v) { out.append(reinterpret_cast<const char*>(&v), sizeof v); }
@@ -155,7 +168,7 @@ void put_bytes(std::string& out, std::string_view s) {
 }
 
 std::string encode(const Payload& p) {
-  std::string out = "CJO1";
+  std::string out = "CJO2";
   put_u64(out, p.expressions);
   put_bytes(out, p.prefix);
   std::string bits(p.compiled.size(), '\0');
@@ -163,7 +176,8 @@ std::string encode(const Payload& p) {
   put_bytes(out, bits);
   put_u64(out, p.not_compiled.size());
   for (const auto& s : p.not_compiled) put_bytes(out, s);
-  put_bytes(out, p.object);
+  put_u64(out, p.objects.size());
+  for (const auto& o : p.objects) put_bytes(out, o);
   return out;
 }
 
@@ -194,7 +208,7 @@ struct Reader {
 };
 
 bool decode(std::string_view data, Payload& p) {
-  if (data.substr(0, 4) != "CJO1") return false;
+  if (data.substr(0, 4) != "CJO2") return false;
   Reader r{data.substr(4)};
   p.expressions = r.u64();
   p.prefix = r.bytes();
@@ -202,7 +216,9 @@ bool decode(std::string_view data, Payload& p) {
   uint64_t n = r.u64();
   if (!r.ok || n > 1000000) return false;
   for (uint64_t i = 0; i < n && r.ok; ++i) p.not_compiled.push_back(r.bytes());
-  p.object = r.bytes();
+  uint64_t objects = r.u64();
+  if (!r.ok || objects > 64) return false;
+  for (uint64_t i = 0; i < objects && r.ok; ++i) p.objects.push_back(r.bytes());
   if (!r.ok || !r.in.empty() || bits.size() != p.expressions) return false;
   p.compiled.resize(bits.size());
   for (size_t i = 0; i < bits.size(); ++i) p.compiled[i] = bits[i] != 0;
@@ -233,19 +249,31 @@ std::unique_ptr<llvm::TargetMachine> host_target_machine(int opt_level, std::str
   return std::move(*tm);
 }
 
-bool build_object(const ir::Catalog& catalog, const std::vector<const ir::Expr*>& exprs, const Options& options,
-                  Payload& payload, Stats& stats, std::string& error) {
+// One module: IR -> LLVM IR -> optimized -> object code. Runs on its own
+// thread with its own LLVMContext and TargetMachine (neither is shared).
+struct Part {
+  std::vector<size_t> indices;
+  std::string object;
+  std::vector<bool> compiled;
+  std::vector<std::string> not_compiled;
+  std::string error;
+  double codegen_ms = 0, optimize_ms = 0, emit_ms = 0;
+};
+
+void compile_part(const ir::Catalog& catalog, const std::vector<const ir::Expr*>& exprs, const Options& options,
+                  const std::string& prefix, size_t number, Part& part) {
   auto t0 = std::chrono::steady_clock::now();
-  auto tm = host_target_machine(options.opt_level, error);
-  if (!tm) return false;
+  auto tm = host_target_machine(options.opt_level, part.error);
+  if (!tm) return;
   llvm::LLVMContext context;
-  detail::Generated gen = detail::generate(context, catalog, exprs, payload.prefix, error);
-  if (!gen.module) return false;
+  std::string name = fmt::format("{}_m{}", prefix, number);
+  detail::Generated gen = detail::generate(context, catalog, exprs, part.indices, name, prefix, options.layout, part.error);
+  if (!gen.module) return;
   gen.module->setDataLayout(tm->createDataLayout());
   gen.module->setTargetTriple(tm->getTargetTriple().str());
-  payload.compiled = gen.compiled;
-  payload.not_compiled = gen.not_compiled;
-  stats.codegen_ms = ms_since(t0);
+  part.compiled = std::move(gen.compiled);
+  part.not_compiled = std::move(gen.not_compiled);
+  part.codegen_ms = ms_since(t0);
 
   auto t1 = std::chrono::steady_clock::now();
   if (options.opt_level > 0) {
@@ -265,7 +293,7 @@ bool build_object(const ir::Catalog& catalog, const std::vector<const ir::Expr*>
     llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(level);
     mpm.run(*gen.module, mam);
   }
-  stats.optimize_ms = ms_since(t1);
+  part.optimize_ms = ms_since(t1);
 
   auto t2 = std::chrono::steady_clock::now();
   llvm::SmallVector<char, 0> buffer;
@@ -273,13 +301,77 @@ bool build_object(const ir::Catalog& catalog, const std::vector<const ir::Expr*>
     llvm::raw_svector_ostream os(buffer);
     llvm::legacy::PassManager pm;
     if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile)) {
-      error = "the host target cannot emit object files";
-      return false;
+      part.error = "the host target cannot emit object files";
+      return;
     }
     pm.run(*gen.module);
   }
-  payload.object.assign(buffer.data(), buffer.size());
-  stats.emit_ms = ms_since(t2);
+  part.object.assign(buffer.data(), buffer.size());
+  part.emit_ms = ms_since(t2);
+
+  // Debugging aid (docs/jit.md): CULPRIT_JIT_DUMP=DIR writes the optimized
+  // LLVM IR and the object file of every module of a cold compile there.
+  if (const char* dump = std::getenv("CULPRIT_JIT_DUMP"); dump && *dump) {
+    std::error_code ec;
+    llvm::raw_fd_ostream ll(std::string(dump) + "/" + name + ".ll", ec);
+    if (!ec) gen.module->print(ll, nullptr);
+    llvm::raw_fd_ostream obj(std::string(dump) + "/" + name + ".o", ec);
+    if (!ec) obj.write(part.object.data(), part.object.size());
+  }
+}
+
+size_t tree_size(const ir::Expr& e) {
+  size_t n = 1;
+  for (const auto& k : e.kids) n += tree_size(k);
+  return n;
+}
+
+// Splits the expressions into contiguous parts of about equal size and
+// compiles them on as many threads as the host has cores (at most 8, and
+// only when there is enough work to pay for a thread).
+bool build_object(const ir::Catalog& catalog, const std::vector<const ir::Expr*>& exprs, const Options& options,
+                  Payload& payload, Stats& stats, std::string& error) {
+  auto t0 = std::chrono::steady_clock::now();
+  size_t total = 0;
+  std::vector<size_t> sizes;
+  for (const auto* e : exprs) total += sizes.emplace_back(tree_size(*e));
+  size_t threads = std::max<size_t>(1, std::min<size_t>({std::thread::hardware_concurrency(), 8, total / 400 + 1}));
+  std::vector<Part> parts(threads);
+  size_t done = 0;
+  for (size_t i = 0, p = 0; i < exprs.size(); ++i) {
+    parts[p].indices.push_back(i);
+    done += sizes[i];
+    if (p + 1 < threads && done * threads >= total * (p + 1)) ++p;
+  }
+  std::vector<std::thread> workers;
+  for (size_t p = 1; p < threads; ++p) {
+    try {
+      workers.emplace_back(compile_part, std::cref(catalog), std::cref(exprs), std::cref(options), std::cref(payload.prefix),
+                           p, std::ref(parts[p]));
+    } catch (const std::exception&) {
+      compile_part(catalog, exprs, options, payload.prefix, p, parts[p]);  // no thread: do it here
+    }
+  }
+  compile_part(catalog, exprs, options, payload.prefix, 0, parts[0]);
+  for (auto& w : workers) w.join();
+
+  payload.compiled.assign(exprs.size(), false);
+  payload.objects.clear();
+  payload.not_compiled.clear();
+  for (auto& part : parts) {
+    if (!part.error.empty()) {
+      error = part.error;
+      return false;
+    }
+    for (size_t i : part.indices) payload.compiled[i] = part.compiled[i];
+    payload.not_compiled.insert(payload.not_compiled.end(), part.not_compiled.begin(), part.not_compiled.end());
+    payload.objects.push_back(std::move(part.object));
+    stats.codegen_ms += part.codegen_ms;
+    stats.optimize_ms += part.optimize_ms;
+    stats.emit_ms += part.emit_ms;
+  }
+  stats.threads = threads;
+  stats.compile_wall_ms = ms_since(t0);
   return true;
 }
 
@@ -328,10 +420,12 @@ bool link(Jit& jit, const std::vector<Helper>& helpers, const Payload& p, std::v
     return false;
   }
   res->tracker = jd->createResourceTracker();
-  auto buffer = llvm::MemoryBuffer::getMemBufferCopy(p.object, p.prefix);
-  if (auto e = jit.lljit->addObjectFile(res->tracker, std::move(buffer))) {
-    error = "cannot add the object code: " + to_string(std::move(e));
-    return false;
+  for (size_t i = 0; i < p.objects.size(); ++i) {
+    auto buffer = llvm::MemoryBuffer::getMemBufferCopy(p.objects[i], fmt::format("{}_m{}", p.prefix, i));
+    if (auto e = jit.lljit->addObjectFile(res->tracker, std::move(buffer))) {
+      error = "cannot add the object code: " + to_string(std::move(e));
+      return false;
+    }
   }
   llvm::orc::SymbolLookupSet names;
   std::vector<size_t> indices;
@@ -385,6 +479,7 @@ std::string host_cpu_id() {
 const std::vector<std::string>& required_helpers() {
   static const std::vector<std::string> names = {
       "culprit_jit_event_field", "culprit_jit_symptom_field", "culprit_jit_capture",   "culprit_jit_record",
+      "culprit_jit_event_fields", "culprit_jit_symptom_fields",
       "culprit_jit_covered",     "culprit_jit_coverage",      "culprit_jit_str_compare", "culprit_jit_str_test",
       "culprit_jit_str_concat",  "culprit_jit_str_case",      "culprit_jit_str_trim",  "culprit_jit_parse_int",
       "culprit_jit_parse_float", "culprit_jit_duration",      "culprit_jit_to_text",   "culprit_jit_interpolate",
@@ -445,12 +540,22 @@ std::shared_ptr<const CompiledCatalog> compile(const ir::Catalog& catalog, const
 
   std::string ir_print;
   for (const auto* e : exprs) fingerprint(*e, ir_print);
+  // Field slots per kind are baked into the code when fields are read in place.
+  for (const auto* kinds : {&catalog.event_kinds, &catalog.symptom_kinds}) {
+    put(ir_print, static_cast<int64_t>(kinds->size()));
+    for (const auto& k : *kinds) {
+      put(ir_print, static_cast<int64_t>(k.slot_of_name.size()));
+      for (int32_t slot : k.slot_of_name) put(ir_print, slot);
+    }
+  }
   std::string ir_digest = sha256_hex(ir_print);
   Payload payload;
   payload.expressions = exprs.size();
   payload.prefix = "cx" + sha256_hex(catalog.digest + "\n" + ir_digest).substr(0, 16);
-  std::string key = fmt::format("{}\nllvm {}\ncpu {}\nopt {}\ncatalog {}\nir {}\n", kCodegenVersion, llvm_version(),
-                                host_cpu_id(), options.opt_level, catalog.digest, ir_digest);
+  const ValueLayout& l = options.layout;
+  std::string key = fmt::format("{}\nllvm {}\ncpu {}\nopt {}\nlayout {} {} {} {} {} {} {} {}\ncatalog {}\nir {}\n",
+                                kCodegenVersion, llvm_version(), host_cpu_id(), options.opt_level, l.usable, l.size, l.type,
+                                l.boolean, l.integer, l.real, l.string_data, l.string_size, catalog.digest, ir_digest);
 
   bool linked = false;
   if (!options.cache_dir.empty()) {
@@ -497,7 +602,7 @@ std::shared_ptr<const CompiledCatalog> compile(const ir::Catalog& catalog, const
     out->resources_ = std::move(res);
     stats.link_ms = ms_since(t1);
   }
-  stats.object_bytes = payload.object.size();
+  stats.object_bytes = payload.object_bytes();
   stats.not_compiled = payload.not_compiled;
   stats.compiled = static_cast<size_t>(std::count(payload.compiled.begin(), payload.compiled.end(), true));
   return out;

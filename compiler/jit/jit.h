@@ -46,7 +46,9 @@
 namespace culprit::jit {
 
 // Initializes LLVM's native target once per process. False (with the
-// reason) when this host cannot generate code; callers then interpret.
+// reason) when this host cannot generate code, or when the environment
+// variable CULPRIT_JIT_DISABLE is set (to anything but 0); callers then
+// interpret.
 bool native_target_ready(std::string* why = nullptr);
 
 // The LLVM version compiled against, e.g. "19.1.7".
@@ -73,9 +75,26 @@ const std::vector<std::string>& required_helpers();
 // The index of an expression in this list identifies its function.
 std::vector<const ir::Expr*> top_level_expressions(const ir::Catalog& catalog);
 
+// Where the parts of a culprit::Value lie in memory, as measured by the
+// runtime that hosts the code (runtime/native_code.cpp). With it, generated
+// code reads custom event and symptom fields in place instead of calling a
+// helper per field; without it (usable == false) every read goes through
+// culprit_jit_event_field / culprit_jit_symptom_field. Part of the cache key.
+struct ValueLayout {
+  bool usable = false;
+  int32_t size = 0;           // sizeof(Value): the stride of a field array
+  int32_t type = 0;           // uint8_t culprit::Type
+  int32_t boolean = 0;        // bool
+  int32_t integer = 0;        // int64_t (int, time, duration)
+  int32_t real = 0;           // double
+  int32_t string_data = 0;    // const char*: the string's bytes
+  int32_t string_size = 0;    // size_t: its length
+};
+
 struct Options {
   std::string cache_dir;   // where object code is cached; "" = no cache
   int opt_level = 2;       // LLVM optimization level, 0..3
+  ValueLayout layout;      // how to read fields in place (see ValueLayout)
 };
 
 // What one compile() did, for `culprit check --timings` and the benchmarks.
@@ -85,6 +104,10 @@ struct Stats {
   std::vector<std::string> not_compiled;  // "file:line: why" for the others
   bool cache_hit = false;
   std::string cache_note;                 // why the cache was not used, if it was not
+  // Cold compiles run on `threads` threads, one module each: the phase
+  // times below are summed over threads; compile_wall_ms is the elapsed time.
+  size_t threads = 0;
+  double compile_wall_ms = 0;
   double codegen_ms = 0;                  // IR -> LLVM IR (and verification)
   double optimize_ms = 0;                 // LLVM optimization pipeline
   double emit_ms = 0;                     // LLVM machine code emission

@@ -38,6 +38,13 @@ CULPRIT_ENGINE=interp "$bin" diagnose "$ex" --format json --engine jit | grep -q
 if "$bin" test --engine bogus > /dev/null 2> "$tmp/err"; then fail "--engine bogus accepted"; fi
 grep -q "engine must be jit or interp" "$tmp/err" || fail "no usage message for a bad engine: $(cat "$tmp/err")"
 
+# Where the JIT cannot run (simulated), the interpreter runs, after exactly one warning line.
+CULPRIT_JIT_DISABLE=1 "$bin" diagnose "$ex" --format json > "$tmp/off.json" 2> "$tmp/off.err" || fail "no fallback without the JIT"
+grep -q '"evaluator": "interpreter"' "$tmp/off.json" || fail "the fallback verdict does not say interpreter"
+[ "$(wc -l < "$tmp/off.err")" = 1 ] && grep -q '^culprit: warning: the JIT is unavailable (disabled by CULPRIT_JIT_DISABLE); using the interpreter$' "$tmp/off.err" \
+  || fail "expected one warning line, got: $(cat "$tmp/off.err")"
+CULPRIT_JIT_DISABLE=1 "$bin" --version | grep -q '^evaluator: interpreter$' || fail "--version claims the JIT where it cannot run"
+
 # 3. warm start: everything comes from the cache
 ls "$CULPRIT_CACHE_DIR"/jit-*.bin "$CULPRIT_CACHE_DIR"/hyperscan-*.bin "$CULPRIT_CACHE_DIR"/regex-verdicts-*.bin > /dev/null \
   || fail "the first runs did not fill the cache: $(ls "$CULPRIT_CACHE_DIR")"

@@ -604,7 +604,7 @@ struct RunResult {
 
 // One seed: `count` random expressions of depth <= `depth`, each evaluated
 // in `envs` random environments.
-RunResult run_seed(uint64_t seed, int count, int depth, int envs) {
+RunResult run_seed(uint64_t seed, int count, int depth, int envs, bool fields_in_place = true, int opt_level = 2) {
   RunResult rr;
   auto base = culprit::testing::compile_ok(kBaseCatalog);
   auto cat = std::make_shared<ir::Catalog>(*base);
@@ -639,6 +639,8 @@ RunResult run_seed(uint64_t seed, int count, int depth, int envs) {
   std::string error;
   JitOptions jo;
   jo.use_cache = false;
+  jo.fields_in_place = fields_in_place;
+  jo.opt_level = opt_level;
   auto program = Program::build(cat, error, jit_factory(jo));
   INFO(error);
   REQUIRE(program);
@@ -727,4 +729,15 @@ TEST_CASE("jit: differential test against the interpreter (random expressions, f
 TEST_CASE("jit: differential test, deep expressions") {
   RunResult r = run_seed(42, 300, 8, 10);
   CHECK(r.comparisons >= 3000);
+}
+
+TEST_CASE("jit: differential test, fields read through helpers") {
+  RunResult r = run_seed(7, 600, 5, 8, false);
+  CHECK(r.comparisons >= 4800);
+}
+
+TEST_CASE("jit: differential test, unoptimized code (O0) and O3") {
+  RunResult r0 = run_seed(8, 500, 5, 8, true, 0);
+  RunResult r3 = run_seed(9, 500, 5, 8, true, 3);
+  CHECK(r0.comparisons + r3.comparisons >= 8000);
 }

@@ -114,7 +114,7 @@ TEST_CASE("scan_file: events carry their provenance") {
   CHECK(r.source == "app");
   CHECK(r.file == "logs/node-01/app.log");
   CHECK(r.lines == 3);
-  CHECK(r.lines_without_time == 1);
+  CHECK(r.events_without_time == 0);  // "hello bob" inherits 10:00:05
   CHECK(r.bytes == static_cast<int64_t>(f.size));
   REQUIRE(r.events.size() == 2);
 
@@ -159,7 +159,7 @@ TEST_CASE("scan_file: leading untimed lines take the first later time") {
   CHECK(r.events[2].where.ts_origin == "inherited");
   CHECK(r.events[3].where.ts == kT0 + 9 * kSec);
   CHECK(r.events[3].where.ts_origin == "line");
-  CHECK(r.lines_without_time == 3);
+  CHECK(r.events_without_time == 0);
 }
 
 TEST_CASE("scan_file: a file without any time leaves events untimed") {
@@ -170,7 +170,7 @@ TEST_CASE("scan_file: a file without any time leaves events untimed") {
     CHECK_FALSE(e.where.ts.has_value());
     CHECK(e.where.ts_origin.empty());
   }
-  CHECK(r.lines_without_time == 2);
+  CHECK(r.events_without_time == 2);
 }
 
 TEST_CASE("scan_file: dmesg boot seconds are anchored by a syslog line carrying both") {
@@ -194,7 +194,7 @@ TEST_CASE("scan_file: dmesg boot seconds are anchored by a syslog line carrying 
   CHECK(r.events[2].where.ts_origin == "boot-anchored");
   CHECK(fx.field(r.events[2], "pci").s == "0000:3b:00");
   // Boot stamps are timestamps of their own: no line is "without time".
-  CHECK(r.lines_without_time == 0);
+  CHECK(r.events_without_time == 0);
 }
 
 TEST_CASE("scan_file: boot seconds that are never anchored give no time (order only)") {
@@ -410,7 +410,7 @@ TEST_CASE("scan_file: sources without extractors are read and counted, with no e
   Fixture fx;
   auto r = fx.scan(fx.file("node-01", "fabricmanager", "[Jul 23 2024 07:53:55] [ERROR] hello fm\nplain\n"));
   CHECK(r.lines == 2);
-  CHECK(r.lines_without_time == 1);
+  CHECK(r.events_without_time == 0);
   CHECK(r.events.empty());
 }
 

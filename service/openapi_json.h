@@ -1,0 +1,7 @@
+// docs/openapi.json, compiled in (served at GET /v1/openapi.json), so the
+// document served is always the one in the source tree at build time.
+#pragma once
+
+namespace culprit::service {
+extern const char* const kOpenApiJson;
+}

@@ -1,0 +1,869 @@
+#include "service/server.h"
+
+#include <fmt/format.h>
+#include <httplib.h>
+#include <signal.h>
+
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <thread>
+
+#include "compiler/catalog_loader.h"
+#include "compiler/regex_check.h"
+#include "runtime/bundle.h"
+#include "runtime/diagnose.h"
+#include "runtime/self_test.h"
+#include "runtime/sha256.h"
+#include "runtime/timestamp.h"
+#include "runtime/verdict_json.h"
+#include "runtime/verdict_text.h"
+#include "service/metrics.h"
+#include "service/openapi_json.h"
+#include "service/session_store.h"
+
+namespace culprit::service {
+
+namespace {
+
+using json = nlohmann::json;
+using ojson = nlohmann::ordered_json;
+
+std::atomic<bool> g_stop{false};
+
+// ------------------------------------------------------------ errors
+
+// An error answer: {"error": {"code", "message", "details"}}.
+void send_error(httplib::Response& res, int status, const std::string& code, const std::string& message,
+                ojson details = ojson::object()) {
+  ojson e;
+  e["error"]["code"] = code;
+  e["error"]["message"] = message;
+  e["error"]["details"] = std::move(details);
+  res.status = status;
+  // Messages may quote client bytes (a JSON syntax error's "last read"):
+  // invalid UTF-8 in them is replaced, never a reason to fail the answer.
+  res.set_content(e.dump(-1, ' ', false, json::error_handler_t::replace) + "\n", "application/json");
+}
+
+void send_json(httplib::Response& res, int status, const ojson& j) {
+  res.status = status;
+  res.set_content(j.dump(2, ' ', false, json::error_handler_t::replace) + "\n", "application/json");
+}
+
+// A failed or abandoned body read leaves bytes on the connection: close it
+// rather than parse them as the next request.
+void close_after(httplib::Response& res) { res.set_header("Connection", "close"); }
+
+// ------------------------------------------------------------ routes
+
+struct Route {
+  std::string name;                 // the pattern, for metrics and logs
+  std::regex re;
+  std::vector<std::string> methods;
+  bool needs_auth = true;
+  bool needs_ready = true;
+  bool takes_body = false;          // POST with a JSON/NDJSON body
+};
+
+const std::vector<Route>& routes() {
+  static const std::vector<Route> r = {
+      {"/healthz", std::regex("/healthz"), {"GET"}, false, false, false},
+      {"/readyz", std::regex("/readyz"), {"GET"}, false, false, false},
+      {"/metrics", std::regex("/metrics"), {"GET"}, true, false, false},
+      {"/v1/openapi.json", std::regex("/v1/openapi\\.json"), {"GET"}, false, false, false},
+      {"/v1/catalog", std::regex("/v1/catalog"), {"GET"}, true, true, false},
+      {"/v1/attributions", std::regex("/v1/attributions"), {"POST"}, true, true, true},
+      {"/v1/workloads", std::regex("/v1/workloads"), {"POST"}, true, true, true},
+      {"/v1/workloads/{id}", std::regex("/v1/workloads/([^/]+)"), {"GET", "DELETE"}, true, true, false},
+      {"/v1/workloads/{id}/observations", std::regex("/v1/workloads/([^/]+)/observations"), {"POST"}, true, true, true},
+      {"/v1/workloads/{id}/attribute", std::regex("/v1/workloads/([^/]+)/attribute"), {"POST"}, true, true, false},
+  };
+  return r;
+}
+
+const Route* find_route(const std::string& path) {
+  for (const auto& r : routes())
+    if (std::regex_match(path, r.re)) return &r;
+  return nullptr;
+}
+
+// Per-request bookkeeping for the logger, which httplib calls on the same
+// worker thread after the response is written.
+thread_local Clock::time_point t_start;
+thread_local const char* t_route = nullptr;
+
+bool constant_time_equal(const std::string& a, const std::string& b) {
+  // Comparing fixed-size digests takes the same time whatever the inputs
+  // and their lengths, so timing reveals nothing about the token.
+  Sha256 ha, hb;
+  ha.update(a);
+  hb.update(b);
+  auto da = ha.finish(), db = hb.finish();
+  unsigned diff = 0;
+  for (size_t i = 0; i < da.size(); ++i) diff |= static_cast<unsigned>(da[i] ^ db[i]);
+  return diff == 0;
+}
+
+enum class BodyKind { None, Json, Ndjson, Other };
+
+BodyKind body_kind(const httplib::Request& req) {
+  std::string ct = req.get_header_value("Content-Type");
+  if (ct.empty()) return BodyKind::None;
+  ct = ct.substr(0, ct.find(';'));
+  while (!ct.empty() && ct.back() == ' ') ct.pop_back();
+  for (auto& c : ct) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (ct == "application/json") return BodyKind::Json;
+  if (ct == "application/x-ndjson" || ct == "application/ndjson" || ct == "application/jsonl" ||
+      ct == "application/x-jsonlines")
+    return BodyKind::Ndjson;
+  return BodyKind::Other;
+}
+
+bool has_body(const httplib::Request& req) {
+  if (req.has_header("Transfer-Encoding")) return true;
+  return req.get_header_value<uint64_t>("Content-Length") > 0;
+}
+
+// ------------------------------------------------------------ parsing
+
+// What went wrong with a request body, as an HTTP answer.
+struct BodyError {
+  int status = 400;
+  std::string code, message;
+  ojson details = ojson::object();
+};
+
+bool parse_json_text(const std::string& text, json& out, BodyError& err, const std::string& where) {
+  try {
+    out = json::parse(text);
+    return true;
+  } catch (const json::parse_error& e) {
+    err = {400, "invalid_json", fmt::format("{}is not valid JSON: {}", where, e.what()), ojson::object()};
+    err.details["byte"] = e.byte;
+    return false;
+  } catch (const std::exception& e) {
+    err = {400, "invalid_json", where + "is not valid JSON: " + e.what(), ojson::object()};
+    return false;
+  }
+}
+
+bool parse_context(const json& j, WorkloadContext& ctx, BodyError& err, const std::string& pointer) {
+  if (!j.is_object()) {
+    err = {400, "schema_violation", "the context must be a JSON object", {{"pointer", pointer}}};
+    return false;
+  }
+  std::string why;
+  if (!parse_context_json(j.dump(), ctx, why)) {
+    err = {400, "schema_violation", "invalid context: " + why, {{"pointer", pointer}}};
+    return false;
+  }
+  return true;
+}
+
+// Collects observations with their cost, checking a limit as they come in.
+// `room(total_cost)` returns 0 while they fit, else the status to answer.
+class ObservationSink {
+ public:
+  explicit ObservationSink(std::function<int(size_t)> room) : room_(std::move(room)) {}
+  bool add(const json& j, BodyError& err, ojson where) {
+    Observation o;
+    std::string why;
+    if (!parse_observation(j, o, why)) {
+      err = {400, "schema_violation", "invalid observation: " + why, std::move(where)};
+      return false;
+    }
+    size_t c = observation_cost(o);
+    if (int status = room_(cost_ + c)) {
+      err = {status, status == 413 ? "payload_too_large" : "too_many_requests",
+             status == 413 ? "the workload's observations exceed the per-session memory limit"
+                           : "the service's memory budget is exhausted; retry later",
+             std::move(where)};
+      return false;
+    }
+    cost_ += c;
+    obs.push_back(std::move(o));
+    return true;
+  }
+  std::vector<Observation> obs;
+  size_t cost() const { return cost_; }
+
+ private:
+  std::function<int(size_t)> room_;
+  size_t cost_ = 0;
+};
+
+// Splits NDJSON as it streams in; every complete line is handed to `on_line`
+// (1-based number, text). Blank lines are skipped; a final unterminated line
+// is handled by finish().
+class NdjsonSplitter {
+ public:
+  explicit NdjsonSplitter(std::function<bool(int64_t, const std::string&)> on_line) : on_line_(std::move(on_line)) {}
+  bool feed(const char* d, size_t n) {
+    size_t pos = 0;
+    while (pos < n) {
+      const char* nl = static_cast<const char*>(std::memchr(d + pos, '\n', n - pos));
+      if (!nl) {
+        partial_.append(d + pos, n - pos);
+        break;
+      }
+      partial_.append(d + pos, static_cast<size_t>(nl - (d + pos)));
+      pos = static_cast<size_t>(nl - d) + 1;
+      if (!emit()) return false;
+    }
+    return true;
+  }
+  bool finish() { return partial_.empty() ? true : emit(); }
+
+ private:
+  bool emit() {
+    ++line_;
+    std::string line;
+    line.swap(partial_);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) return true;
+    return on_line_(line_, line);
+  }
+  std::function<bool(int64_t, const std::string&)> on_line_;
+  std::string partial_;
+  int64_t line_ = 0;
+};
+
+// ------------------------------------------------------------ the service
+
+class Service {
+ public:
+  explicit Service(const ServiceConfig& cfg)
+      : cfg_(cfg), budget_(cfg.max_total_bytes),
+        store_(SessionLimits{cfg.max_sessions, cfg.max_session_bytes, cfg.session_ttl}, budget_) {}
+
+  int run();
+
+ private:
+  void install_routes();
+  httplib::Server::HandlerResponse pre_route(const httplib::Request& req, httplib::Response& res);
+  void log_request(const httplib::Request& req, const httplib::Response& res);
+  bool load_catalog_and_test();
+
+  // Reads a whole body (bounded by max_body) into `body`.
+  bool read_body(const httplib::ContentReader& reader, httplib::Response& res, std::string& body);
+  // Streams observations (JSON array or NDJSON) into `sink`. With
+  // `ndjson_context`, the first NDJSON line is the context (one-shot).
+  bool read_observations(const httplib::Request& req, const httplib::ContentReader& reader, httplib::Response& res,
+                         ObservationSink& sink, json* ndjson_context, BodyError& err);
+
+  void handle_attributions(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& reader);
+  void handle_create(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& reader);
+  void handle_observations(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& reader);
+  void handle_attribute(const httplib::Request& req, httplib::Response& res);
+  void handle_get(const httplib::Request& req, httplib::Response& res);
+  void handle_delete(const httplib::Request& req, httplib::Response& res);
+
+  // Runs the engine and writes the verdict (or an error) into `res`.
+  void attribute(const httplib::Request& req, httplib::Response& res, const WorkloadContext& ctx,
+                 const std::vector<Observation>& obs);
+  ojson session_json(Session& s);
+  void send_body_error(httplib::Response& res, const BodyError& e) {
+    send_error(res, e.status, e.code, e.message, e.details);
+  }
+
+  const ServiceConfig& cfg_;
+  httplib::Server svr_;
+  Metrics metrics_;
+  MemoryBudget budget_;
+  SessionStore store_;
+  std::atomic<bool> ready_{false};
+  std::shared_ptr<const Program> program_;   // set once, before ready_
+  std::string catalog_json_;                 // GET /v1/catalog, built at start-up
+  std::mutex log_mu_;
+};
+
+bool Service::read_body(const httplib::ContentReader& reader, httplib::Response& res, std::string& body) {
+  bool too_big = false;
+  bool ok = reader([&](const char* d, size_t n) {
+    if (body.size() + n > cfg_.max_body) {
+      too_big = true;
+      return false;
+    }
+    body.append(d, n);
+    return true;
+  });
+  if (!ok) {
+    close_after(res);
+    if (too_big) send_error(res, 413, "payload_too_large", fmt::format("the request body exceeds {} bytes", cfg_.max_body),
+                            {{"limit", cfg_.max_body}});
+    else send_error(res, 400, "bad_request", "the request body could not be read (timeout or broken connection)");
+  }
+  return ok;
+}
+
+bool Service::read_observations(const httplib::Request& req, const httplib::ContentReader& reader,
+                                httplib::Response& res, ObservationSink& sink, json* ndjson_context, BodyError& err) {
+  BodyKind kind = body_kind(req);
+  bool failed = false;
+  if (kind == BodyKind::Ndjson) {
+    bool want_context = ndjson_context != nullptr;
+    NdjsonSplitter split([&](int64_t line, const std::string& text) {
+      json j;
+      if (!parse_json_text(text, j, err, fmt::format("line {} ", line))) {
+        err.details["line"] = line;
+        return !(failed = true);
+      }
+      if (want_context) {
+        want_context = false;
+        *ndjson_context = std::move(j);
+        return true;
+      }
+      if (!sink.add(j, err, {{"line", line}})) return !(failed = true);
+      return true;
+    });
+    size_t total = 0;
+    bool too_big = false;
+    bool ok = reader([&](const char* d, size_t n) {
+      total += n;
+      if (total > cfg_.max_body) {
+        too_big = true;
+        return false;
+      }
+      return split.feed(d, n);
+    });
+    if (ok) ok = split.finish();
+    if (!ok) {
+      close_after(res);
+      if (too_big) err = {413, "payload_too_large", fmt::format("the request body exceeds {} bytes", cfg_.max_body),
+                          {{"limit", cfg_.max_body}}};
+      else if (!failed) err = {400, "bad_request", "the request body could not be read (timeout or broken connection)"};
+      return false;
+    }
+    if (want_context) {
+      err = {400, "schema_violation", "the NDJSON body is empty: its first line must be the context", {{"line", 1}}};
+      return false;
+    }
+    return true;
+  }
+  // A JSON array (sessions) or a JSON object (one-shot, handled by the caller).
+  std::string body;
+  if (!read_body(reader, res, body)) {
+    err.status = 0;  // already answered
+    return false;
+  }
+  json j;
+  if (!parse_json_text(body, j, err, "the body ")) return false;
+  if (!j.is_array()) {
+    err = {400, "schema_violation", "the body must be a JSON array of observations (or NDJSON)", {{"pointer", ""}}};
+    return false;
+  }
+  for (size_t i = 0; i < j.size(); ++i)
+    if (!sink.add(j[i], err, {{"pointer", fmt::format("/{}", i)}})) return false;
+  return true;
+}
+
+void Service::attribute(const httplib::Request& req, httplib::Response& res, const WorkloadContext& ctx,
+                        const std::vector<Observation>& obs) {
+  DiagnoseRequest dr;
+  dr.context = ctx;
+  dr.observations = obs;
+  DiagnoseOptions opt;
+  opt.threads = 1;  // the worker pool is the parallelism; one scan thread per request
+  Verdict v;
+  std::string err;
+  if (!diagnose(program_, dr, opt, v, err)) {
+    send_error(res, 400, "schema_violation", err);
+    return;
+  }
+  std::vector<std::string> rules;
+  for (const auto& t : v.trail) rules.push_back(t.rule);
+  int64_t bytes = 0;
+  for (const auto& [s, c] : v.coverage.sources) bytes += c.bytes_read;
+  metrics_.verdict(v.outcome.status, v.outcome.domain, rules, bytes);
+  bool explain = req.get_param_value("explain") == "true" || req.get_param_value("explain") == "1";
+  res.status = 200;
+  if (req.get_header_value("Accept").find("text/plain") != std::string::npos) {
+    TextOptions t;
+    t.explain = explain;
+    t.color = req.get_param_value("color") == "true" || req.get_param_value("color") == "1";
+    res.set_content(verdict_to_text(v, t), "text/plain; charset=utf-8");
+  } else {
+    res.set_content(verdict_to_json_text(v, explain), "application/json");
+  }
+}
+
+void Service::handle_attributions(const httplib::Request& req, httplib::Response& res,
+                                  const httplib::ContentReader& reader) {
+  BodyError err;
+  WorkloadContext ctx;
+  // In-flight one-shot evidence is charged to the shared budget too.
+  size_t reserved = 0;
+  ObservationSink sink([&](size_t total) {
+    if (total > cfg_.max_session_bytes) return 413;
+    if (total > reserved) {
+      size_t more = std::max<size_t>(total - reserved, 1 << 20);
+      if (!budget_.reserve(more)) return 429;
+      reserved += more;
+    }
+    return 0;
+  });
+  struct Release {
+    MemoryBudget& b;
+    size_t& n;
+    ~Release() { b.release(n); }
+  } release{budget_, reserved};
+
+  if (body_kind(req) == BodyKind::Ndjson) {
+    json context;
+    if (!read_observations(req, reader, res, sink, &context, err)) {
+      if (err.status) send_body_error(res, err);
+      return;
+    }
+    if (context.is_object() && context.contains("context") && context.size() == 1) context = context["context"];
+    if (!parse_context(context, ctx, err, "line 1")) return send_body_error(res, err);
+  } else {
+    std::string body;
+    if (!read_body(reader, res, body)) return;
+    json j;
+    if (!parse_json_text(body, j, err, "the body ")) return send_body_error(res, err);
+    if (!j.is_object())
+      return send_error(res, 400, "schema_violation", "the body must be a JSON object {context, observations}",
+                        {{"pointer", ""}});
+    for (auto it = j.begin(); it != j.end(); ++it)
+      if (it.key() != "context" && it.key() != "observations")
+        return send_error(res, 400, "schema_violation", fmt::format("unknown key '{}'", it.key()),
+                          {{"pointer", "/" + it.key()}});
+    if (!j.contains("context"))
+      return send_error(res, 400, "schema_violation", "missing 'context'", {{"pointer", "/context"}});
+    if (!parse_context(j["context"], ctx, err, "/context")) return send_body_error(res, err);
+    if (j.contains("observations")) {
+      const auto& arr = j["observations"];
+      if (!arr.is_array())
+        return send_error(res, 400, "schema_violation", "'observations' must be an array", {{"pointer", "/observations"}});
+      for (size_t i = 0; i < arr.size(); ++i)
+        if (!sink.add(arr[i], err, {{"pointer", fmt::format("/observations/{}", i)}})) return send_body_error(res, err);
+    }
+  }
+  // Same defaults as a bundle's observations.jsonl: the carrier's name and
+  // the position in it, so arrival order is kept and provenance is stable.
+  int64_t n = 0;
+  for (auto& o : sink.obs) {
+    ++n;
+    if (o.file.empty()) o.file = "observations.jsonl";
+    if (o.line == 0) o.line = n;
+  }
+  attribute(req, res, ctx, sink.obs);
+}
+
+ojson Service::session_json(Session& s) {
+  std::lock_guard<std::mutex> lock(s.mu);
+  ojson j;
+  j["id"] = s.id;
+  j["workload_id"] = s.context.workload_id;
+  j["context"] = ojson::parse(s.context_json, nullptr, false);
+  j["observations"] = s.observations.size();
+  j["posts"] = s.posts;
+  j["attributions"] = s.attributions;
+  j["bytes"] = s.bytes;
+  j["limit_bytes"] = cfg_.max_session_bytes;
+  auto wall = [](std::chrono::system_clock::time_point t) {
+    return format_rfc3339(std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
+  };
+  auto idle = Clock::now() - s.last_used;
+  j["created"] = wall(s.created_wall);
+  j["expires_in_seconds"] =
+      std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::seconds>(cfg_.session_ttl - idle).count());
+  return j;
+}
+
+void Service::handle_create(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& reader) {
+  std::string body;
+  if (!read_body(reader, res, body)) return;
+  BodyError err;
+  json j;
+  if (!parse_json_text(body, j, err, "the body ")) return send_body_error(res, err);
+  if (j.is_object() && j.contains("context") && j.size() == 1) j = j["context"];
+  WorkloadContext ctx;
+  if (!parse_context(j, ctx, err, "")) return send_body_error(res, err);
+  std::shared_ptr<Session> s;
+  std::string existing;
+  switch (store_.create(ctx, j.dump(), s, existing)) {
+    case SessionStore::Status::Ok: break;
+    case SessionStore::Status::Conflict:
+      return send_error(res, 409, "conflict", "an open session already exists for this workload_id",
+                        {{"id", existing}, {"workload_id", ctx.workload_id}});
+    case SessionStore::Status::TooManySessions:
+      return send_error(res, 429, "too_many_requests", "too many open sessions; retry later",
+                        {{"limit", cfg_.max_sessions}});
+    default:
+      return send_error(res, 429, "too_many_requests", "the service's memory budget is exhausted; retry later");
+  }
+  metrics_.session_created();
+  res.set_header("Location", "/v1/workloads/" + s->id);
+  send_json(res, 201, session_json(*s));
+}
+
+void Service::handle_observations(const httplib::Request& req, httplib::Response& res,
+                                  const httplib::ContentReader& reader) {
+  auto s = store_.get(req.matches[1]);
+  if (!s) {
+    // Drain nothing: the connection is closed instead.
+    close_after(res);
+    return send_error(res, 404, "not_found", "no such workload session (unknown, deleted or expired)",
+                      {{"id", std::string(req.matches[1])}});
+  }
+  // Charged as parsed: a reservation on the shared budget, moved to the
+  // session on success and returned on failure.
+  size_t reserved = 0;
+  ObservationSink sink([&](size_t total) {
+    size_t session_bytes;
+    {
+      std::lock_guard<std::mutex> lock(s->mu);
+      session_bytes = s->bytes;
+    }
+    if (session_bytes + total > cfg_.max_session_bytes) return 413;
+    if (total > reserved) {
+      size_t more = total - reserved;
+      if (!budget_.reserve(more)) return 429;
+      reserved += more;
+    }
+    return 0;
+  });
+  BodyError err;
+  if (body_kind(req) == BodyKind::None) {
+    budget_.release(reserved);
+    return send_error(res, 415, "unsupported_media_type",
+                      "send observations as application/json (an array) or application/x-ndjson");
+  }
+  if (!read_observations(req, reader, res, sink, nullptr, err)) {
+    budget_.release(reserved);
+    if (err.status) send_body_error(res, err);
+    return;
+  }
+  size_t count = sink.obs.size();
+  size_t cost = sink.cost();
+  budget_.release(reserved - cost);  // keep exactly the cost
+  auto st = store_.append(*s, sink.obs, cost);
+  if (st != SessionStore::Status::Ok) {
+    budget_.release(cost);
+    if (st == SessionStore::Status::NotFound)
+      return send_error(res, 404, "not_found", "the session was deleted or expired", {{"id", s->id}});
+    return send_error(res, 413, "payload_too_large", "the workload's observations exceed the per-session memory limit",
+                      {{"limit", cfg_.max_session_bytes}});
+  }
+  ojson j = session_json(*s);
+  j["accepted"] = count;
+  send_json(res, 200, j);
+}
+
+void Service::handle_attribute(const httplib::Request& req, httplib::Response& res) {
+  auto s = store_.get(req.matches[1]);
+  if (!s)
+    return send_error(res, 404, "not_found", "no such workload session (unknown, deleted or expired)",
+                      {{"id", std::string(req.matches[1])}});
+  // The session's lock is held while it is scanned: posts to the same
+  // workload wait, other workloads do not.
+  std::lock_guard<std::mutex> lock(s->mu);
+  if (s->closed) return send_error(res, 404, "not_found", "the session was deleted or expired", {{"id", s->id}});
+  ++s->attributions;
+  attribute(req, res, s->context, s->observations);
+  s->last_used = Clock::now();
+}
+
+void Service::handle_get(const httplib::Request& req, httplib::Response& res) {
+  auto s = store_.get(req.matches[1]);
+  if (!s)
+    return send_error(res, 404, "not_found", "no such workload session (unknown, deleted or expired)",
+                      {{"id", std::string(req.matches[1])}});
+  send_json(res, 200, session_json(*s));
+}
+
+void Service::handle_delete(const httplib::Request& req, httplib::Response& res) {
+  if (!store_.remove(req.matches[1]))
+    return send_error(res, 404, "not_found", "no such workload session (unknown, deleted or expired)",
+                      {{"id", std::string(req.matches[1])}});
+  metrics_.session_deleted();
+  res.status = 204;
+}
+
+httplib::Server::HandlerResponse Service::pre_route(const httplib::Request& req, httplib::Response& res) {
+  using HR = httplib::Server::HandlerResponse;
+  t_start = Clock::now();
+  const Route* r = find_route(req.path);
+  t_route = r ? r->name.c_str() : "unmatched";
+  auto handled = [&]() {
+    // Whatever body came with a refused request is not read: close.
+    if (has_body(req)) close_after(res);
+    return HR::Handled;
+  };
+  if (!r) {
+    send_error(res, 404, "not_found", "no such route", {{"path", req.path}});
+    return handled();
+  }
+  std::string method = req.method == "HEAD" ? "GET" : req.method;
+  if (std::find(r->methods.begin(), r->methods.end(), method) == r->methods.end()) {
+    std::string allow;
+    for (const auto& m : r->methods) allow += (allow.empty() ? "" : ", ") + m;
+    res.set_header("Allow", allow);
+    send_error(res, 405, "method_not_allowed", fmt::format("{} is not allowed on {}", req.method, r->name),
+               {{"allow", r->methods}});
+    return handled();
+  }
+  if (r->needs_auth && !cfg_.token.empty()) {
+    std::string auth = req.get_header_value("Authorization");
+    const std::string prefix = "Bearer ";
+    bool ok = auth.size() > prefix.size() && auth.compare(0, prefix.size(), prefix) == 0 &&
+              constant_time_equal(auth.substr(prefix.size()), cfg_.token);
+    if (!ok) {
+      res.set_header("WWW-Authenticate", "Bearer");
+      send_error(res, 401, "unauthorized", auth.empty() ? "missing bearer token" : "invalid bearer token");
+      return handled();
+    }
+  }
+  if (r->needs_ready && !ready_.load()) {
+    res.set_header("Retry-After", "1");
+    send_error(res, 503, "not_ready", "the catalog is still being compiled and self-tested");
+    return handled();
+  }
+  if (has_body(req) && req.has_header("Content-Length") && req.get_header_value<uint64_t>("Content-Length") > cfg_.max_body) {
+    send_error(res, 413, "payload_too_large", fmt::format("the request body exceeds {} bytes", cfg_.max_body),
+               {{"limit", cfg_.max_body}});
+    return handled();
+  }
+  if (r->takes_body || has_body(req)) {
+    BodyKind k = body_kind(req);
+    bool ok = k == BodyKind::Json || k == BodyKind::Ndjson || (k == BodyKind::None && !has_body(req));
+    if (r->name == "/v1/workloads") ok = k == BodyKind::Json;
+    if (!ok) {
+      send_error(res, 415, "unsupported_media_type",
+                 fmt::format("unsupported Content-Type '{}': send application/json or application/x-ndjson",
+                             req.get_header_value("Content-Type")));
+      return handled();
+    }
+  }
+  return HR::Unhandled;
+}
+
+void Service::log_request(const httplib::Request& req, const httplib::Response& res) {
+  double secs = t_route ? std::chrono::duration<double>(Clock::now() - t_start).count() : 0.0;
+  const char* route = t_route ? t_route : "unmatched";
+  metrics_.request(route, req.method, res.status, secs);
+  t_route = nullptr;
+  if (!cfg_.access_log) return;
+  // Never the Authorization header or bodies: only what identifies the request.
+  ojson j;
+  j["ts"] = format_rfc3339(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+  j["remote"] = req.remote_addr;
+  j["method"] = req.method;
+  j["path"] = req.path;
+  j["route"] = route;
+  j["status"] = res.status;
+  j["bytes_in"] = req.body.empty() ? req.get_header_value<uint64_t>("Content-Length") : req.body.size();
+  j["bytes_out"] = res.body.size();
+  j["ms"] = std::round(secs * 1e6) / 1e3;
+  std::string line = j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  std::lock_guard<std::mutex> lock(log_mu_);
+  std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
+void Service::install_routes() {
+  svr_.set_pre_routing_handler([this](const httplib::Request& q, httplib::Response& s) { return pre_route(q, s); });
+  svr_.set_logger([this](const httplib::Request& q, const httplib::Response& s) { log_request(q, s); });
+  // httplib's own errors (unparsable request line, oversized headers) get
+  // the same JSON shape; handlers' own answers already have a body.
+  svr_.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request&, httplib::Response& res) {
+    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    const char* code = res.status == 413 ? "payload_too_large" : res.status == 404 ? "not_found" : "bad_request";
+    send_error(res, res.status, code, fmt::format("HTTP {}", res.status));
+    return httplib::Server::HandlerResponse::Handled;
+  }));
+  svr_.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+    std::string what = "unknown error";
+    try {
+      if (ep) std::rethrow_exception(ep);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    send_error(res, 500, "internal", "internal error: " + what);
+  });
+  svr_.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { send_json(res, 200, {{"status", "alive"}}); });
+  svr_.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
+    if (ready_.load()) return send_json(res, 200, {{"status", "ready"}});
+    res.set_header("Retry-After", "1");
+    send_error(res, 503, "not_ready", "the catalog is still being compiled and self-tested");
+  });
+  svr_.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(metrics_.render(store_.count(), store_.bytes()), "text/plain; version=0.0.4; charset=utf-8");
+  });
+  svr_.Get("/v1/openapi.json", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(kOpenApiJson, "application/json");
+  });
+  svr_.Get("/v1/catalog", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(catalog_json_, "application/json");
+  });
+  svr_.Post("/v1/attributions", [this](const httplib::Request& q, httplib::Response& s, const httplib::ContentReader& r) {
+    handle_attributions(q, s, r);
+  });
+  svr_.Post("/v1/workloads", [this](const httplib::Request& q, httplib::Response& s, const httplib::ContentReader& r) {
+    handle_create(q, s, r);
+  });
+  svr_.Post("/v1/workloads/([^/]+)/observations",
+            [this](const httplib::Request& q, httplib::Response& s, const httplib::ContentReader& r) {
+              handle_observations(q, s, r);
+            });
+  // The attribute route takes no body; registered with a reader so that
+  // one sent anyway is refused by size rather than buffered.
+  svr_.Post("/v1/workloads/([^/]+)/attribute",
+            [this](const httplib::Request& q, httplib::Response& s, const httplib::ContentReader& r) {
+              std::string ignored;
+              if (!read_body(r, s, ignored)) return;
+              handle_attribute(q, s);
+            });
+  svr_.Get("/v1/workloads/([^/]+)", [this](const httplib::Request& q, httplib::Response& s) { handle_get(q, s); });
+  svr_.Delete("/v1/workloads/([^/]+)", [this](const httplib::Request& q, httplib::Response& s) { handle_delete(q, s); });
+}
+
+bool Service::load_catalog_and_test() {
+  set_regex_verdict_cache(cfg_.cache_dir);
+  auto loaded = culprit::load_catalog(cfg_.rule_paths);
+  if (!loaded.diagnostics.all().empty()) std::cerr << loaded.diagnostics.render(false);
+  if (!loaded.ok()) {
+    std::cerr << fmt::format("culprit serve: the rules do not compile ({} errors)\n", loaded.diagnostics.error_count());
+    return false;
+  }
+  std::string error;
+  auto program = Program::build(loaded.catalog, error, cfg_.jit ? jit_factory(cfg_.jit_options) : NativeCodeFactory{},
+                                cfg_.cache_dir);
+  if (!program) {
+    std::cerr << "culprit serve: " << error << "\n";
+    return false;
+  }
+  if (cfg_.jit && !program->native())
+    std::cerr << "culprit serve: warning: the JIT is unavailable (" << program->native_warning()
+              << "); using the interpreter\n";
+  auto report = run_inline_tests(program);
+  if (report.failed > 0) {
+    for (const auto& r : report.results)
+      if (!r.passed) std::cerr << fmt::format("{}: FAIL {} {}: {}\n", r.location, r.kind, r.name, r.message);
+    std::cerr << fmt::format("culprit serve: the catalog fails {} of its {} inline tests; refusing to serve it\n",
+                             report.failed, report.results.size());
+    return false;
+  }
+  const auto& cat = program->catalog();
+  auto info = engine_info(*program);
+  ojson j;
+  j["name"] = cat.name;
+  j["version"] = cat.version;
+  j["digest"] = cat.digest;
+  j["files"] = cat.files;
+  j["engine"] = {{"culprit_version", info.culprit_version}, {"evaluator", info.evaluator},
+                 {"hyperscan_version", info.hyperscan_version}, {"re2_version", info.re2_version}};
+  j["extractors"] = ojson::array();
+  for (const auto& x : cat.extractors) j["extractors"].push_back(x.name);
+  j["rules"] = ojson::array();
+  for (const auto& r : cat.rules)
+    j["rules"].push_back({{"name", r.name}, {"stage", ir::kStageNames[static_cast<size_t>(r.stage)]}});
+  ojson tests = ojson::array();
+  for (const auto& r : report.results)
+    tests.push_back({{"kind", r.kind}, {"name", r.name}, {"location", r.location}, {"passed", r.passed}});
+  j["self_test"] = {{"passed", report.passed}, {"failed", report.failed}, {"results", tests}};
+  catalog_json_ = j.dump(2) + "\n";
+  metrics_.set_catalog(cat.name, cat.version, cat.digest);
+  program_ = std::move(program);
+  return true;
+}
+
+int Service::run() {
+  svr_.new_task_queue = [n = cfg_.threads] { return new httplib::ThreadPool(n); };
+  svr_.set_read_timeout(cfg_.read_timeout_s, 0);
+  svr_.set_write_timeout(cfg_.write_timeout_s, 0);
+  svr_.set_keep_alive_timeout(cfg_.keep_alive_s);
+  svr_.set_keep_alive_max_count(1000);
+  svr_.set_payload_max_length(cfg_.max_body);
+  svr_.set_tcp_nodelay(true);
+  install_routes();
+
+  int port = cfg_.port;
+  if (port == 0) port = svr_.bind_to_any_port(cfg_.host);
+  else if (!svr_.bind_to_port(cfg_.host, port)) port = -1;
+  if (port <= 0) {
+    std::cerr << fmt::format("culprit serve: cannot listen on {}:{}\n", cfg_.host, cfg_.port);
+    return 2;
+  }
+  std::atomic<bool> server_done{false};
+  std::thread server([&] {
+    svr_.listen_after_bind();
+    server_done = true;
+  });
+  // Stops the server once asked (signal or failed start-up) and expires
+  // idle sessions once a second.
+  std::thread janitor([&] {
+    auto last_reap = Clock::now();
+    while (!server_done.load()) {
+      if (g_stop.load()) svr_.stop();  // repeated: a stop before listen started is a no-op
+      if (Clock::now() - last_reap > std::chrono::seconds(1)) {
+        if (size_t n = store_.expire()) metrics_.session_expired(n);
+        last_reap = Clock::now();
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  });
+  std::cerr << fmt::format("{{\"event\":\"starting\",\"listen\":\"{}:{}\"}}\n", cfg_.host, port);
+  int rc = 0;
+  if (!load_catalog_and_test()) {
+    rc = 1;
+    g_stop = true;
+  } else {
+    ready_ = true;
+    metrics_.set_ready(true);
+    const auto& cat = program_->catalog();
+    std::cerr << fmt::format("{{\"event\":\"ready\",\"listen\":\"{}:{}\",\"catalog\":\"{}\",\"version\":\"{}\","
+                             "\"digest\":\"{}\",\"evaluator\":\"{}\",\"threads\":{}}}\n",
+                             cfg_.host, port, cat.name, cat.version, cat.digest, program_->evaluator(), cfg_.threads);
+    if (!cfg_.port_file.empty()) {
+      std::ofstream pf(cfg_.port_file + ".tmp");
+      pf << port << "\n";
+      pf.close();
+      std::rename((cfg_.port_file + ".tmp").c_str(), cfg_.port_file.c_str());
+    }
+  }
+  server.join();
+  janitor.join();
+  if (rc == 0) std::cerr << "{\"event\":\"stopped\",\"reason\":\"signal\"}\n";
+  return rc;
+}
+
+}  // namespace
+
+void request_stop() { g_stop.store(true); }
+
+int run_server(const ServiceConfig& config) {
+  signal(SIGPIPE, SIG_IGN);  // a client that hangs up is a failed write, not a dead process
+  // SIGTERM/SIGINT are blocked in every thread (the mask is inherited by the
+  // threads created below) and taken by one waiter, so no socket call in a
+  // worker is ever interrupted by them: in-flight requests finish normally.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  std::atomic<bool> finished{false};
+  std::thread waiter([&] {
+    timespec tick{0, 100 * 1000 * 1000};
+    while (!finished.load())
+      if (sigtimedwait(&stop_signals, nullptr, &tick) > 0) g_stop.store(true);
+  });
+  int rc = 3;
+  try {
+    Service service(config);
+    rc = service.run();
+  } catch (const std::exception& e) {
+    std::cerr << "culprit serve: internal error: " << e.what() << "\n";
+  }
+  finished = true;
+  waiter.join();
+  return rc;
+}
+
+}  // namespace culprit::service
