@@ -1,14 +1,20 @@
 // The scanner: log lines -> typed events, one pass over every byte.
 //
-// For each file, the source's Hyperscan database (every extractor of that
-// source) runs once over whole buffers of lines; only lines Hyperscan flags
-// are matched by RE2 for their captures, and only then are the extractor's
-// field expressions evaluated. Every line's leading timestamp is parsed (for
-// scope and coverage); lines without one inherit the time of the line before
-// them (or, at the start of a file, the first time after them); dmesg
-// seconds-since-boot are anchored to wall time when a line in the same file
-// carries both. Files are streamed in fixed-size buffers: memory does not
-// depend on file size (see kBufferSize and ScanOptions::max_line).
+// For each file, the source's Hyperscan database runs once over whole
+// buffers of lines, looking for the atoms of every extractor of that source
+// (literal strings each match must contain; see Program::SourceDatabase).
+// Only lines with atoms are visited: FilteredRE2 names the extractors that
+// may match, RE2 confirms and takes the captures, and only then are the
+// extractor's field expressions evaluated. Other lines are only counted.
+//
+// Time: a candidate line's own timestamp is parsed; a line without one
+// inherits the nearest stamp before it in the file (or, at the start of a
+// file, the first one after it); dmesg seconds-since-boot are anchored to
+// wall time once a line of the file carries both. Scope is decided per
+// buffer from its first and last stamps (exact for time-ordered logs) and
+// line by line only for a buffer that straddles a bound or runs backwards.
+// Files are streamed in fixed-size buffers: memory does not depend on file
+// size (see kBufferSize and ScanOptions::max_line).
 //
 // Thread-safety: a Scanner owns its Hyperscan scratch and is used by one
 // thread at a time; create one per worker. The Program is shared.
