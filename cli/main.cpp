@@ -46,6 +46,7 @@ Usage:
   culprit diagnose BUNDLE [options]   explain a workload's failure from its evidence
   culprit test [PATH...] [options]    run the inline tests of a rule catalog
   culprit check [PATH...] [options]   compile rules and report diagnostics
+  culprit eval DIR [options]          score the catalog on labelled bundles
   culprit --version                   print versions
   culprit COMMAND --help              help for one command
 
