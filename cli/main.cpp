@@ -47,6 +47,7 @@ Usage:
   culprit test [PATH...] [options]    run the inline tests of a rule catalog
   culprit check [PATH...] [options]   compile rules and report diagnostics
   culprit eval DIR [options]          score the catalog on labelled bundles
+  culprit serve [options]             the attribution service (HTTP, docs/service.md)
   culprit --version                   print versions
   culprit COMMAND --help              help for one command
 
