@@ -38,7 +38,12 @@ done
 python3 "$root/tests/golden/verdict_tool.py" strip-engine "$tmp/jit.json" > "$tmp/jit.stripped"
 python3 "$root/tests/golden/verdict_tool.py" strip-engine "$tmp/interp.json" > "$tmp/interp.stripped"
 if cmp -s "$tmp/jit.stripped" "$tmp/interp.stripped"; then
-  echo "verdicts: identical on both engines ($(python3 -c 'import json,sys; v=json.load(open(sys.argv[1])); print(v["outcome"]["status"], sum(1 for _ in v["symptoms"]), "symptoms")' "$tmp/jit.json"))"
+  summary=$(python3 -c 'import json,sys
+v = json.load(open(sys.argv[1]))
+src = v["coverage"]["sources"].values()
+print("{}, {} symptoms, {} events from {} lines".format(v["status"], len(v["symptoms"]),
+      sum(s["events"] for s in src), sum(s["lines_read"] for s in src)))' "$tmp/jit.json")
+  echo "verdicts: identical on both engines ($summary)"
 else
   echo "verdicts DIFFER between the engines"; diff "$tmp/jit.stripped" "$tmp/interp.stripped" | head -20; exit 1
 fi

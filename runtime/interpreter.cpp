@@ -331,12 +331,20 @@ bool passes_filter(const ir::Query& q, Env& env) {
   return run_expression(*q.filter, env).truthy();
 }
 
+namespace {
+// Native code's path: `out` is the only object returned, so it is built in
+// the caller's slot (NRVO) instead of being moved there, which would cost
+// the hot path a Value move and destruction per call.
+Value native_or_interpreted(const ir::Expr& e, Env& env) {
+  Value out;
+  if (!env.native->run(e, env, out)) out = evaluate(e, env);
+  return out;
+}
+}  // namespace
+
 Value run_expression(const ir::Expr& e, Env& env) {
-  if (env.native) {
-    Value out;
-    if (env.native->run(e, env, out)) return out;
-  }
-  return evaluate(e, env);
+  // Both operands are prvalues: whichever runs constructs the result in place.
+  return env.native ? native_or_interpreted(e, env) : evaluate(e, env);
 }
 
 Value evaluate(const ir::Expr& e, Env& env) {

@@ -458,6 +458,13 @@ class FunctionTable {
   size_t mask_ = 0;
 };
 
+// Whether Value starts with its type byte followed by its bool.
+const bool kTypeThenBool = [] {
+  Value v;
+  const auto* base = reinterpret_cast<const char*>(&v);
+  return reinterpret_cast<const char*>(&v.type) == base && reinterpret_cast<const char*>(&v.b) == base + 1;
+}();
+
 class JitCode final : public NativeCode {
  public:
   JitCode(const ir::Catalog& catalog, std::shared_ptr<const jit::CompiledCatalog> code) : code_(std::move(code)) {
@@ -476,8 +483,18 @@ class JitCode final : public NativeCode {
     if (fn(&ctx, &r) != CULPRIT_JIT_OK) return false;
     // Only the payload of the result's type is meaningful; the others are
     // reset so that `out` reads exactly like the interpreter's Value.
-    out.type = static_cast<Type>(r.type);
-    out.b = r.type == static_cast<int32_t>(Type::Bool) && r.i != 0;
+    // `type` and `b` are adjacent bytes that the caller's Value move reads
+    // as one 16-bit word; storing them as two bytes would stall that load
+    // (a failed store-to-load forward costs more than the whole call), so
+    // they are stored together where the layout allows.
+    bool b = r.type == static_cast<int32_t>(Type::Bool) && r.i != 0;
+    if (kTypeThenBool) {
+      uint16_t type_and_bool = static_cast<uint16_t>(static_cast<uint8_t>(r.type) | (b ? 0x100 : 0));
+      std::memcpy(static_cast<void*>(&out), &type_and_bool, 2);
+    } else {
+      out.type = static_cast<Type>(r.type);
+      out.b = b;
+    }
     out.i = r.type == static_cast<int32_t>(Type::Bool) || r.type == static_cast<int32_t>(Type::Float) ? 0 : r.i;
     out.f = r.f;
     if (r.type == static_cast<int32_t>(Type::String)) out.s.assign(r.s, static_cast<size_t>(r.n));

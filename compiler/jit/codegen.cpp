@@ -142,8 +142,8 @@ class ModuleGen {
 // Generates one function: `i32 name(ptr ctx, ptr out)`.
 class FnGen {
  public:
-  FnGen(ModuleGen& mg, const ir::Catalog& cat, llvm::Function* f, std::string name)
-      : mg_(mg), cat_(cat), F(f), name_(std::move(name)), B(mg.C), A(mg.C) {
+  FnGen(ModuleGen& mg, llvm::Function* f, std::string name)
+      : mg_(mg), F(f), name_(std::move(name)), B(mg.C), A(mg.C) {
     ctx_ = F->getArg(0);
     out_ = F->getArg(1);
     ctx_->setName("ctx");
@@ -172,7 +172,6 @@ class FnGen {
 
  private:
   ModuleGen& mg_;
-  const ir::Catalog& cat_;
   llvm::Function* F;
   std::string name_;
   IRBuilder<> B;  // code
@@ -392,7 +391,7 @@ class FnGen {
     auto* f = llvm::Function::Create(mg_.fn_type, llvm::GlobalValue::InternalLinkage, name, mg_.M);
     f->setDoesNotThrow();
     children.push_back(f);
-    FnGen sub(mg_, cat_, f, name);
+    FnGen sub(mg_, f, name);
     try {
       sub.emit(e);
     } catch (...) {
@@ -967,7 +966,7 @@ Generated generate(llvm::LLVMContext& context, const ir::Catalog& catalog, const
     f->setDoesNotThrow();
     std::vector<llvm::Function*> children;
     try {
-      FnGen g(mg, catalog, f, name);
+      FnGen g(mg, f, name);
       try {
         g.emit(*exprs[i]);
       } catch (...) {

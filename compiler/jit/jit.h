@@ -7,8 +7,9 @@
 // run_expression() (rule `where`s, query filters, group keys, action values,
 // extractor field values; see top_level_expressions()) becomes one function
 // with the C ABI of compiler/jit/abi.h. Numeric, bool, time and duration
-// operations, comparisons and short-circuit logic are inlined; strings,
-// regexes, queries, group aggregates and the world are reached through the
+// operations, comparisons, short-circuit logic and reads of custom event and
+// symptom fields (see ValueLayout) are inlined; strings, regexes, built-in
+// fields, records, queries and group aggregates are reached through the
 // runtime's helpers. An expression the code generator cannot handle is left
 // out (function() returns null for it) and is interpreted; Stats says which.
 //
@@ -19,13 +20,16 @@
 //
 // Caching. With Options::cache_dir set, the object code is stored there and
 // reused by later processes. The key covers the code generator version, the
-// LLVM version, the host CPU and its features, the catalog digest and a
-// fingerprint of the IR itself; an entry that is truncated, altered or was
-// written for another key is a miss, never a crash, and is rebuilt.
+// LLVM version, the host CPU and its features, the optimization level, the
+// value layout, the catalog digest and a fingerprint of the IR itself (the
+// expressions and the kind schemas); an entry that is truncated, altered, was
+// written for another key or holds object code LLVM rejects is a miss, never
+// a crash, and is rebuilt.
 //
-// Errors. Nothing here throws and no LLVM error reaches the caller as an
-// abort: failures come back as a message, and the caller falls back to the
-// interpreter.
+// Errors. Nothing here throws (short of running out of memory) and no LLVM
+// error reaches the caller as an abort: failures come back as a message, and
+// the caller falls back to the interpreter. LLVM's fatal error handler is
+// replaced by one that reports and exits with status 3.
 //
 // Thread-safety. All functions may be called from any thread. A
 // CompiledCatalog is immutable; its functions may run on any number of
@@ -93,7 +97,7 @@ struct ValueLayout {
 
 struct Options {
   std::string cache_dir;   // where object code is cached; "" = no cache
-  int opt_level = 2;       // LLVM optimization level, 0..3
+  int opt_level = 2;       // 0 none; 1, 2 short pipelines (2 adds GVN); 3 LLVM's O2 pipeline
   ValueLayout layout;      // how to read fields in place (see ValueLayout)
 };
 

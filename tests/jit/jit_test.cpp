@@ -154,7 +154,7 @@ TEST_CASE("jit: the interpreter is chosen when asked, and reports it") {
   CHECK(native_stats(p->native()) == nullptr);
 }
 
-TEST_CASE("jit: object code cache: warm start hits; damaged entries are misses and are rebuilt") {
+TEST_CASE("jit: object code cache: warm start hits, damaged entries are misses and are rebuilt") {
   culprit::testing::TempDir dir;
   std::string cache = (dir.path() / "cache").string();
   auto cat = stdlib();
