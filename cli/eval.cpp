@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "cli/args.h"
+#include "cli/engine_choice.h"
 #include "compiler/catalog_loader.h"
 #include "compiler/regex_check.h"
 #include "runtime/bundle.h"
@@ -257,22 +258,6 @@ std::string pct(size_t num, size_t den) {
   return fmt::format("{:.0f}%", 100.0 * static_cast<double>(num) / static_cast<double>(den));
 }
 
-bool engine_from_args(const Args& a, JitOptions& jit_opts, bool& use_jit, std::string& cache_dir, std::string& err) {
-  std::string engine = a.last("engine").value_or("");
-  if (engine.empty())
-    if (const char* e = std::getenv("CULPRIT_ENGINE"); e && *e) engine = e;
-  if (engine.empty()) engine = "jit";
-  if (engine != "jit" && engine != "interp" && engine != "interpreter") {
-    err = "--engine must be jit or interp";
-    return false;
-  }
-  use_jit = engine == "jit";
-  jit_opts.use_cache = !a.has("no-cache");
-  if (auto d = a.last("cache-dir")) jit_opts.cache_dir = *d;
-  cache_dir = resolved_cache_dir(jit_opts);
-  return true;
-}
-
 }  // namespace
 
 int cmd_eval(int argc, char** argv) {
@@ -293,10 +278,8 @@ int cmd_eval(int argc, char** argv) {
     if (t->empty() || *end || n < 1 || n > 1024) return usage("--threads must be an integer from 1 to 1024");
     opt.threads = static_cast<unsigned>(n);
   }
-  JitOptions jit_opts;
-  bool use_jit = true;
-  std::string cache_dir;
-  if (!engine_from_args(a, jit_opts, use_jit, cache_dir, err)) return usage(err);
+  EngineChoice engine;
+  if (!engine_choice(a, engine, err)) return usage(err);
 
   const fs::path root = a.positionals[0];
   std::error_code ec;
@@ -340,20 +323,18 @@ int cmd_eval(int argc, char** argv) {
   for (const auto& p : a.all("rules"))
     if (a.has("no-stdlib") || fs::weakly_canonical(p, ec) != fs::weakly_canonical(std_dir, ec)) paths.push_back(p);
   if (paths.empty()) return usage("no rules to load (give --rules or drop --no-stdlib)");
-  set_regex_verdict_cache(cache_dir);
+  set_regex_verdict_cache(engine.cache_dir);
   auto loaded = load_catalog(paths);
   if (!loaded.diagnostics.all().empty()) std::cerr << loaded.diagnostics.render(isatty(STDERR_FILENO));
   if (!loaded.ok()) {
     std::cerr << "culprit eval: the rules do not compile\n";
     return kBadInput;
   }
-  auto program = Program::build(loaded.catalog, err, use_jit ? jit_factory(jit_opts) : NativeCodeFactory{}, cache_dir);
+  auto program = culprit::cli::build_program(loaded.catalog, engine, err);
   if (!program) {
     std::cerr << "culprit eval: " << err << "\n";
     return kBadInput;
   }
-  if (use_jit && !program->native())
-    std::cerr << "culprit: warning: the JIT is unavailable (" << program->native_warning() << "); using the interpreter\n";
   if (!a.has("skip-self-test")) {
     auto report = run_inline_tests(program);
     if (report.failed > 0) {

@@ -20,6 +20,7 @@
 #include <map>
 
 #include "cli/args.h"
+#include "cli/engine_choice.h"
 #include "cli/eval.h"
 #include "cli/export_patterns.h"
 #include "compiler/catalog_loader.h"
@@ -142,47 +143,10 @@ std::vector<std::string> rule_paths(const std::vector<std::string>& extra, bool 
 
 // How rules are evaluated (--engine, else $CULPRIT_ENGINE, else jit) and
 // where compiled artifacts are cached.
-struct EngineChoice {
-  bool jit = true;
-  culprit::JitOptions jit_options;
-  std::string cache_dir;  // "" when caching is off
-};
-
-bool engine_choice(const Args& a, EngineChoice& out, std::string& err) {
-  std::string engine = a.last("engine").value_or("");
-  if (engine.empty())
-    if (const char* e = std::getenv("CULPRIT_ENGINE"); e && *e) engine = e;
-  if (engine.empty()) engine = "jit";
-  if (engine != "jit" && engine != "interp" && engine != "interpreter") {
-    err = "--engine must be jit or interp";
-    return false;
-  }
-  out.jit = engine == "jit";
-  out.jit_options.use_cache = !a.has("no-cache");
-  if (auto d = a.last("cache-dir")) out.jit_options.cache_dir = *d;
-  out.cache_dir = culprit::resolved_cache_dir(out.jit_options);
-  return true;
-}
-
-const std::set<std::string> kEngineFlags = {"no-cache"};
-const std::set<std::string> kEngineOptions = {"engine", "cache-dir"};
-
-ArgSpec with_engine(ArgSpec spec) {
-  spec.flags.insert(kEngineFlags.begin(), kEngineFlags.end());
-  spec.options.insert(kEngineOptions.begin(), kEngineOptions.end());
-  return spec;
-}
-
-std::shared_ptr<const culprit::Program> build_program(std::shared_ptr<const culprit::ir::Catalog> catalog,
-                                                      const EngineChoice& engine, std::string& error) {
-  auto program = culprit::Program::build(std::move(catalog), error,
-                                         engine.jit ? culprit::jit_factory(engine.jit_options) : culprit::NativeCodeFactory{},
-                                         engine.cache_dir);
-  // The one warning of a JIT that cannot run here; everything still works.
-  if (program && engine.jit && !program->native())
-    std::cerr << "culprit: warning: the JIT is unavailable (" << program->native_warning() << "); using the interpreter\n";
-  return program;
-}
+using culprit::cli::build_program;
+using culprit::cli::engine_choice;
+using culprit::cli::EngineChoice;
+using culprit::cli::with_engine;
 
 bool compile(const std::vector<std::string>& paths, culprit::LoadedCatalog& loaded,
              std::shared_ptr<const culprit::Program>& program, const EngineChoice& engine) {

@@ -234,8 +234,17 @@ class Scanner::Stream {
     if (effective && !in_scope(*effective)) ++result_.lines_out_of_scope;
 
     if (ids.empty()) return;
-    // A line can be flagged by the same extractor more than once (several
-    // reports survived coalescing); emit once per extractor, in id order.
+    emit_events(text, line_no, offset, ids, wall, origin.c_str(), lt, last_wall_);
+  }
+
+  // Runs each extractor on a line and keeps the events it emits, with their
+  // provenance and time: the line's own (`wall`), its boot seconds until the
+  // file is anchored, the time it inherits, or none yet (resolved by the
+  // first time that follows).
+  void emit_events(std::string_view text, int64_t line_no, int64_t offset, const std::vector<int32_t>& ids,
+                   std::optional<int64_t> wall, const char* origin, const LineTime& lt, std::optional<int64_t> inherited) {
+    // A line can be flagged for the same extractor more than once; emit once
+    // per extractor, in id order.
     std::vector<int32_t> unique_ids(ids);
     std::sort(unique_ids.begin(), unique_ids.end());
     unique_ids.erase(std::unique(unique_ids.begin(), unique_ids.end()), unique_ids.end());
@@ -261,8 +270,8 @@ class Scanner::Stream {
       } else if (lt.has_boot) {
         ev.where.ts = lt.boot_ns;  // provisional: boot-relative until anchored
         pending_boot_.push_back(result_.events.size());
-      } else if (last_wall_) {
-        ev.where.ts = last_wall_;
+      } else if (inherited) {
+        ev.where.ts = inherited;
         ev.where.ts_origin = "inherited";
       } else {
         pending_leading_.push_back(result_.events.size());
@@ -425,36 +434,7 @@ class Scanner::Stream {
     }
     if (wall) known_time_ = wall;
     known_pos_ = std::min(len, start + raw.size() + 1);
-    for (int32_t x : ids) {
-      Event ev;
-      if (!extract(x, text, ev)) continue;
-      if (result_.events.size() >= opt_.max_events_per_file) {
-        ++result_.events_over_cap;
-        continue;
-      }
-      ev.host = result_.host;
-      ev.control_plane = result_.control_plane;
-      ev.where.host = result_.host;
-      ev.where.source = result_.source;
-      ev.where.file = result_.file;
-      ev.where.line = line_no;
-      ev.where.offset = offset;
-      // Evidence text must be printable, valid UTF-8 whatever the log held.
-      ev.where.text = truncate_utf8(sanitize_utf8(text), opt_.max_text);
-      if (wall) {
-        ev.where.ts = wall;
-        ev.where.ts_origin = origin;
-      } else if (lt.has_boot) {
-        ev.where.ts = lt.boot_ns;  // provisional: boot-relative until anchored
-        pending_boot_.push_back(result_.events.size());
-      } else if (inherited) {
-        ev.where.ts = inherited;
-        ev.where.ts_origin = "inherited";
-      } else {
-        pending_leading_.push_back(result_.events.size());
-      }
-      result_.events.push_back(std::move(ev));
-    }
+    emit_events(text, line_no, offset, ids, wall, origin, lt, inherited);
   }
 
   void resolve_pending_boot() {
