@@ -226,7 +226,9 @@ class Analyzer {
       if (base.text == "workload") {
         if (x.text == "nodes") { auto e = make(Op::Workload, Type::Int, x.where); e.a = 0; return e; }
         if (x.text == "id") { auto e = make(Op::Workload, Type::String, x.where); e.a = 1; return e; }
-        err("E0204", x.where, fmt::format("'workload' has no field '{}' (it has nodes, id)", x.text));
+        if (x.text == "start") { auto e = make(Op::Workload, Type::Time, x.where); e.a = 2; return e; }
+        if (x.text == "end") { auto e = make(Op::Workload, Type::Time, x.where); e.a = 3; return e; }
+        err("E0204", x.where, fmt::format("'workload' has no field '{}' (it has nodes, id, start, end)", x.text));
         return bad(x.where);
       }
     }

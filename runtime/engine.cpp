@@ -146,7 +146,13 @@ class Engine final : public World {
     }
   }
   Value workload(int field) const override {
-    return field == 0 ? Value::integer(static_cast<int64_t>(ctx_.nodes.size())) : Value::string(ctx_.workload_id);
+    switch (field) {
+      case 0: return Value::integer(static_cast<int64_t>(ctx_.nodes.size()));
+      case 1: return Value::string(ctx_.workload_id);
+      case 2: return ctx_.start ? Value::time(*ctx_.start) : Value::null();
+      case 3: return ctx_.end ? Value::time(*ctx_.end) : Value::null();
+    }
+    return Value::null();
   }
   bool covered(const std::string& source, const std::string& node) const override {
     return host_sources_.count({source, node}) > 0;
