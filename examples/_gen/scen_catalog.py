@@ -66,7 +66,7 @@ def build_case(spec):
             kl.items = [x for x in kl.items if x[0] <= END]
             files[f"logs/{h}/kernel.log"] = kl.render()
         if h not in missing:
-            lines = _app(h, i, n, rng, START + sec(3), end_app, state == "COMPLETED")
+            lines = _app(h, i, n, rng, START + sec(3), end_app, state == "COMPLETED") if spec.get("ran", True) else []
             for (node, src, off, text) in spec["incident"]:
                 if node == h and src == "app":
                     lines.append((FAIL + sec(off), text))
@@ -257,6 +257,148 @@ SPECS = [
                    ("node-02", "kernel", -600, "nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 12028, Non-fatal, Link 08 "
                                                 "egress non-posted PRIV error (First)")],
          kernel_fn=[("node-02", -1500, K.corrected_mce)]),
+]
+
+
+
+def _reboot(idx):
+    """The node hangs at `t - 240 s` (its kernel log goes silent) and boots again at `t`."""
+    def fn(kl, t, rng):
+        kl.items = [x for x in kl.items if x[0] < t - sec(240)]
+        kl.boot = t
+        K.boot(kl, H100, idx, rng)
+    return fn
+
+
+def torchrun_table(h, rank, code, pid, sig=None, t=None):
+    """torchrun's ChildFailedError summary for one failed worker (public format of
+    torch.distributed.elastic.multiprocessing.errors), as consecutive app lines."""
+    rows = ["torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+            "============================================================",
+            "train.py FAILED",
+            "------------------------------------------------------------",
+            "Failures:",
+            "  <NO_OTHER_FAILURES>",
+            "------------------------------------------------------------",
+            "Root Cause (first observed failure):",
+            "[0]:",
+            f"  time      : {t or '2026-05-11_08:50:40'}",
+            f"  host      : {h}",
+            f"  rank      : {rank} (local_rank: {rank % 8})",
+            f"  exitcode  : {code} (pid: {pid})",
+            "  error_file: <N/A>",
+            (f"  traceback : Signal {sig[0]} ({sig[1]}) received by PID {pid}" if sig else
+             "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html"),
+            "============================================================"]
+    return rows
+
+
+def block(h, off, rows, step=0.001):
+    return [(h, "app", off + i * step, r) for i, r in enumerate(rows)]
+
+
+def stepd(h, job, off, reason=None):
+    t = FAIL + sec(off)
+    tail = f" DUE TO {reason} ***" if reason else " ***"
+    return (h, "app", off, f"slurmstepd: error: *** JOB {job} ON {h} CANCELLED AT {t:%Y-%m-%dT%H:%M:%S}{tail}")
+
+
+def port(h, i, dev, event, code, off):
+    return (h, "app", off, f"{h}:{40000 + i}:{40300 + i} [1] NCCL WARN NET/IB : {dev}:1 Got non-fatal async event: {event}({code})")
+
+
+SPECS += [
+    dict(name="watchdog-late-gpu-fault", job=60125, nodes=3, expected=UNATT,
+         story="Every rank's collective hung at 08:50:05 (the watchdog lines, dated by c10d and timed out after "
+               "600 s, say so). Node-02's GPU fell off the bus six minutes later: it cannot have caused the hang. "
+               "Node-03 logged a non-fatal NVLink error at the moment of the hang; it is named as the place to "
+               "start, but nothing found explains the hang.",
+         incident=[("node-03", "kernel", 2, "NVRM: Xid (PCI:0000:04:00): 145, RLW_SRC_TRACK Nonfatal XC0 i0 Link 00 "
+                                             "(0x00000007 0x00000002 0x00000000 0x00000000)"),
+                   ("node-02", "kernel", 360, "NVRM: Xid (PCI:0000:b3:00): 79, pid='<unknown>', name=<unknown>, GPU has "
+                                               "fallen off the bus."),
+                   wd("node-01", 3, 600), wd("node-02", 11, 600.5)]),
+    dict(name="torchrun-sigsegv", job=60126, nodes=2, expected=att("software", "framework_crash", ["node-02"]),
+         story="A worker on node-02 dies of SIGSEGV; the kernel did not log the segfault (rate-limited), torchrun's "
+               "failure table does. Node-01 sees the socket close.",
+         incident=block("node-02", 0, torchrun_table("node-02", 9, -11, 51234, (11, "SIGSEGV")))
+         + [("node-01", "app", 3, "node-01:40000:40200 [1] misc/socket.cc:538 NCCL WARN Net : Connection closed by "
+                                  "remote peer node-02<47861>")]),
+    dict(name="torchrun-victim-host-oom", job=60127, nodes=2, expected=att("software", "host_oom", ["node-02"]),
+         story="The kernel OOM killer kills a rank on node-02. torchrun on node-01 names its own rank 0, aborted "
+               "by the NCCL watchdog (SIGABRT), as the 'first observed failure': a victim, not the cause.",
+         incident=[("node-02", "kernel", 0, "Out of memory: Killed process 51234 (python3) total-vm:912345678kB, "
+                                             "anon-rss:512345678kB, file-rss:0kB, shmem-rss:0kB, UID:1043 pgtables:1234567kB oom_score_adj:0")]
+         + block("node-02", 5, torchrun_table("node-02", 8, -9, 51234, (9, "SIGKILL")))
+         + block("node-01", 601, torchrun_table("node-01", 0, -6, 40000, (6, "SIGABRT")))
+         + [wd("node-01", 0, 600)]),
+    dict(name="node-reboot-midjob", job=60128, nodes=3, terminal=("NODE_FAIL", 1),
+         expected=att("infrastructure", "scheduler.node_fail", ["node-03"]),
+         story="Node-03 hangs and power-cycles under the job: its kernel log goes silent and it boots again four "
+               "minutes later. The others report IB completion errors; slurmctld kills the job on the failed node.",
+         incident=nccl_noise(N3, "node-03") + [("slurmctl", "scheduler", 310, "Killing JobId=60128 on failed node node-03")],
+         kernel_fn=[("node-03", 240, _reboot(3))]),
+    dict(name="boot-fail", job=60129, nodes=2, terminal=("BOOT_FAIL", 1),
+         expected={"status": "attributed", "domain": "infrastructure", "sub_domain": "scheduler.node_fail", "culprit_nodes": []},
+         story="Slurm could not boot one of the allocated nodes: the job never started (no application output) "
+               "and is recorded as BOOT_FAIL.", ran=False, incident=[]),
+    dict(name="deadline", job=60130, nodes=2, terminal=("DEADLINE", 0),
+         expected={"status": "attributed", "domain": "user", "sub_domain": "scheduler.timeout", "culprit_nodes": []},
+         story="The job reached its --deadline; the ranks' teardown produces NCCL errors.",
+         incident=nccl_noise(N2, None, off=2)),
+    dict(name="requeue-preempted", job=60131, nodes=2, terminal=("REQUEUED", 0),
+         expected={"status": "attributed", "domain": "infrastructure", "sub_domain": "scheduler.preempted", "culprit_nodes": []},
+         story="A higher-priority job preempts this one in requeue mode: slurmstepd stops it 'DUE TO JOB REQUEUE'; "
+               "the teardown noise that follows is not a cause.",
+         incident=[stepd(h, 60131, 0.2 * i, "JOB REQUEUE") for i, h in enumerate(N2)] + nccl_noise(N2, None, off=1)),
+    dict(name="user-cancelled", job=60132, nodes=2, terminal=("CANCELLED", 0),
+         expected={"status": "attributed", "domain": "user", "sub_domain": "scheduler.cancelled", "culprit_nodes": []},
+         story="The owner cancels the job with scancel; ranks report closed sockets while they are torn down.",
+         incident=[stepd(h, 60132, 0.1 * i) for i, h in enumerate(N2)] + nccl_noise(N2, None, off=1)),
+    dict(name="nccl-port-error-unrecovered", job=60133, nodes=3, expected=att("hardware", "infiniband", ["node-02"]),
+         story="NCCL reports a port error on node-02's mlx5_3 that never comes back; node-01's mlx5_1 flaps and "
+               "recovers earlier (noise). The other ranks lose their peers.",
+         incident=[port("node-01", 0, "mlx5_1", "port error", 10, -900), port("node-01", 0, "mlx5_1", "port active", 9, -897),
+                   port("node-02", 1, "mlx5_3", "port error", 10, 0)] + nccl_noise(N3, "node-02")),
+    dict(name="ib-port-errors-fanout", job=60134, nodes=4, expected=UNATT,
+         story="Three nodes report NIC port errors at the same moment: a switch or the fabric, not three broken "
+               "NICs. No node verdict.",
+         incident=[port(h, i, "mlx5_0", "port error", 10, 0.2 * i) for i, h in enumerate(N4[:3])]
+         + [("node-04", "app", 3, f"[rank27]: {Q}")]),
+    dict(name="xid13-repeat-same-gpu", job=60135, nodes=2, expected=att("hardware", "gpu.compute", ["node-02"]),
+         story="XID 13 on the same GPC/TPC of one GPU across three restarts of the job: the GPU, not the code.",
+         incident=[("node-02", "kernel", -2400, "NVRM: Xid (PCI:0000:3b:00): 13, pid=2210, name=python3, Graphics SM Warp "
+                                                 "Exception on (GPC 4, TPC 1, SM 0): Out Of Range Address"),
+                   ("node-02", "kernel", -1200, "NVRM: Xid (PCI:0000:3b:00): 13, pid=3310, name=python3, Graphics SM Warp "
+                                                 "Exception on (GPC 4, TPC 1, SM 0): Out Of Range Address"),
+                   ("node-02", "kernel", 0, "NVRM: Xid (PCI:0000:3b:00): 13, pid=4410, name=python3, Graphics SM Warp "
+                                             "Exception on (GPC 4, TPC 1, SM 0): Out Of Range Address")]
+         + nccl_noise(N2, "node-02")),
+    dict(name="xid95-uncontained", job=60136, nodes=2, expected=att("hardware", "gpu.memory", ["node-01"]),
+         story="An uncontained memory error (XID 95) on node-01 resets the GPU; node-02 reports remote errors.",
+         incident=[("node-01", "kernel", 0, "NVRM: Xid (PCI:0000:3b:00): 95, pid=7062, name=python3, Uncontained: LTC TAG "
+                                             "(0x2,0x0). RST: Yes, D-RST: No")] + nccl_noise(N2, "node-01")),
+    dict(name="pyxis-invalid-args", job=60137, nodes=2, ran=False,
+         expected={"status": "attributed", "domain": "user", "sub_domain": "invalid_arguments", "culprit_nodes": []},
+         story="The job script passes a malformed --container-mounts; pyxis refuses to start the step.",
+         incident=[("node-01", "app", 0, "srun: error: pyxis: --container-mounts: invalid format: /tmp:")]),
+    dict(name="timelimit-after-gpu-fault", job=60139, nodes=2, terminal=("TIMEOUT", 0),
+         expected={"status": "ambiguous", "domain": None, "sub_domain": None, "culprit_nodes": [],
+                   "candidates": [{"domain": "hardware", "sub_domain": "gpu.memory"},
+                                  {"domain": "user", "sub_domain": "scheduler.timeout"}]},
+         story="A row-remap failure (XID 64) on node-02 twenty minutes before "
+               "the job hits its time limit. Did the fault stall the run until the limit, or did the run simply "
+               "need more time? Both remain; the verdict lists both rather than picking one.",
+         incident=[("node-02", "kernel", -1200, "NVRM: Xid (PCI:0000:3b:00): 64, pid=7062, name=python3, Row remapper "
+                                                 "error: failed to remap row (bank 4, row 0x2c1f)"),
+                   stepd("node-01", 60139, 0, "TIME LIMIT"), stepd("node-02", 60139, 0.1, "TIME LIMIT")]
+         + nccl_noise(N2, None, off=2)),
+    dict(name="slurm-cgroup-oom", job=60138, nodes=2, expected=att("software", "host_oom", ["node-02"]),
+         story="The step's cgroup memory limit kills a rank on node-02 (kernel logs show only the cgroup message "
+               "from Slurm's side); srun reports the task as Out Of Memory.",
+         incident=[("node-02", "app", 0, "slurmstepd: error: Detected 1 oom_kill event in StepId=60138.0. Some of the "
+                                          "step tasks have been OOM Killed."),
+                   ("node-01", "app", 2, "srun: error: node-02: task 8: Out Of Memory")] + nccl_noise(N2, "node-02")),
 ]
 
 NAMES = [s["name"] for s in SPECS]
