@@ -27,7 +27,11 @@ python3 "$here/bundle_to_ndjson.py" "$tmp/bundle" "$tmp/body.ndjson"
 lines=$(($(wc -l < "$tmp/body.ndjson") - 1))
 echo "workload: 64 nodes, $per_node of logs per node: $lines observations, $(wc -c < "$tmp/body.ndjson") request bytes"
 
-"$bin" serve --listen 127.0.0.1:0 --port-file "$tmp/port" --threads "$threads" --no-access-log 2> "$tmp/serve.log" &
+# The body limit follows the request (a 100 MB workload is ~110 MB of NDJSON).
+body_bytes=$(wc -c < "$tmp/body.ndjson")
+max_body=$(( body_bytes * 2 > 64 * 1024 * 1024 ? body_bytes * 2 : 64 * 1024 * 1024 ))
+"$bin" serve --listen 127.0.0.1:0 --port-file "$tmp/port" --threads "$threads" --no-access-log \
+  --max-body "$max_body" --max-session-bytes "$max_body" --max-total-bytes "$(( max_body * 4 ))" 2> "$tmp/serve.log" &
 server_pid=$!
 for _ in $(seq 1 600); do [ -f "$tmp/port" ] && break; sleep 0.2; done
 [ -f "$tmp/port" ] || { echo "run_wrk.sh: the service did not start"; cat "$tmp/serve.log"; exit 1; }
@@ -41,7 +45,7 @@ echo "verdict: identical to culprit diagnose ($(python3 -c "import json,sys; o=j
 
 wrk_threads=$(( conns < 2 ? conns : 2 ))  # wrk needs connections >= threads
 echo "wrk: ${duration}s, $conns connections, $wrk_threads wrk threads; server --threads $threads; $(nproc) cores shared by client and server"
-CULPRIT_BENCH_BODY="$tmp/body.ndjson" wrk -t"$wrk_threads" -c"$conns" -d"${duration}s" --latency -s "$here/post.lua" "$url/v1/attributions" | tee "$tmp/wrk.txt"
+CULPRIT_BENCH_BODY="$tmp/body.ndjson" wrk -t"$wrk_threads" -c"$conns" -d"${duration}s" --timeout 300s --latency -s "$here/post.lua" "$url/v1/attributions" | tee "$tmp/wrk.txt"
 rps=$(awk '/Requests\/sec/ {print $2}' "$tmp/wrk.txt")
 p50=$(awk '$1 == "50%" {print $2}' "$tmp/wrk.txt")
 p99=$(awk '$1 == "99%" {print $2}' "$tmp/wrk.txt")
