@@ -178,8 +178,9 @@ SPECS = [
                                                       "pci bus id 00000000:07:00.0 physical id 2 port 30")] + nccl_noise(N3, None)),
     dict(name="fabric-manager-start", job=60108, nodes=2, expected=att("infrastructure", "fabric_manager", ["node-01"]),
          story="Fabric Manager on node-01 stops on a driver version mismatch; CUDA init then fails.",
-         incident=[("node-01", "fabricmanager", -5, "[ERROR] [tid 12] fabric manager NVSwitch driver version mismatch: "
-                                                     "found 535.104.05, expected 535.129.03")] + nccl_noise(N2, "node-01")),
+         incident=[("node-01", "fabricmanager", -5, "[ERROR] [tid 12] fabric manager NVIDIA GPU driver interface version "
+                                                     "535.104.05 don't match with driver version 535.129.03. Please update "
+                                                     "with matching NVIDIA driver package.")] + nccl_noise(N2, "node-01")),
     dict(name="ib-link-down", job=60109, nodes=3, expected=att("hardware", "infiniband", ["node-02"]),
          story="mlx5_3 on node-02 goes DOWN and never comes back; node-01's port flaps and recovers (noise).",
          incident=[("node-01", "kernel", -900, "mlx5_core 0000:3c:00.0 mlx5_3: Port: 1 Link DOWN"),
