@@ -71,7 +71,8 @@ def build_case(spec):
                 if node == h and src == "app":
                     lines.append((FAIL + sec(off), text))
             lines.sort(key=lambda x: x[0])
-            files[f"logs/{h}/app.log"] = "".join(line + "\n" for _, line in lines)
+            if lines:  # a job that never started on this node left no application output
+                files[f"logs/{h}/app.log"] = "".join(line + "\n" for _, line in lines)
             sd = [f"{ts_slurm(START)} [{job}.0] task/affinity: task_p_pre_launch: Using sched_affinity for tasks"]
             for (node, src, off, text) in spec["incident"]:
                 if node == h and src == "scheduler":
