@@ -16,6 +16,7 @@
 #include "compiler/regex_check.h"
 #include "runtime/bundle.h"
 #include "runtime/diagnose.h"
+#include "runtime/observation_fast_parse.h"
 #include "runtime/self_test.h"
 #include "runtime/sha256.h"
 #include "runtime/timestamp.h"
@@ -176,6 +177,9 @@ class ObservationSink {
       err = {400, "schema_violation", "invalid observation: " + why, std::move(where)};
       return false;
     }
+    return add(std::move(o), err, std::move(where));
+  }
+  bool add(Observation o, BodyError& err, ojson where) {
     size_t c = observation_cost(o);
     if (int status = room_(cost_ + c)) {
       err = {status, status == 413 ? "payload_too_large" : "too_many_requests",
@@ -307,6 +311,15 @@ bool Service::read_observations(const httplib::Request& req, const httplib::Cont
   if (kind == BodyKind::Ndjson) {
     bool want_context = ndjson_context != nullptr;
     NdjsonSplitter split([&](int64_t line, const std::string& text) {
+      // Most lines are plain log observations: read them without building a
+      // JSON tree (the tree costs ~30 MB/s); anything else takes the full path.
+      if (!want_context) {
+        Observation o;
+        if (fast_parse_observation(text, o)) {
+          if (!sink.add(std::move(o), err, {{"line", line}})) return !(failed = true);
+          return true;
+        }
+      }
       json j;
       if (!parse_json_text(text, j, err, fmt::format("line {} ", line))) {
         err.details["line"] = line;
