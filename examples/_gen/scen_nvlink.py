@@ -192,7 +192,7 @@ def _xid_burst(kl, rng):
     kl.k(t - sec(0.000011), "NVRM: GPU Board Serial Number: 1655124038217")
     links = [(4, 0.0), (5, 0.000837), (12, 0.109285), (13, 0.109544), (16, 0.390983)]
     for link, dt in links:
-        intr = (0x21 << 20) | 0x40000 | (link << 13) | 0x5c6
+        intr = (0x04 << 20) | 0x40000 | (link << 13) | 0x5c6   # subcode 4: link signal integrity
         kl.k(t + sec(dt), f"NVRM: Xid (PCI:{pci}): 149, NETIR_LINK_EVT  Fatal   XC0 i0 Link {link:02d} "
                           f"(0x{intr:08x} 0x00000000 0x00000000 0x00000000 0x00000000 0x00000000)")
     # Non-fatal receive-side errors on two NVLink peers of the failing GPU (same node).
