@@ -17,7 +17,7 @@
 //
 // Results must agree between evaluators (match counts, symptom ids); the
 // program exits non-zero if they do not. Usage:
-//   jit_bench [--rules N] [--events N] [--repeat N] [--seed N] [--opt 0..3]
+//   jit_bench [--rules N] [--events N] [--repeat N] [--seed N] [--opt 0..3] [--codegen 0..3]
 //             [--profile jit|interp|micro]
 // --profile jit|interp only loops event-major condition evaluation on one
 // engine (for perf); --profile micro prints the cost of one call of the
@@ -168,6 +168,8 @@ size_t evaluate_conditions(const Program& p, const std::vector<std::vector<const
   return passed;
 }
 
+int g_codegen = 0;  // --codegen: LLVM machine code level (JitOptions::codegen_level)
+
 std::shared_ptr<const Program> build(std::shared_ptr<const ir::Catalog> cat, bool jit, const std::string& cache, int opt,
                                      double& ms) {
   std::string error;
@@ -175,6 +177,7 @@ std::shared_ptr<const Program> build(std::shared_ptr<const ir::Catalog> cat, boo
   o.use_cache = !cache.empty();
   o.cache_dir = cache;
   o.opt_level = opt;
+  o.codegen_level = g_codegen;
   auto t0 = std::chrono::steady_clock::now();
   auto p = Program::build(cat, error, jit ? jit_factory(o) : NativeCodeFactory{}, cache);
   ms = ms_since(t0);
@@ -197,7 +200,7 @@ int main(int argc, char** argv) {
   size_t events = 1000000;
   uint64_t seed = 1;
   auto usage = []() {
-    fmt::print(stderr, "usage: jit_bench [--rules N] [--events N] [--repeat N] [--seed N] [--opt 0..3] [--profile jit|interp|micro]\n");
+    fmt::print(stderr, "usage: jit_bench [--rules N] [--events N] [--repeat N] [--seed N] [--opt 0..3] [--codegen 0..3] [--profile jit|interp|micro]\n");
     return 2;
   };
   for (int i = 1; i < argc; i += 2) {
@@ -209,10 +212,11 @@ int main(int argc, char** argv) {
     else if (a == "--repeat") repeat = static_cast<int>(v);
     else if (a == "--seed") seed = static_cast<uint64_t>(v);
     else if (a == "--opt") opt = static_cast<int>(v);
+    else if (a == "--codegen") g_codegen = static_cast<int>(v);
     else if (a == "--profile") profile = argv[i + 1];
     else return usage();
   }
-  if (rules < 1 || events < 1 || repeat < 1 || opt < 0 || opt > 3) return usage();
+  if (rules < 1 || events < 1 || repeat < 1 || opt < 0 || opt > 3 || g_codegen < 0 || g_codegen > 3) return usage();
 
   auto t0 = std::chrono::steady_clock::now();
   auto loaded = compile_sources({{"bench.attr", catalog_text(rules, seed)}});

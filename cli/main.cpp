@@ -8,6 +8,9 @@
 // Exit codes: 0 success; 1 tests failed; 2 bad input or rules that do not
 // compile (with a message on stderr). Nothing here throws past main().
 #include <fmt/format.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -210,6 +213,15 @@ int cmd_diagnose(int argc, char** argv) {
   if (color_opt != "auto" && color_opt != "always" && color_opt != "never")
     return usage_error("diagnose", "--color must be auto, always or never");
 
+#ifdef __GLIBC__
+  // One malloc arena for the whole process. The scan threads allocate the
+  // events, the main thread then builds symptoms while the engine frees
+  // events kind by kind; with per-thread arenas that freed memory could not
+  // be reused by the main thread and peak RSS grew by about a third (4,000
+  // nodes: 133 MB vs 103 MB). Events are few per byte scanned, so the scan
+  // threads hardly contend for the lock.
+  mallopt(M_ARENA_MAX, 1);
+#endif
   culprit::Bundle bundle;
   if (!culprit::load_bundle(a.positionals[0], bundle, err)) {
     std::cerr << "culprit diagnose: " << err << "\n";
@@ -228,13 +240,16 @@ int cmd_diagnose(int argc, char** argv) {
       return kBadInput;
     }
   }
+  // The trail is printed only with --explain; without it, not collecting it
+  // saves an entry per symptom and state change.
+  opt.trail = a.has("explain");
   culprit::Verdict verdict;
-  if (!culprit::diagnose(program, culprit::request_from_bundle(bundle), opt, verdict, err)) {
+  if (!culprit::diagnose(program, culprit::request_from_bundle(std::move(bundle)), opt, verdict, err)) {
     std::cerr << "culprit diagnose: " << err << "\n";
     return kBadInput;
   }
   if (format == "json") {
-    std::cout << culprit::verdict_to_json_text(verdict, a.has("explain"));
+    culprit::write_verdict_json(std::cout, verdict, a.has("explain"));
   } else {
     culprit::TextOptions t;
     t.explain = a.has("explain");

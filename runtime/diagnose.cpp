@@ -87,6 +87,15 @@ DiagnoseRequest request_from_bundle(const Bundle& bundle) {
   return r;
 }
 
+DiagnoseRequest request_from_bundle(Bundle&& bundle) {
+  DiagnoseRequest r;
+  r.context = std::move(bundle.context);
+  r.files = std::move(bundle.files);
+  r.ignored_files = std::move(bundle.ignored_files);
+  r.observations_path = std::move(bundle.observations_path);
+  return r;
+}
+
 bool diagnose(std::shared_ptr<const Program> program, const DiagnoseRequest& req, const DiagnoseOptions& opt,
               Verdict& out, std::string& error) {
   const auto& ctx = req.context;
@@ -179,6 +188,10 @@ bool diagnose(std::shared_ptr<const Program> program, const DiagnoseRequest& req
       size_t i = order[k];
       if (i < req.files.size()) {
         results[i] = scanner.scan_file(req.files[i], scan);
+        // The scanner sizes a file's vector for every event it emitted, and
+        // those out of scope are dropped afterwards (often half of them):
+        // all files' events stay alive together, so give the room back now.
+        results[i].events.shrink_to_fit();
       } else {
         const Stream& s = *stream_list[i - req.files.size()];
         results[i] = scanner.scan_lines(s.key.host, s.key.source, s.key.file, !workload_nodes.count(s.key.host), s.lines,
@@ -250,11 +263,18 @@ bool diagnose(std::shared_ptr<const Program> program, const DiagnoseRequest& req
     cov.warnings.push_back(fmt::format("{} file{} in the bundle not read (not logs/<host>/<source>.log): {}", cov.ignored_files.size(),
                                        cov.ignored_files.size() == 1 ? "" : "s", fmt::join(cov.ignored_files, ", ")));
 
-  std::vector<Event> events = std::move(metric_events);
+  // Each file's events stay in the vector the scanner filled (exactly sized
+  // by Scanner's finish()); the engine takes them as batches, so no event is
+  // copied or moved on the way.
+  std::vector<std::vector<Event>> batches;
+  batches.reserve(results.size() + 1);
+  batches.push_back(std::move(metric_events));
   for (auto& r : results)
-    for (auto& e : r.events) events.push_back(std::move(e));
+    if (!r.events.empty()) batches.push_back(std::move(r.events));
+  results = {};
   std::vector<std::pair<std::string, std::string>> hs(host_sources.begin(), host_sources.end());
-  EngineResult er = run_engine(*program, ctx, hs, std::move(events));
+  host_sources.clear();
+  EngineResult er = run_engine(*program, ctx, hs, std::move(batches), opt.trail);
 
   Verdict v;
   v.workload = ctx;

@@ -26,6 +26,7 @@ struct DiagnoseOptions {
   unsigned threads = 0;                          // 0 = hardware concurrency
   int64_t slack_before = 10LL * 60 * 1000000000;  // evidence kept before the window start
   int64_t slack_after = 30LL * 60 * 1000000000;   // and after its end (epilogs, health checks)
+  bool trail = true;                             // collect Verdict::trail (false: left empty, saves memory)
 };
 
 struct DiagnoseRequest {
@@ -40,6 +41,8 @@ bool diagnose(std::shared_ptr<const Program> program, const DiagnoseRequest& req
               Verdict& out, std::string& error);
 
 DiagnoseRequest request_from_bundle(const Bundle& bundle);
+// The same, taking the bundle's file list instead of copying it.
+DiagnoseRequest request_from_bundle(Bundle&& bundle);
 
 // The versions reported in verdicts and by `culprit --version`.
 EngineInfo engine_info(const Program& program);

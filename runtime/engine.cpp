@@ -41,19 +41,69 @@ bool symptom_order(const Symptom* a, const Symptom* b) {
   return a->id < b->id;
 }
 
+// For every event kind, the index (in run order, i.e. catalog order) of the
+// last rule with an event query over it: `for`, queries inside expressions,
+// and action queries. -1 when no rule reads the kind.
+std::vector<int64_t> last_event_readers(const ir::Catalog& cat) {
+  std::vector<int64_t> last(cat.event_kinds.size(), -1);
+  auto note = [&](const ir::Query& q, int64_t rule) {
+    if (q.symptom) return;
+    for (int32_t k : q.kinds)
+      if (k >= 0 && static_cast<size_t>(k) < last.size()) last[static_cast<size_t>(k)] = std::max(last[static_cast<size_t>(k)], rule);
+  };
+  for (size_t i = 0; i < cat.rules.size(); ++i) {
+    const auto& r = cat.rules[i];
+    auto idx = static_cast<int64_t>(i);
+    if (r.for_query) note(*r.for_query, idx);
+    for (const auto& q : r.queries) note(q, idx);
+    for (const auto& a : r.actions)
+      if (a.query) note(*a.query, idx);
+  }
+  return last;
+}
+
 class Engine final : public World {
  public:
-  Engine(const Program& program, const WorkloadContext& ctx, const std::vector<std::pair<std::string, std::string>>& hs)
-      : program_(program), cat_(program.catalog()), ctx_(ctx), nodes_(ctx.nodes.begin(), ctx.nodes.end()) {
+  Engine(const Program& program, const WorkloadContext& ctx, const std::vector<std::pair<std::string, std::string>>& hs,
+         bool collect_trail)
+      : program_(program), cat_(program.catalog()), ctx_(ctx), nodes_(ctx.nodes.begin(), ctx.nodes.end()),
+        collect_trail_(collect_trail) {
     for (const auto& [source, host] : hs) host_sources_.insert({source, host});
     by_kind_.resize(cat_.event_kinds.size());
+    storage_.resize(cat_.event_kinds.size());
+    last_reader_ = last_event_readers(cat_);
     symptoms_by_kind_.resize(cat_.symptom_kinds.size());
   }
 
-  EngineResult run(std::vector<Event> events) {
-    std::sort(events.begin(), events.end(), event_canonical_less);
-    for (auto& e : events) events_.push_back(std::move(e));
-    for (const auto& e : events_) index(&e);
+  // Events are regrouped by kind (moved, not copied, each batch freed as
+  // soon as it is emptied) so that a kind can be freed as a whole once the
+  // last rule that reads it has run (see last_reader_); the engine works on
+  // pointers in canonical order. Event buffers never move: only whole
+  // vectors are added to storage_.
+  EngineResult run(std::vector<std::vector<Event>> batches) {
+    std::vector<size_t> per_kind(cat_.event_kinds.size(), 0);
+    for (const auto& b : batches)
+      for (const auto& e : b) ++per_kind[static_cast<size_t>(e.kind)];
+    size_t total = 0;
+    for (size_t k = 0; k < per_kind.size(); ++k) {
+      if (!live(static_cast<int32_t>(k))) continue;  // no rule reads it: dropped with its batch
+      storage_[k].emplace_back().reserve(per_kind[k]);
+      total += per_kind[k];
+    }
+    for (auto& b : batches) {
+      for (auto& e : b)
+        if (live(e.kind)) storage_[static_cast<size_t>(e.kind)].back().push_back(std::move(e));
+      b = {};
+    }
+    batches = {};
+    std::vector<const Event*> order;
+    order.reserve(total);
+    for (const auto& chunks : storage_)
+      for (const auto& chunk : chunks)
+        for (const auto& e : chunk) order.push_back(&e);
+    std::sort(order.begin(), order.end(), [](const Event* a, const Event* b) { return event_canonical_less(*a, *b); });
+    for (const Event* e : order) index(e);
+    order = {};
     bool outcome_done = false;
     for (const auto& rule : cat_.rules) {
       if (!outcome_done && rule.stage == ir::Stage::PostOutcome) {
@@ -61,21 +111,33 @@ class Engine final : public World {
         outcome_done = true;
       }
       run_rule(rule);
+      free_dead_kinds();
+      ++rule_index_;
     }
     if (!outcome_done) compute_outcome();
 
+    // Symptoms copied their evidence; the events are no longer needed, and
+    // freeing them first keeps them from overlapping with the result.
+    by_kind_ = {};
+    by_kind_node_ = {};
+    storage_ = {};
     EngineResult out;
-    std::vector<const Symptom*> all;
-    for (const auto& s : symptoms_) all.push_back(&s);
+    std::vector<Symptom*> all;
+    all.reserve(symptoms_.size());
+    for (auto& s : symptoms_) all.push_back(&s);
     std::sort(all.begin(), all.end(), [](const Symptom* a, const Symptom* b) { return a->id < b->id; });
     std::set<std::string> affected;
-    for (const Symptom* s : all) {
+    out.symptoms.reserve(all.size());
+    for (Symptom* s : all) {
       if (s->state != SymptomState::Scrubbed && !s->node.empty() && nodes_.count(s->node)) affected.insert(s->node);
-      out.symptoms.push_back(*s);
-      for (const auto& f : cat_.symptom_kinds[static_cast<size_t>(s->kind)].fields) out.symptoms.back().field_names.push_back(f.name);
+      out.symptoms.push_back(std::move(*s));
+      for (const auto& f : cat_.symptom_kinds[static_cast<size_t>(out.symptoms.back().kind)].fields)
+        out.symptoms.back().field_names.push_back(f.name);
     }
+    symptoms_.clear();
+    symptom_ids_.clear();
     out.affected_nodes.assign(affected.begin(), affected.end());
-    out.outcome = outcome_;
+    out.outcome = std::move(outcome_);
     out.trail = std::move(trail_);
     return out;
   }
@@ -165,6 +227,23 @@ class Engine final : public World {
   }
 
  private:
+  // Whether a rule not yet run (or running) reads events of kind k.
+  bool live(int32_t k) const { return last_reader_[static_cast<size_t>(k)] >= rule_index_; }
+  // Whether a rule after the running one reads kind k (derived events join after their rule).
+  bool read_later(int32_t k) const { return last_reader_[static_cast<size_t>(k)] > rule_index_; }
+
+  // Rules reach events only through queries, so a kind no later rule queries
+  // can never be seen again: its events, and their index entries, go.
+  void free_dead_kinds() {
+    for (size_t k = 0; k < storage_.size(); ++k) {
+      if (last_reader_[k] != rule_index_) continue;
+      storage_[k] = {};
+      by_kind_[k] = {};
+      auto kind = static_cast<int32_t>(k);
+      by_kind_node_.erase(by_kind_node_.lower_bound({kind, std::string()}), by_kind_node_.lower_bound({kind + 1, std::string()}));
+    }
+  }
+
   void index(const Event* e) {
     by_kind_[static_cast<size_t>(e->kind)].push_back(e);
     by_kind_node_[{e->kind, e->host}].push_back(e);
@@ -182,6 +261,7 @@ class Engine final : public World {
   }
 
   void trail(const ir::Rule& r, std::string action, std::string target, std::string detail) {
+    if (!collect_trail_) return;
     trail_.push_back({ir::kStageNames[static_cast<size_t>(r.stage)], r.name, std::move(action), std::move(target), std::move(detail)});
   }
 
@@ -253,15 +333,19 @@ class Engine final : public World {
     // its own output while it runs.
     if (!pending_events_.empty()) {
       std::sort(pending_events_.begin(), pending_events_.end(), event_canonical_less);
-      std::set<int32_t> touched;
+      std::map<int32_t, size_t> touched;  // kind -> derived events of it that a later rule reads
+      for (const auto& e : pending_events_)
+        if (read_later(e.kind)) ++touched[e.kind];
+      for (const auto& [k, n] : touched) storage_[static_cast<size_t>(k)].emplace_back().reserve(n);
       for (auto& e : pending_events_) {
-        events_.push_back(std::move(e));
-        index(&events_.back());
-        touched.insert(events_.back().kind);
+        if (!read_later(e.kind)) continue;
+        auto& chunk = storage_[static_cast<size_t>(e.kind)].back();
+        chunk.push_back(std::move(e));
+        index(&chunk.back());
       }
       pending_events_.clear();
       auto less = [](const Event* a, const Event* b) { return event_canonical_less(*a, *b); };
-      for (int32_t k : touched) std::stable_sort(by_kind_[static_cast<size_t>(k)].begin(), by_kind_[static_cast<size_t>(k)].end(), less);
+      for (const auto& [k, n] : touched) std::stable_sort(by_kind_[static_cast<size_t>(k)].begin(), by_kind_[static_cast<size_t>(k)].end(), less);
       for (auto& [key, list] : by_kind_node_)
         if (touched.count(key.first)) std::stable_sort(list.begin(), list.end(), less);
     }
@@ -479,7 +563,10 @@ class Engine final : public World {
   const WorkloadContext& ctx_;
   std::set<std::string> nodes_;
   std::set<std::pair<std::string, std::string>> host_sources_;
-  std::deque<Event> events_;
+  std::vector<std::vector<std::vector<Event>>> storage_;  // by kind: chunks of events; see run()
+  std::vector<int64_t> last_reader_;   // by event kind: index of the last rule that queries it, -1 for none
+  int64_t rule_index_ = 0;             // the rule running now (index into cat_.rules)
+  bool collect_trail_ = true;
   std::vector<Event> pending_events_;
   std::vector<std::vector<const Event*>> by_kind_;
   std::map<std::pair<int32_t, std::string>, std::vector<const Event*>> by_kind_node_;
@@ -494,8 +581,16 @@ class Engine final : public World {
 
 EngineResult run_engine(const Program& program, const WorkloadContext& context,
                         const std::vector<std::pair<std::string, std::string>>& host_sources, std::vector<Event> events) {
-  Engine engine(program, context, host_sources);
-  return engine.run(std::move(events));
+  std::vector<std::vector<Event>> batches;
+  batches.push_back(std::move(events));
+  return run_engine(program, context, host_sources, std::move(batches));
+}
+
+EngineResult run_engine(const Program& program, const WorkloadContext& context,
+                        const std::vector<std::pair<std::string, std::string>>& host_sources,
+                        std::vector<std::vector<Event>> batches, bool collect_trail) {
+  Engine engine(program, context, host_sources, collect_trail);
+  return engine.run(std::move(batches));
 }
 
 }  // namespace culprit

@@ -31,6 +31,17 @@ EngineResult run_engine(const Program& program, const WorkloadContext& context,
                         const std::vector<std::pair<std::string, std::string>>& host_sources,
                         std::vector<Event> events);
 
+// The same, with the events in batches (e.g. one per scanned file) in any
+// order. The engine frees each batch as soon as it has taken its events,
+// never copies an event, and frees the events of a kind once the last rule
+// that queries that kind has run (events of kinds no rule queries are dropped
+// at once). With `collect_trail` false, EngineResult::trail stays empty (it is
+// for --explain and metrics; the rest of the result does not depend on it).
+// The result is otherwise the same as for the concatenation of the batches.
+EngineResult run_engine(const Program& program, const WorkloadContext& context,
+                        const std::vector<std::pair<std::string, std::string>>& host_sources,
+                        std::vector<std::vector<Event>> batches, bool collect_trail = true);
+
 // The canonical order of events (used by the engine and by tests).
 bool event_canonical_less(const Event& a, const Event& b);
 

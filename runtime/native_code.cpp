@@ -560,6 +560,7 @@ NativeCodeFactory jit_factory(const JitOptions& options) {
       jit::Options o;
       o.cache_dir = resolved_cache_dir(options);
       o.opt_level = options.opt_level;
+      o.codegen_level = options.codegen_level;
       static const jit::ValueLayout layout = measure_value_layout();
       if (options.fields_in_place) o.layout = layout;
       auto code = jit::compile(catalog, helpers(), o, why);

@@ -30,7 +30,8 @@ namespace culprit {
 struct JitOptions {
   bool use_cache = true;   // keep object code (and let Program keep Hyperscan databases) in cache_dir
   std::string cache_dir;   // "" = the default (compiler/jit/cache.h: default_directory())
-  int opt_level = 2;       // LLVM optimization level 0..3
+  int opt_level = 2;       // LLVM IR optimization level 0..3 (jit::Options::opt_level)
+  int codegen_level = 0;   // LLVM machine code level 0..3 (jit::Options::codegen_level)
   bool fields_in_place = true;  // read custom fields in place (jit::ValueLayout); false: through helpers
 };
 

@@ -81,6 +81,7 @@ class Scanner {
   class Stream;
   std::shared_ptr<const Program> program_;
   struct hs_scratch* scratch_ = nullptr;
+  std::vector<char> buffer_;  // scan_file's read buffer (kBufferSize), allocated on first use
 };
 
 }  // namespace culprit

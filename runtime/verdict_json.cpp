@@ -49,9 +49,10 @@ J evidence_json(const Evidence& e) {
 const char* state_name(SymptomState s) {
   return s == SymptomState::Active ? "active" : s == SymptomState::Demoted ? "demoted" : "scrubbed";
 }
-}  // namespace
 
-nlohmann::ordered_json verdict_to_json(const Verdict& v, bool include_trail) {
+// The verdict is assembled in three parts so that write_verdict_json can
+// stream the symptoms (the part that grows with the workload) one at a time.
+J verdict_head(const Verdict& v) {
   J j;
   j["schema"] = kVerdictSchema;
   J w;
@@ -97,45 +98,49 @@ nlohmann::ordered_json verdict_to_json(const Verdict& v, bool include_trail) {
     j["outcome_override"] = ov;
   }
   j["affected_nodes"] = v.affected_nodes;
-  J syms = J::array();
-  for (const auto& s : v.symptoms) {
-    J sj;
-    sj["id"] = s.id;
-    sj["kind"] = s.kind_name;
-    sj["node"] = s.node.empty() ? J(nullptr) : J(s.node);
-    sj["control_plane"] = s.control_plane;
-    sj["key"] = s.key.empty() ? J(nullptr) : J(s.key);
-    sj["state"] = state_name(s.state);
-    sj["summary"] = s.summary;
-    sj["priority"] = s.priority;
-    sj["first"] = time_or_null(s.first);
-    sj["last"] = time_or_null(s.last);
-    sj["count"] = s.count;
-    sj["rule"] = s.rule;
-    if (s.classification) {
-      J c;
-      c["domain"] = s.classification->first;
-      c["sub_domain"] = s.classification->second;
-      sj["classification"] = c;
-    } else {
-      sj["classification"] = nullptr;
-    }
-    sj["demoted_by"] = change_json(s.demoted_by);
-    sj["scrubbed_by"] = change_json(s.scrubbed_by);
-    std::vector<std::pair<std::string, const Value*>> fields;
-    for (size_t i = 0; i < s.fields.size() && i < s.field_names.size(); ++i)
-      if (!s.fields[i].is_null()) fields.emplace_back(s.field_names[i], &s.fields[i]);
-    std::sort(fields.begin(), fields.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    J fj = J::object();
-    for (const auto& [name, val] : fields) fj[name] = value_json(*val);
-    sj["fields"] = fj;
-    sj["evidence_total"] = s.evidence_total;
-    J ev = J::array();
-    for (const auto& e : s.evidence) ev.push_back(evidence_json(e));
-    sj["evidence"] = ev;
-    syms.push_back(sj);
+  return j;
+}
+
+J symptom_json(const Symptom& s) {
+  J sj;
+  sj["id"] = s.id;
+  sj["kind"] = s.kind_name;
+  sj["node"] = s.node.empty() ? J(nullptr) : J(s.node);
+  sj["control_plane"] = s.control_plane;
+  sj["key"] = s.key.empty() ? J(nullptr) : J(s.key);
+  sj["state"] = state_name(s.state);
+  sj["summary"] = s.summary;
+  sj["priority"] = s.priority;
+  sj["first"] = time_or_null(s.first);
+  sj["last"] = time_or_null(s.last);
+  sj["count"] = s.count;
+  sj["rule"] = s.rule;
+  if (s.classification) {
+    J c;
+    c["domain"] = s.classification->first;
+    c["sub_domain"] = s.classification->second;
+    sj["classification"] = c;
+  } else {
+    sj["classification"] = nullptr;
   }
-  j["symptoms"] = syms;
+  sj["demoted_by"] = change_json(s.demoted_by);
+  sj["scrubbed_by"] = change_json(s.scrubbed_by);
+  std::vector<std::pair<std::string, const Value*>> fields;
+  for (size_t i = 0; i < s.fields.size() && i < s.field_names.size(); ++i)
+    if (!s.fields[i].is_null()) fields.emplace_back(s.field_names[i], &s.fields[i]);
+  std::sort(fields.begin(), fields.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  J fj = J::object();
+  for (const auto& [name, val] : fields) fj[name] = value_json(*val);
+  sj["fields"] = fj;
+  sj["evidence_total"] = s.evidence_total;
+  J ev = J::array();
+  for (const auto& e : s.evidence) ev.push_back(evidence_json(e));
+  sj["evidence"] = ev;
+  return sj;
+}
+
+J verdict_tail(const Verdict& v, bool include_trail) {
+  J j;
   J cov;
   J scope;
   scope["start"] = v.workload.start ? J(format_rfc3339(*v.workload.start - v.slack_before_ns)) : J(nullptr);
@@ -196,10 +201,62 @@ nlohmann::ordered_json verdict_to_json(const Verdict& v, bool include_trail) {
   return j;
 }
 
+// `j` as dump(2) would print it at `indent` spaces of nesting: JSON strings
+// never hold a raw newline, so every '\n' of the dump starts a line.
+void write_nested(std::ostream& out, const J& j, size_t indent) {
+  std::string text = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string pad(indent, ' ');
+  size_t from = 0;
+  for (size_t nl; (nl = text.find('\n', from)) != std::string::npos; from = nl + 1) {
+    out.write(text.data() + from, static_cast<std::streamsize>(nl + 1 - from));
+    out << pad;
+  }
+  out.write(text.data() + from, static_cast<std::streamsize>(text.size() - from));
+}
+}  // namespace
+
+nlohmann::ordered_json verdict_to_json(const Verdict& v, bool include_trail) {
+  J j = verdict_head(v);
+  J syms = J::array();
+  for (const auto& s : v.symptoms) syms.push_back(symptom_json(s));
+  j["symptoms"] = std::move(syms);
+  J tail = verdict_tail(v, include_trail);
+  for (auto& [key, value] : tail.items()) j[key] = std::move(value);
+  return j;
+}
+
 std::string verdict_to_json_text(const Verdict& v, bool include_trail) {
   // Evidence text is sanitized at scan time; `replace` is a last guard so a
   // stray invalid byte can never make serialization throw.
   return verdict_to_json(v, include_trail).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+void write_verdict_json(std::ostream& out, const Verdict& v, bool include_trail) {
+  // The same bytes as verdict_to_json_text, written member by member (and
+  // symptom by symptom) so that the whole document never exists in memory.
+  bool first = true;
+  auto member = [&](const std::string& key, const J& value) {
+    out << (first ? "{\n  " : ",\n  ") << J(key).dump() << ": ";
+    first = false;
+    write_nested(out, value, 2);
+  };
+  const J head = verdict_head(v);
+  for (const auto& [key, value] : head.items()) member(key, value);
+  out << (first ? "{\n  " : ",\n  ") << "\"symptoms\": ";
+  first = false;
+  if (v.symptoms.empty()) {
+    out << "[]";
+  } else {
+    out << "[\n    ";
+    for (size_t i = 0; i < v.symptoms.size(); ++i) {
+      if (i) out << ",\n    ";
+      write_nested(out, symptom_json(v.symptoms[i]), 4);
+    }
+    out << "\n  ]";
+  }
+  const J tail = verdict_tail(v, include_trail);
+  for (const auto& [key, value] : tail.items()) member(key, value);
+  out << "\n}\n";
 }
 
 }  // namespace culprit

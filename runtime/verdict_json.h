@@ -6,6 +6,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <string>
 
 #include "runtime/model.h"
@@ -17,5 +18,8 @@ inline constexpr const char* kVerdictSchema = "culprit.verdict/v1";
 nlohmann::ordered_json verdict_to_json(const Verdict& v, bool include_trail);
 // Pretty-printed (2-space indent) with a trailing newline.
 std::string verdict_to_json_text(const Verdict& v, bool include_trail);
+// Writes exactly the bytes of verdict_to_json_text to `out`, one symptom at a
+// time: memory stays at one symptom's JSON whatever the size of the verdict.
+void write_verdict_json(std::ostream& out, const Verdict& v, bool include_trail);
 
 }  // namespace culprit

@@ -45,7 +45,7 @@ namespace {
 
 // Bump when generated code or the cache payload changes meaning: old cache
 // entries then stop matching.
-constexpr const char* kCodegenVersion = "culprit-jit-5";
+constexpr const char* kCodegenVersion = "culprit-jit-6";
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -228,15 +228,21 @@ bool decode(std::string_view data, Payload& p) {
 
 // ------------------------------------------------------ code generation
 
-std::unique_ptr<llvm::TargetMachine> host_target_machine(int opt_level, std::string& error) {
+// The machine code level is separate from the IR pipeline: once the IR
+// pipeline has promoted values to registers and folded the null/select
+// chains, LLVM's machine passes (greedy register allocation, scheduling,
+// machine LICM/CSE) cost three quarters of a cold compile and gain nothing
+// measurable on these small helper-calling functions (bench/jit_bench rows
+// 1a, 1b and 2 equal within noise), so the default is level 0.
+std::unique_ptr<llvm::TargetMachine> host_target_machine(int codegen_level, std::string& error) {
   auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!jtmb) {
     error = "cannot describe the host target: " + to_string(jtmb.takeError());
     return nullptr;
   }
-  jtmb->setCodeGenOptLevel(opt_level <= 0 ? llvm::CodeGenOptLevel::None
-                           : opt_level == 1 ? llvm::CodeGenOptLevel::Less
-                           : opt_level == 2 ? llvm::CodeGenOptLevel::Default
+  jtmb->setCodeGenOptLevel(codegen_level <= 0 ? llvm::CodeGenOptLevel::None
+                           : codegen_level == 1 ? llvm::CodeGenOptLevel::Less
+                           : codegen_level == 2 ? llvm::CodeGenOptLevel::Default
                                             : llvm::CodeGenOptLevel::Aggressive);
   // Position-independent, small code model: the object is linked at any
   // address in any later process (cached), helpers are reached through the GOT.
@@ -264,11 +270,12 @@ struct Part {
 void compile_part(const ir::Catalog& catalog, const std::vector<const ir::Expr*>& exprs, const Options& options,
                   const std::string& prefix, size_t number, Part& part) {
   auto t0 = std::chrono::steady_clock::now();
-  auto tm = host_target_machine(options.opt_level, part.error);
+  auto tm = host_target_machine(options.codegen_level, part.error);
   if (!tm) return;
   // Instruction selection is the largest single cost of a cold compile;
   // FastISel (falling back to SelectionDAG where it must) cuts it by about
   // a quarter at no measurable cost in speed for these small functions.
+  // (At codegen level 0 LLVM picks FastISel anyway.)
   if (options.opt_level < 3) tm->setFastISel(true);
   llvm::LLVMContext context;
   std::string name = fmt::format("{}_m{}", prefix, number);
@@ -571,8 +578,8 @@ std::shared_ptr<const CompiledCatalog> compile(const ir::Catalog& catalog, const
   payload.expressions = exprs.size();
   payload.prefix = "cx" + sha256_hex(catalog.digest + "\n" + ir_digest).substr(0, 16);
   const ValueLayout& l = options.layout;
-  std::string key = fmt::format("{}\nllvm {}\ncpu {}\nopt {}\nlayout {} {} {} {} {} {} {} {}\ncatalog {}\nir {}\n",
-                                kCodegenVersion, llvm_version(), host_cpu_id(), options.opt_level, l.usable, l.size, l.type,
+  std::string key = fmt::format("{}\nllvm {}\ncpu {}\nopt {} codegen {}\nlayout {} {} {} {} {} {} {} {}\ncatalog {}\nir {}\n",
+                                kCodegenVersion, llvm_version(), host_cpu_id(), options.opt_level, options.codegen_level, l.usable, l.size, l.type,
                                 l.boolean, l.integer, l.real, l.string_data, l.string_size, catalog.digest, ir_digest);
 
   bool linked = false;

@@ -20,7 +20,7 @@
 //
 // Caching. With Options::cache_dir set, the object code is stored there and
 // reused by later processes. The key covers the code generator version, the
-// LLVM version, the host CPU and its features, the optimization level, the
+// LLVM version, the host CPU and its features, the IR and machine code levels, the
 // value layout, the catalog digest and a fingerprint of the IR itself (the
 // expressions and the kind schemas); an entry that is truncated, altered, was
 // written for another key or holds object code LLVM rejects is a miss, never
@@ -97,7 +97,9 @@ struct ValueLayout {
 
 struct Options {
   std::string cache_dir;   // where object code is cached; "" = no cache
-  int opt_level = 2;       // 0 none; 1, 2 short pipelines (2 adds GVN); 3 LLVM's O2 pipeline
+  int opt_level = 2;       // IR: 0 none; 1, 2 short pipelines (2 adds GVN); 3 LLVM's O2 pipeline
+  int codegen_level = 0;   // machine code: 0 fast (FastISel, fast register allocator, no machine
+                           // optimizations); 1, 2, 3 LLVM's Less, Default, Aggressive
   ValueLayout layout;      // how to read fields in place (see ValueLayout)
 };
 

@@ -604,7 +604,8 @@ struct RunResult {
 
 // One seed: `count` random expressions of depth <= `depth`, each evaluated
 // in `envs` random environments.
-RunResult run_seed(uint64_t seed, int count, int depth, int envs, bool fields_in_place = true, int opt_level = 2) {
+RunResult run_seed(uint64_t seed, int count, int depth, int envs, bool fields_in_place = true, int opt_level = 2,
+                   int codegen_level = 0) {
   RunResult rr;
   auto base = culprit::testing::compile_ok(kBaseCatalog);
   auto cat = std::make_shared<ir::Catalog>(*base);
@@ -641,6 +642,7 @@ RunResult run_seed(uint64_t seed, int count, int depth, int envs, bool fields_in
   jo.use_cache = false;
   jo.fields_in_place = fields_in_place;
   jo.opt_level = opt_level;
+  jo.codegen_level = codegen_level;
   auto program = Program::build(cat, error, jit_factory(jo));
   INFO(error);
   REQUIRE(program);
@@ -740,4 +742,12 @@ TEST_CASE("jit: differential test, unoptimized code (O0) and O3") {
   RunResult r0 = run_seed(8, 500, 5, 8, true, 0);
   RunResult r3 = run_seed(9, 500, 5, 8, true, 3);
   CHECK(r0.comparisons + r3.comparisons >= 8000);
+}
+
+// The default machine code level is 0 (fast instruction selection and
+// register allocation); the optimizing machine pipelines must agree too.
+TEST_CASE("jit: differential test, machine code levels 2 and 3") {
+  RunResult r2 = run_seed(10, 500, 5, 8, true, 2, 2);
+  RunResult r3 = run_seed(11, 500, 5, 8, true, 3, 3);
+  CHECK(r2.comparisons + r3.comparisons >= 8000);
 }

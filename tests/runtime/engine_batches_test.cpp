@@ -1,0 +1,180 @@
+// The engine's memory-saving paths must not change a verdict: events given in
+// batches (in any order) instead of one array, kinds freed after their last
+// reader, the trail left out on request, and the verdict JSON streamed.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "runtime/engine.h"
+#include "runtime/verdict_json.h"
+#include "tests/support/test_support.h"
+
+using namespace culprit;
+using culprit::testing::program_for;
+
+namespace {
+
+constexpr int64_t kSec = 1'000'000'000;
+constexpr int64_t kT0 = 1767261600LL * kSec;  // 2026-01-01T10:00:00Z
+
+// app.err is read in early and in symptoms; app.pair is emitted in early and
+// read in symptoms (so it is freed after that rule); hw.fault is read by no
+// rule at all (dropped at once); app.note is emitted but never read.
+const std::string kCatalog = R"attr(
+extractor Err from app {
+  match /ERR (?<code>\d+) dev=(?<dev>\w+)/
+  emit app.err { code: int(code), dev: dev }
+  test { line "ERR 5 dev=a" expect app.err { code: 5, dev: "a" } }
+  test { line "OK" expect none }
+}
+extractor Fault from kernel {
+  match /FAULT (?<what>\w+)/
+  emit hw.fault { what: what }
+  test { line "FAULT ecc" expect hw.fault { what: "ecc" } }
+  test { line "fine" expect none }
+}
+rule Pair stage early {
+  for e: event app.err
+  group by e.node, e.dev
+  emit app.pair { n: count(), dev: e.dev }
+  emit app.note { n: count() }
+}
+rule PairSymptom stage symptoms {
+  for p: event app.pair where p.n >= 2
+  symptom app.paired key p.dev { summary: "{p.n} errors on {p.node}" }
+}
+rule ErrSymptom stage symptoms {
+  for e: event app.err where e.code > 2
+  symptom app.failure key e.dev priority e.code { summary: "error {e.code} on {e.node}/{e.dev}" }
+}
+rule Cascade stage final {
+  for c: symptom app.paired
+  demote v: symptom app.failure on other nodes because "after the pairs on {c.node}"
+}
+rule ClassifyPairs stage outcome {
+  for s: symptom app.paired
+  classify s as software "app.pairs"
+}
+)attr";
+
+Event make_event(const ir::Catalog& cat, const std::string& kind, const std::string& node, int64_t t, int64_t line,
+                 const std::string& text, const std::vector<std::pair<std::string, Value>>& fields) {
+  Event e;
+  e.kind = cat.event_kind_id(kind);
+  REQUIRE(e.kind >= 0);
+  e.host = node;
+  e.producer = kind == "app.err" ? "Err" : "Fault";
+  e.where = {node, kind == "app.err" ? "app" : "kernel", "logs/" + node + "/x.log", line, line * 100, t, "line", text};
+  const auto& schema = cat.event_kinds[static_cast<size_t>(e.kind)];
+  e.fields.assign(schema.fields.size(), Value::null());
+  for (const auto& [name, v] : fields) e.fields[static_cast<size_t>(schema.slot(cat.field_id(name)))] = v;
+  return e;
+}
+
+std::vector<Event> sample_events(const ir::Catalog& cat) {
+  std::vector<Event> out;
+  for (int n = 1; n <= 4; ++n) {
+    const std::string node = "node-0" + std::to_string(n);
+    for (int i = 0; i < 9; ++i) {
+      const int64_t code = (i + n) % 5;
+      const std::string dev(1, static_cast<char>('a' + i % 3));
+      out.push_back(make_event(cat, "app.err", node, kT0 + (i * 5 + n) * kSec, i + 1,
+                               "ERR " + std::to_string(code) + " dev=" + dev,
+                               {{"code", Value::integer(code)}, {"dev", Value::string(dev)}}));
+    }
+    out.push_back(make_event(cat, "hw.fault", node, kT0 + n * kSec, 1, "FAULT ecc", {{"what", Value::string("ecc")}}));
+  }
+  return out;
+}
+
+WorkloadContext sample_context() {
+  WorkloadContext c;
+  c.workload_id = "job-7";
+  c.scheduler = "slurm";
+  c.start = kT0 - 3600 * kSec;
+  c.end = kT0 + 3600 * kSec;
+  c.nodes = {"node-01", "node-02", "node-03", "node-04"};
+  c.terminal.state = "FAILED";
+  c.terminal.exit_code = 1;
+  return c;
+}
+
+Verdict as_verdict(const WorkloadContext& ctx, EngineResult r) {
+  Verdict v;
+  v.workload = ctx;
+  v.outcome = std::move(r.outcome);
+  v.affected_nodes = std::move(r.affected_nodes);
+  v.symptoms = std::move(r.symptoms);
+  v.trail = std::move(r.trail);
+  return v;
+}
+
+const std::vector<std::pair<std::string, std::string>> kHostSources = {
+    {"app", "node-01"}, {"app", "node-02"}, {"app", "node-03"}, {"app", "node-04"}};
+
+}  // namespace
+
+TEST_CASE("engine: events in batches, in any order, give the verdict of one array") {
+  auto program = program_for(kCatalog);
+  const auto& cat = program->catalog();
+  const WorkloadContext ctx = sample_context();
+  const Verdict reference = as_verdict(ctx, run_engine(*program, ctx, kHostSources, sample_events(cat)));
+  const std::string expected = verdict_to_json_text(reference, true);
+  REQUIRE(!reference.symptoms.empty());
+  CHECK(reference.outcome.status == "attributed");
+  CHECK(!reference.trail.empty());
+
+  std::mt19937 rng(6);
+  for (int round = 0; round < 8; ++round) {
+    CAPTURE(round);
+    std::vector<Event> events = sample_events(cat);
+    std::shuffle(events.begin(), events.end(), rng);
+    // Random cuts, empty batches included.
+    std::vector<std::vector<Event>> batches(1);
+    for (auto& e : events) {
+      if (rng() % 4 == 0) batches.emplace_back();
+      batches.back().push_back(std::move(e));
+    }
+    if (round % 2) batches.emplace_back();
+    std::shuffle(batches.begin(), batches.end(), rng);
+    const Verdict v = as_verdict(ctx, run_engine(*program, ctx, kHostSources, std::move(batches)));
+    CHECK(verdict_to_json_text(v, true) == expected);
+  }
+}
+
+TEST_CASE("engine: without the trail, only the trail is missing") {
+  auto program = program_for(kCatalog);
+  const WorkloadContext ctx = sample_context();
+  const Verdict with = as_verdict(ctx, run_engine(*program, ctx, kHostSources, sample_events(program->catalog())));
+  std::vector<std::vector<Event>> one;
+  one.push_back(sample_events(program->catalog()));
+  const Verdict without = as_verdict(ctx, run_engine(*program, ctx, kHostSources, std::move(one), false));
+  CHECK(without.trail.empty());
+  CHECK(!with.trail.empty());
+  CHECK(verdict_to_json_text(without, false) == verdict_to_json_text(with, false));
+}
+
+TEST_CASE("verdict JSON: streamed output is byte for byte the document") {
+  auto program = program_for(kCatalog);
+  const WorkloadContext ctx = sample_context();
+  Verdict v = as_verdict(ctx, run_engine(*program, ctx, kHostSources, sample_events(program->catalog())));
+  v.coverage.sources["app"].nodes_with_data = ctx.nodes;
+  v.coverage.warnings.push_back("a \"quoted\"\nwarning");
+  v.symptoms.front().evidence.front().text = "line with \"quotes\", a tab\t and \xc3\xa9";
+  REQUIRE(v.symptoms.size() >= 2);
+  for (bool trail : {false, true}) {
+    CAPTURE(trail);
+    std::ostringstream out;
+    write_verdict_json(out, v, trail);
+    CHECK(out.str() == verdict_to_json_text(v, trail));
+  }
+  Verdict empty;
+  empty.workload = ctx;
+  std::ostringstream out;
+  write_verdict_json(out, empty, true);
+  CHECK(out.str() == verdict_to_json_text(empty, true));
+}
