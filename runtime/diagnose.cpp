@@ -13,6 +13,7 @@
 
 #include "compiler/parser.h"
 #include "runtime/engine.h"
+#include "runtime/observation_fast_parse.h"
 #include "runtime/scanner.h"
 #include "runtime/timestamp.h"
 
@@ -46,8 +47,16 @@ bool read_observations(const std::string& path, std::vector<Observation>& out, s
   while (std::getline(in, line)) {
     ++n;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
     Observation o;
+    // Plain log observations skip the JSON tree; anything else (and every
+    // error message) comes from the reference parser below.
+    if (fast_parse_observation(line, o)) {
+      if (o.file.empty()) o.file = "observations.jsonl";
+      if (o.line == 0) o.line = n;
+      out.push_back(std::move(o));
+      continue;
+    }
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
     std::string why;
     if (j.is_discarded()) why = "not valid JSON";
     else if (!parse_observation(j, o, why)) {}
