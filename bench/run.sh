@@ -14,7 +14,9 @@
 # (f) a scaling series (1k, 2k, 4k, 8k nodes, small logs; --quick 100..800)
 #     plus 10k nodes (full run only) with the fitted exponent of time vs n.
 # Culprit's scan throughput subtracts its start-up, measured on an empty
-# bundle (same context, no logs). Page cache is warmed before every timing.
+# bundle (same context, no logs); it is given by wall time and by CPU time
+# (user + system), the steadier figure on a shared machine. Page cache is
+# warmed before every timing.
 # Every step has a timeout; data lives in one temp directory deleted at exit.
 # It asserts nothing about speed: it fails only when a step cannot run.
 # Sizes can be overridden: BENCH_MAIN, BENCH_MEM ("512M 2G 8G"),
@@ -61,13 +63,15 @@ trap 'rm -rf "$work"' EXIT
 cache="$work/cache"
 gen() { timeout $tmo python3 "$here/generate_bundle.py" "$@" --seed 1 --quiet >/dev/null; }
 warm() { find "$1" -type f -exec cat {} + >/dev/null; }
-# measure OUT CMD...: runs CMD (stdout to OUT), prints "wall_s rss_kb" of it.
+# measure OUT CMD...: runs CMD (stdout to OUT), prints "wall_s rss_kb cpu_s" of it
+# (cpu = user + system: on a machine shared with other work, wall time
+# measures the neighbours too, CPU time much less).
 measure() {
   local out=$1; shift
   local rc=0
-  timeout $tmo /usr/bin/time -f "%e %M" -o "$work/time" "$@" >"$out" 2>"$work/stderr" || rc=$?
+  timeout $tmo /usr/bin/time -f "%e %M %U %S" -o "$work/time" "$@" >"$out" 2>"$work/stderr" || rc=$?
   if [ $rc -gt 1 ]; then echo "run.sh: step failed (exit $rc): $*" >&2; tail -5 "$work/stderr" >&2; exit 1; fi
-  tail -1 "$work/time"
+  tail -1 "$work/time" | awk '{printf "%s %s %.2f\n", $1, $2, $3 + $4}'
 }
 bytes_of() { find "$1/logs" -name '*.log' -printf '%s\n' | awk '{s+=$1} END {print s}'; }
 res="$work/results.tsv"; : >"$res"
@@ -78,10 +82,10 @@ echo "host: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GB", $2/1e6}' /proc/
 b="$work/main"
 gen "$b" --nodes 8 --total-bytes "$main_size" --error-rate 0.002 --inject nvlink-xid149
 empty="$work/empty"; mkdir -p "$empty/logs"; cp "$b/context.json" "$empty/"
-read -r cold_s cold_kb < <(measure "$work/o" "$culprit" diagnose "$empty" --format json --threads 1 --cache-dir "$work/cold")
-read -r warm_s warm_kb < <(measure "$work/o" "$culprit" diagnose "$empty" --format json --threads 1 --cache-dir "$work/cold")
+read -r cold_s cold_kb _ < <(measure "$work/o" "$culprit" diagnose "$empty" --format json --threads 1 --cache-dir "$work/cold")
+read -r warm_s warm_kb _ < <(measure "$work/o" "$culprit" diagnose "$empty" --format json --threads 1 --cache-dir "$work/cold")
 measure "$work/o" "$culprit" diagnose "$empty" --format json --threads 1 --skip-self-test --cache-dir "$cache" >/dev/null
-read -r start_s _ < <(measure "$work/o" "$culprit" diagnose "$empty" --format json --threads 1 --skip-self-test --cache-dir "$cache")
+read -r start_s _ start_cpu < <(measure "$work/o" "$culprit" diagnose "$empty" --format json --threads 1 --skip-self-test --cache-dir "$cache")
 
 # (c) throughput and peers on the same files
 mapfile -t files < <(find "$b/logs" -name '*.log' | sort)
@@ -91,18 +95,18 @@ total=$(bytes_of "$b")
 "$culprit" export-patterns --dialect python >"$work/p.py" 2>/dev/null
 warm "$b"
 for t in 1 2; do
-  read -r s kb < <(measure "$work/verdict$t.json" "$culprit" diagnose "$b" --format json --threads $t --skip-self-test --cache-dir "$cache")
+  read -r s kb cpu < <(measure "$work/verdict$t.json" "$culprit" diagnose "$b" --format json --threads $t --skip-self-test --cache-dir "$cache")
   grep -q '"schema"' "$work/verdict$t.json" || { echo "run.sh: no verdict from culprit --threads $t" >&2; exit 1; }
-  echo -e "culprit diagnose --threads $t\t$total\t$s\t$kb\t$start_s" >>"$res"
+  echo -e "culprit diagnose --threads $t\t$total\t$s\t$kb\t$start_s\t$cpu\t$start_cpu" >>"$res"
 done
 warm "$b"
-read -r s kb < <(measure "$work/rg.out" rg -j1 -c -f "$work/p.pcre" "${files[@]}")
-echo -e "rg -j1 -c -f\t$total\t$s\t$kb\t0" >>"$res"
-read -r s kb < <(measure "$work/grep.out" grep -E -c -f "$work/p.ere" "${files[@]}")
-echo -e "grep -E -c -f\t$total\t$s\t$kb\t0" >>"$res"
-read -r s kb < <(measure "$work/py.out" python3 "$here/python_baseline.py" "$work/p.py" "${files[@]}" --max-bytes "$py_slice")
+read -r s kb cpu < <(measure "$work/rg.out" rg -j1 -c -f "$work/p.pcre" "${files[@]}")
+echo -e "rg -j1 -c -f\t$total\t$s\t$kb\t0\t$cpu\t0" >>"$res"
+read -r s kb cpu < <(measure "$work/grep.out" grep -E -c -f "$work/p.ere" "${files[@]}")
+echo -e "grep -E -c -f\t$total\t$s\t$kb\t0\t$cpu\t0" >>"$res"
+read -r s kb _ < <(measure "$work/py.out" python3 "$here/python_baseline.py" "$work/p.py" "${files[@]}" --max-bytes "$py_slice")
 py_bytes=$(sed -n 's/.* bytes=\([0-9]*\) .*/\1/p' "$work/py.out"); py_secs=$(sed -n 's/.* seconds=\([0-9.]*\) .*/\1/p' "$work/py.out")
-echo -e "python re (slice)\t$py_bytes\t$py_secs\t$kb\t0" >>"$res"
+echo -e "python re (slice)\t$py_bytes\t$py_secs\t$kb\t0\t$py_secs\t0" >>"$res"
 
 echo
 echo "== scan throughput: $(awk -v b=$total 'BEGIN {printf "%.0f MB", b/1e6}') bundle, 8 nodes, 0.2% error lines, $(wc -l <"$work/p.pcre") patterns (grep: $(wc -l <"$work/p.ere")) =="
@@ -112,13 +116,17 @@ rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
 def mbps(r):
     b, s, start = int(r[1]), float(r[2]), float(r[4])
     return b / 1e6 / max(s - start, 1e-3)
-ref = mbps(rows[0])
-print(f"{'tool':<30} {'MB/s':>9} {'culprit(1T) is':>15} {'peak RSS':>10}  note")
+def cpu_mbps(r):  # by user + system CPU seconds, start-up subtracted the same way
+    b, c, start = int(r[1]), float(r[5]), float(r[6])
+    return b / 1e6 / max(c - start, 1e-3)
+ref, cpu_ref = mbps(rows[0]), cpu_mbps(rows[0])
+print(f"{'tool':<30} {'MB/s':>9} {'culprit(1T) is':>15} {'CPU MB/s':>9} {'(CPU) is':>9} {'peak RSS':>10}  note")
 for r in rows:
-    m = mbps(r)
+    m, c = mbps(r), cpu_mbps(r)
     note = f"wall {float(r[2]):.2f} s - start-up {float(r[4]):.2f} s" if float(r[4]) else f"wall {float(r[2]):.2f} s"
+    note += f", CPU {float(r[5]):.2f} s"
     if r[0].startswith("python"): note = f"{int(r[1])/1e6:.0f} MB slice, timed inside the script"
-    print(f"{r[0]:<30} {m:>9.1f} {ref/m:>14.1f}x {int(r[3])/1024:>7.0f} MB  {note}")
+    print(f"{r[0]:<30} {m:>9.1f} {ref/m:>14.1f}x {c:>9.1f} {cpu_ref/c:>8.1f}x {int(r[3])/1024:>7.0f} MB  {note}")
 t1, t2 = mbps(rows[0]), mbps(rows[1])
 print(f"parallel speed-up, 2 threads vs 1: {t2/t1:.2f}x")
 PY
@@ -132,7 +140,7 @@ printf "%-10s %10s %10s %10s\n" size "wall s" "MB/s" "peak RSS"
 for size in $mem_sizes; do
   m="$work/mem"; gen "$m" --nodes 8 --total-bytes "$size" --error-rate 0.002 --inject nvlink-xid149
   mb=$(bytes_of "$m"); warm "$m"
-  read -r s kb < <(measure "$work/o" "$culprit" diagnose "$m" --format json --skip-self-test --cache-dir "$cache")
+  read -r s kb _ < <(measure "$work/o" "$culprit" diagnose "$m" --format json --skip-self-test --cache-dir "$cache")
   awk -v z="$size" -v s="$s" -v kb="$kb" -v b="$mb" -v st="$start_s" 'BEGIN {d=s-st; if (d<0.001) d=0.001; printf "%-10s %10.2f %10.0f %7.0f MB\n", z, s, b/1e6/d, kb/1024}'
   rm -rf "$m"
 done
@@ -154,7 +162,7 @@ for n in $scale_nodes $big_nodes; do
   [ "$n" -gt 0 ] || continue
   s_dir="$work/scale"; gen "$s_dir" --nodes "$n" --bytes-per-node "$scale_bytes" --error-rate 0.002 --inject nvlink-xid149
   mb=$(bytes_of "$s_dir"); warm "$s_dir"
-  read -r s kb < <(measure "$work/o" "$culprit" diagnose "$s_dir" --format json --skip-self-test --cache-dir "$cache")
+  read -r s kb _ < <(measure "$work/o" "$culprit" diagnose "$s_dir" --format json --skip-self-test --cache-dir "$cache")
   grep -q '"schema"' "$work/o" || { echo "run.sh: no verdict at $n nodes" >&2; exit 1; }
   printf "%-8s %10.0f %10.2f %7.0f MB\n" "$n" "$(awk -v b=$mb 'BEGIN {print b/1e6}')" "$s" "$(awk -v k=$kb 'BEGIN {print k/1024}')"
   case " $scale_nodes " in *" $n "*) echo -e "$n\t$s" >>"$work/scale.tsv" ;; esac

@@ -28,7 +28,8 @@ constexpr int kMinAtomLength = 3;
 // unfiltered extractors.
 struct ScanPlan {
   std::shared_ptr<re2::FilteredRE2> filter;
-  std::vector<std::string> atoms;
+  std::vector<std::string> atoms;       // all of the filter's atoms
+  std::vector<int> scanned, implied;    // atom indices: scanned for (by Hyperscan id), taken as present
   std::vector<int32_t> unfiltered;      // local indices
   std::vector<std::string> patterns;    // Hyperscan syntax, by Hyperscan id
   std::vector<unsigned> flags;
@@ -39,6 +40,35 @@ std::string literal_pattern(const std::string& atom) {
   std::string out;
   for (unsigned char c : atom) out += std::isalnum(c) ? std::string(1, static_cast<char>(c)) : fmt::format("\\x{:02x}", c);
   return out;
+}
+
+// Which atoms Hyperscan looks for (see SourceDatabase). Greedy, shortest
+// atom first (the common words; the long literal of the same regex is the
+// rare one), ties by text so the choice is deterministic: an atom is left
+// out if, with it and every atom left out so far taken as present, the
+// filter still names no filtered extractor. Each such extractor then still
+// needs a scanned atom on its lines, so none is missed. On the benchmark
+// bundle this scans 31 of the kernel's 71 atoms, and Hyperscan runs twice
+// as fast over kernel logs; cost: one filter query per atom, once.
+void choose_atoms(ScanPlan& plan) {
+  std::vector<int> order(plan.atoms.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    const auto &x = plan.atoms[static_cast<size_t>(a)], &y = plan.atoms[static_cast<size_t>(b)];
+    return x.size() != y.size() ? x.size() < y.size() : x < y;
+  });
+  std::vector<int> trial, found;
+  for (int a : order) {
+    trial = plan.implied;
+    trial.insert(std::lower_bound(trial.begin(), trial.end(), a), a);
+    plan.filter->AllPotentials(trial, &found);
+    bool gated = std::all_of(found.begin(), found.end(), [&](int local) {
+      return std::binary_search(plan.unfiltered.begin(), plan.unfiltered.end(), local);
+    });
+    if (gated) plan.implied = std::move(trial);
+  }
+  for (int a = 0; a < static_cast<int>(plan.atoms.size()); ++a)
+    if (!std::binary_search(plan.implied.begin(), plan.implied.end(), a)) plan.scanned.push_back(a);
 }
 
 bool plan_source(const ir::Catalog& catalog, const std::vector<int32_t>& ids, ScanPlan& plan, std::string& error) {
@@ -60,8 +90,9 @@ bool plan_source(const ir::Catalog& catalog, const std::vector<int32_t>& ids, Sc
   // With no atom at all, FilteredRE2 reports exactly the unfiltered regexes.
   plan.filter->AllPotentials({}, &plan.unfiltered);
   std::sort(plan.unfiltered.begin(), plan.unfiltered.end());
-  for (const auto& a : plan.atoms) {
-    plan.patterns.push_back(literal_pattern(a));
+  choose_atoms(plan);
+  for (int a : plan.scanned) {
+    plan.patterns.push_back(literal_pattern(plan.atoms[static_cast<size_t>(a)]));
     plan.flags.push_back(HS_FLAG_CASELESS);  // atoms are lowercased
   }
   for (int32_t local : plan.unfiltered) {
@@ -229,9 +260,10 @@ std::shared_ptr<const Program> Program::build(std::shared_ptr<const ir::Catalog>
                          HS_MODE_BLOCK, nullptr, &db, &err) != HS_SUCCESS) {
       int bad = err ? err->expression : -1;
       std::string what;
-      if (bad >= 0 && bad < static_cast<int>(plan.atoms.size())) what = " (atom '" + plan.atoms[static_cast<size_t>(bad)] + "')";
+      if (bad >= 0 && bad < static_cast<int>(plan.scanned.size()))
+        what = " (atom '" + plan.atoms[static_cast<size_t>(plan.scanned[static_cast<size_t>(bad)])] + "')";
       else if (bad >= 0)
-        what = " (extractor " + catalog->extractors[static_cast<size_t>(ids[static_cast<size_t>(plan.unfiltered[static_cast<size_t>(bad) - plan.atoms.size()])])].name + ")";
+        what = " (extractor " + catalog->extractors[static_cast<size_t>(ids[static_cast<size_t>(plan.unfiltered[static_cast<size_t>(bad) - plan.scanned.size()])])].name + ")";
       error = fmt::format("Hyperscan database for source '{}': {}{}", source, err && err->message ? err->message : "failed", what);
       hs_free_compile_error(err);
       return nullptr;
@@ -247,7 +279,9 @@ std::shared_ptr<const Program> Program::build(std::shared_ptr<const ir::Catalog>
     sd.db = db;
     sd.extractors = ids;
     sd.filter = plan.filter;
-    sd.atom_count = static_cast<int32_t>(plan.atoms.size());
+    sd.atom_count = static_cast<int32_t>(plan.scanned.size());
+    sd.atom_index = plan.scanned;
+    sd.implied_atoms = plan.implied;
     sd.unfiltered = plan.unfiltered;
     sd.atoms = plan.atoms;
     p->databases_.push_back(std::move(sd));

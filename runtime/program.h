@@ -36,14 +36,23 @@ class Program {
   // extractors that may match, whose RE2 then decides and takes captures.
   // An extractor with no usable atom is "unfiltered": its full regex is in
   // the same database, and a hit names it directly.
+  // Not every atom is scanned for: where a regex needs several atoms at once
+  // (an AND in its filter), one finds its lines, so the shorter (common)
+  // ones are left out as long as every filtered extractor still needs a
+  // scanned atom. The atoms left out count as present on every candidate
+  // line (`implied_atoms`); the filter is monotone, so it stays a superset of
+  // the matches, while benign lines holding a frequent word ("step ", " ip")
+  // are no longer candidates and the database has fewer literals.
   struct SourceDatabase {
     std::string source;
     hs_database* db = nullptr;
     std::vector<int32_t> extractors;   // local index -> extractor index in the catalog
     std::shared_ptr<const re2::FilteredRE2> filter;  // atoms -> local indices; const, thread-safe
-    int32_t atom_count = 0;            // Hyperscan ids [0, atom_count) are atoms
+    int32_t atom_count = 0;            // Hyperscan ids [0, atom_count) are scanned atoms
+    std::vector<int> atom_index;       // Hyperscan id k < atom_count -> the filter's atom index
+    std::vector<int> implied_atoms;    // the filter's atoms not scanned for, sorted
     std::vector<int32_t> unfiltered;   // Hyperscan id atom_count + k -> local index unfiltered[k]
-    std::vector<std::string> atoms;    // for diagnostics and export-patterns
+    std::vector<std::string> atoms;    // all of the filter's atoms, by its index (for diagnostics)
   };
 
   // How long build() took, by phase (for `culprit check --timings`).

@@ -4,12 +4,15 @@
 #include <re2/filtered_re2.h>
 #include <re2/re2.h>
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
-#include <cstdio>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
+#include <cerrno>
 #include <cstring>
+#include <iterator>
 #include <memory>
 
 #include "runtime/interpreter.h"
@@ -37,37 +40,113 @@ int on_match(unsigned int id, unsigned long long /*from*/, unsigned long long to
   return 0;
 }
 
-// Number of '\n' bytes in [p, p + n), eight bytes per step: a byte equal to
-// '\n' becomes zero after the xor, and the expression below sets the high
-// bit of exactly the zero bytes (no false positives). Shifted down to 0/1 per
-// byte, one multiply sums the eight bytes into the top byte; the baseline
-// x86-64 target has no popcnt instruction, and libgcc's is a loop.
-size_t count_newlines(const char* p, size_t n) {
-  constexpr uint64_t kNl = 0x0a0a0a0a0a0a0a0aULL, kLow7 = 0x7f7f7f7f7f7f7f7fULL, kOnes = 0x0101010101010101ULL;
-  size_t count = 0, i = 0;
-#ifdef __SSE2__
-  // 16 bytes per step: compare gives 0xFF (-1) per newline, subtracting it
-  // counts in 16 byte-wide counters, which psadbw sums before they can wrap.
-  const __m128i nl = _mm_set1_epi8('\n');
-  while (i + 16 <= n) {
-    __m128i acc = _mm_setzero_si128();
-    size_t stop = std::min(n - 15, i + 16 * 255);
-    for (; i < stop; i += 16)
-      acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i)), nl));
-    __m128i sums = _mm_sad_epu8(acc, _mm_setzero_si128());
-    count += static_cast<size_t>(_mm_cvtsi128_si64(sums)) + static_cast<size_t>(_mm_extract_epi16(sums, 4));
+// A file read as a sequence of windows: window(offset, want) makes the file's
+// bytes [offset, offset + want) readable in one piece (fewer at its end).
+// Offsets only move forward, and never past the previous window's end.
+//
+// With `map`, regular files are mapped, one window at a time: the scan then
+// reads the page cache in place, where read(2) first copies every byte
+// (about 7% of a scan's CPU time). Only one window is mapped at a time, so
+// memory stays that of a buffer. (MAP_POPULATE was measured slower: it maps
+// every page up front, where a fault maps 64 KiB around it.) Anything that
+// cannot be mapped (pipes, /proc files, file systems without mmap) is read.
+class FileWindows {
+ public:
+  // `buffer` backs read mode; it belongs to the Scanner and is reused from file
+  // to file (a fresh 4 MiB vector per file was zero-filled each time, most of
+  // the CPU time of many small files, and left its pages resident).
+  explicit FileWindows(std::vector<char>& buffer) : buf_(buffer) {}
+  FileWindows(const FileWindows&) = delete;
+  FileWindows& operator=(const FileWindows&) = delete;
+  ~FileWindows() {
+    unmap();
+    if (fd_ >= 0) ::close(fd_);
   }
-#endif
-  for (; i + 8 <= n; i += 8) {
-    uint64_t w;
-    std::memcpy(&w, p + i, 8);
-    uint64_t x = w ^ kNl;
-    uint64_t zero = ~(((x & kLow7) + kLow7) | x | kLow7);
-    count += static_cast<size_t>(((zero >> 7) * kOnes) >> 56);
+
+  bool open(const std::string& path, bool map) {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) return false;
+    struct stat st{};
+    if (::fstat(fd_, &st) != 0) return false;
+    mapped_mode_ = map && S_ISREG(st.st_mode) && st.st_size > 0;
+    size_ = static_cast<uint64_t>(st.st_size);
+    return true;
   }
-  for (; i < n; ++i) count += p[i] == '\n';
-  return count;
-}
+
+  // Sets `data` and `have`; false on a read error (errno set).
+  bool window(uint64_t offset, size_t want, const char*& data, size_t& have) {
+    if (mapped_mode_ && map_window(offset, want, data, have)) return true;
+    if (mapped_mode_) {  // mapping failed: read from here on
+      mapped_mode_ = false;
+      unmap();
+      buf_offset_ = offset;
+      if (::lseek(fd_, static_cast<off_t>(offset), SEEK_SET) < 0) return false;
+    }
+    return read_window(offset, want, data, have);
+  }
+
+ private:
+  bool map_window(uint64_t offset, size_t want, const char*& data, size_t& have) {
+    uint64_t end = offset + want;
+    if (end > size_) {  // the file may have grown since it was opened, as a read would see
+      struct stat st{};
+      if (::fstat(fd_, &st) == 0) size_ = std::max<uint64_t>(size_, static_cast<uint64_t>(st.st_size));
+      end = std::min(end, size_);
+    }
+    if (end <= offset) {
+      data = nullptr;
+      have = 0;
+      return true;
+    }
+    if (!map_ || offset < map_offset_ || end > map_offset_ + map_len_) {
+      unmap();
+      static const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+      const uint64_t from = offset / page * page;
+      void* m = ::mmap(nullptr, static_cast<size_t>(end - from), PROT_READ, MAP_PRIVATE, fd_,
+                       static_cast<off_t>(from));
+      if (m == MAP_FAILED) return false;
+      map_ = static_cast<char*>(m);
+      map_offset_ = from;
+      map_len_ = static_cast<size_t>(end - from);
+    }
+    data = map_ + (offset - map_offset_);
+    have = static_cast<size_t>(end - offset);
+    return true;
+  }
+
+  bool read_window(uint64_t offset, size_t want, const char*& data, size_t& have) {
+    if (buf_.size() < want) buf_.resize(want);
+    const size_t drop = static_cast<size_t>(offset - buf_offset_);
+    std::memmove(buf_.data(), buf_.data() + drop, buf_len_ - drop);
+    buf_len_ -= drop;
+    buf_offset_ = offset;
+    while (buf_len_ < want) {
+      ssize_t got = ::read(fd_, buf_.data() + buf_len_, want - buf_len_);
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) return false;
+      if (got == 0) break;
+      buf_len_ += static_cast<size_t>(got);
+    }
+    data = buf_.data();
+    have = buf_len_;
+    return true;
+  }
+
+  void unmap() {
+    if (map_) ::munmap(map_, map_len_);
+    map_ = nullptr;
+  }
+
+  int fd_ = -1;
+  bool mapped_mode_ = false;
+  uint64_t size_ = 0;
+  char* map_ = nullptr;  // the mapped window: file bytes [map_offset_, map_offset_ + map_len_)
+  uint64_t map_offset_ = 0;
+  size_t map_len_ = 0;
+  std::vector<char>& buf_;  // read mode: file bytes [buf_offset_, buf_offset_ + buf_len_)
+  uint64_t buf_offset_ = 0;
+  size_t buf_len_ = 0;
+};
 
 // How many lines from each end of a buffer are tried for a timestamp.
 constexpr int kEdgeLines = 64;
@@ -81,34 +160,38 @@ class Scanner::Stream {
   Stream(Scanner& scanner, ScanResult& result, const ScanOptions& opt)
       : scanner_(scanner), program_(*scanner.program_), result_(result), opt_(opt),
         db_(program_.database_for(result.source)) {
+    if (!db_) return;
+    plan_ = &scanner.plan_for(*db_);
     // One slot per Hyperscan id: the atoms, then the unfiltered extractors.
-    if (db_) collector_.last_end.assign(static_cast<size_t>(db_->atom_count) + db_->unfiltered.size(), ~0ULL);
+    collector_.last_end.assign(static_cast<size_t>(db_->atom_count) + db_->unfiltered.size(), ~0ULL);
   }
 
   // `data` holds whole lines separated by '\n' (the last may lack it).
   //
-  // Only candidate lines (those with a Hyperscan hit) are looked at one by
-  // one. Everything else is counted in bulk: lines by a word-at-a-time
-  // newline count, scope from the buffer's first and last timestamps (logs
-  // are written in time order, so a buffer whose first and last stamps are
-  // both inside or both outside the scope is wholly so; only a buffer that
-  // straddles a bound, or runs backwards, is parsed line by line).
+  // The work after Hyperscan is proportional to the hits, not the bytes,
+  // except for one vectorized pass that counts newlines and spots non-ASCII
+  // bytes. Hits are grouped by line with a forward search to the line's end;
+  // the atoms of a line turn into extractors (mostly from the plan's
+  // per-atom cache), and only a line with extractors is located exactly: its
+  // start, its number (newlines are counted from the previous such line),
+  // its time.
+  // Scope is counted in bulk from the buffer's first and last timestamps
+  // (logs are written in time order, so a buffer whose first and last stamps
+  // are both inside or both outside the scope is wholly so; only a buffer
+  // that straddles a bound, or runs backwards, is parsed line by line).
   void chunk(const char* data, size_t len, int64_t base_offset) {
     result_.bytes += static_cast<int64_t>(len);
     if (len == 0) return;
-    // A pure-ASCII buffer (the usual case) needs no per-line UTF-8 check.
-    chunk_ascii_ = ascii_prefix_length(std::string_view(data, len)) == len;
-    if (!chunk_ascii_) count_invalid_utf8(data, len);
     collector_.hits.clear();
     if (db_) {
       collector_.base = data;
       std::fill(collector_.last_end.begin(), collector_.last_end.end(), ~0ULL);
       hs_scan(db_->db, data, static_cast<unsigned>(len), 0, scanner_.scratch_, on_match, &collector_);
-      std::stable_sort(collector_.hits.begin(), collector_.hits.end(),
-                       [](const auto& a, const auto& b) { return a.first < b.first; });
+      // Hyperscan reports in end-offset order nearly always; sort only when it did not.
+      auto by_end = [](const auto& a, const auto& b) { return a.first < b.first; };
+      if (!std::is_sorted(collector_.hits.begin(), collector_.hits.end(), by_end))
+        std::stable_sort(collector_.hits.begin(), collector_.hits.end(), by_end);
     }
-    const int64_t lines = static_cast<int64_t>(count_newlines(data, len)) + (data[len - 1] != '\n' ? 1 : 0);
-    result_.lines += lines;
     const int64_t first_line = line_no_ + 1;
     std::optional<int64_t> t_first = edge_time(data, len, true), t_last = edge_time(data, len, false);
     account_scope(data, len, t_first, t_last);
@@ -117,25 +200,32 @@ class Scanner::Stream {
 
     known_pos_ = 0;                // inheritance within this buffer starts from the previous one's time
     known_time_ = last_wall_;
+    bool non_ascii = false;
     size_t counted = 0;            // newlines counted up to here
     int64_t line_no = first_line;
-    std::vector<int32_t> ids;
-    for (size_t h = 0; h < collector_.hits.size();) {
-      size_t p = std::min<size_t>(collector_.hits[h].first - 1, len - 1);
+    const auto& hits = collector_.hits;
+    for (size_t h = 0; h < hits.size();) {
+      size_t p = std::min<size_t>(hits[h].first - 1, len - 1);
       // The line holding byte p: a hit on the '\n' itself belongs to the line it ends.
-      const void* prev = p > 0 ? memrchr(data, '\n', p) : nullptr;
-      size_t start = prev ? static_cast<size_t>(static_cast<const char*>(prev) - data) + 1 : 0;
       const char* nl = static_cast<const char*>(std::memchr(data + p, '\n', len - p));
       size_t end = nl ? static_cast<size_t>(nl - data) : len;
-      line_no += static_cast<int64_t>(count_newlines(data + counted, start - counted));
-      counted = start;
       size_t first_hit = h;
-      while (h < collector_.hits.size() && collector_.hits[h].first - 1 <= end) ++h;
-      candidates(first_hit, h, ids);
-      if (!ids.empty())
-        candidate_line(std::string_view(data + start, end - start), line_no, base_offset + static_cast<int64_t>(start), ids, data,
-                       start, len);
+      while (h < hits.size() && hits[h].first - 1 <= end) ++h;
+      candidates(first_hit, h, ids_);
+      if (ids_.empty()) continue;
+      const void* prev = p > 0 ? memrchr(data, '\n', p) : nullptr;
+      size_t start = prev ? static_cast<size_t>(static_cast<const char*>(prev) - data) + 1 : 0;
+      line_no += static_cast<int64_t>(count_newlines(std::string_view(data + counted, start - counted), &non_ascii));
+      counted = start;
+      candidate_line(std::string_view(data + start, end - start), line_no, base_offset + static_cast<int64_t>(start), ids_, data,
+                     start, len);
     }
+    const int64_t newlines =
+        (line_no - first_line) + static_cast<int64_t>(count_newlines(std::string_view(data + counted, len - counted), &non_ascii));
+    const int64_t lines = newlines + (data[len - 1] != '\n' ? 1 : 0);
+    result_.lines += lines;
+    // A pure-ASCII buffer (the usual case) needs no per-line UTF-8 check.
+    if (non_ascii) count_invalid_utf8(data, len);
     line_no_ += lines;
     if (t_last) learn_wall(*t_last);
   }
@@ -144,7 +234,6 @@ class Scanner::Stream {
   void single(const std::string& text, int64_t line_no, std::optional<int64_t> forced_ts, int64_t offset = 0,
               bool terminated = false) {
     result_.bytes += static_cast<int64_t>(text.size()) + (terminated ? 1 : 0);
-    chunk_ascii_ = false;
     std::vector<int32_t> ids;
     if (db_) {
       collector_.hits.clear();
@@ -208,8 +297,7 @@ class Scanner::Stream {
       ++result_.lines_truncated;
       text = text.substr(0, opt_.max_line);
     }
-    bool valid = chunk_ascii_ || is_valid_utf8(text);
-    if (!valid) ++result_.lines_invalid_utf8;
+    if (!is_valid_utf8(text)) ++result_.lines_invalid_utf8;
 
     LineTime lt = forced_ts ? LineTime{} : parse_line_time(text, opt_.year_hint);
     std::optional<int64_t> wall;
@@ -328,7 +416,8 @@ class Scanner::Stream {
       bool before = opt_.scope_start && *t_last < *opt_.scope_start;
       bool after = opt_.scope_end && *t_first > *opt_.scope_end;
       if (before || after) {
-        result_.lines_out_of_scope += static_cast<int64_t>(count_newlines(data, len)) + (data[len - 1] != '\n' ? 1 : 0);
+        result_.lines_out_of_scope +=
+            static_cast<int64_t>(count_newlines(std::string_view(data, len))) + (data[len - 1] != '\n' ? 1 : 0);
         return;
       }
     }
@@ -355,23 +444,30 @@ class Scanner::Stream {
   }
 
   // Hyperscan hits [first, last) of one line -> the extractors that may match
-  // it: atom hits go through FilteredRE2, unfiltered extractors hit directly.
+  // it: atom hits go through FilteredRE2 (with the atoms not scanned for
+  // taken as present), unfiltered extractors hit directly. A line with a single distinct atom
+  // (most hit lines) is answered from the plan's per-atom cache, because
+  // FilteredRE2 allocates on every call.
   void candidates(size_t first, size_t last, std::vector<int32_t>& ids) {
     ids.clear();
     atoms_.clear();
     for (size_t k = first; k < last; ++k) {
       auto id = static_cast<int32_t>(collector_.hits[k].second);
-      if (id < db_->atom_count) atoms_.push_back(id);
+      if (id < db_->atom_count) atoms_.push_back(db_->atom_index[static_cast<size_t>(id)]);
       else ids.push_back(db_->extractors[static_cast<size_t>(db_->unfiltered[static_cast<size_t>(id - db_->atom_count)])]);
     }
     if (!atoms_.empty()) {
       std::sort(atoms_.begin(), atoms_.end());
       atoms_.erase(std::unique(atoms_.begin(), atoms_.end()), atoms_.end());
-      db_->filter->AllPotentials(atoms_, &potentials_);
-      for (int local : potentials_) {
-        // Unfiltered extractors always "pass" the filter; they count only on their own hits.
-        if (std::binary_search(db_->unfiltered.begin(), db_->unfiltered.end(), local)) continue;
-        ids.push_back(db_->extractors[static_cast<size_t>(local)]);
+      if (atoms_.size() == 1) {
+        const auto& solo = scanner_.solo_potentials(*plan_, atoms_[0]);
+        if (ids.empty()) {
+          ids = solo;  // already sorted and unique
+          return;
+        }
+        ids.insert(ids.end(), solo.begin(), solo.end());
+      } else {
+        scanner_.potentials(*plan_, atoms_, ids);
       }
     }
     std::sort(ids.begin(), ids.end());
@@ -480,16 +576,51 @@ class Scanner::Stream {
   ScanResult& result_;
   const ScanOptions& opt_;
   const Program::SourceDatabase* db_;
+  SourcePlan* plan_ = nullptr;
   MatchCollector collector_;
-  bool chunk_ascii_ = false;
+  std::vector<int32_t> ids_;              // extractors of the current candidate line
   size_t known_pos_ = 0;                  // lines before this offset of the buffer were examined for time
   std::optional<int64_t> known_time_;     // the latest time among them (or carried in)
-  std::vector<int> atoms_, potentials_;
+  std::vector<int> atoms_;
   std::optional<int64_t> last_wall_, anchor_;
   std::vector<size_t> pending_leading_, pending_boot_;
   std::vector<re2::StringPiece> groups_;
   std::vector<std::optional<std::string_view>> captures_;
 };
+
+Scanner::SourcePlan& Scanner::plan_for(const Program::SourceDatabase& db) {
+  for (auto& p : plans_)
+    if (p->db == &db) return *p;
+  auto plan = std::make_unique<SourcePlan>();
+  plan->db = &db;
+  plan->solo.resize(db.atoms.size());
+  plans_.push_back(std::move(plan));
+  return *plans_.back();
+}
+
+void Scanner::potentials(SourcePlan& plan, const std::vector<int>& atoms, std::vector<int32_t>& ids) {
+  const auto& db = *plan.db;
+  query_.clear();
+  std::merge(atoms.begin(), atoms.end(), db.implied_atoms.begin(), db.implied_atoms.end(), std::back_inserter(query_));
+  db.filter->AllPotentials(query_, &found_);
+  for (int local : found_) {
+    // Unfiltered extractors always "pass" the filter; they count only on their own hits.
+    if (std::binary_search(db.unfiltered.begin(), db.unfiltered.end(), local)) continue;
+    ids.push_back(db.extractors[static_cast<size_t>(local)]);
+  }
+}
+
+const std::vector<int32_t>& Scanner::solo_potentials(SourcePlan& plan, int atom) {
+  auto& entry = plan.solo[static_cast<size_t>(atom)];
+  if (!entry) {
+    std::vector<int32_t> ids;
+    potentials(plan, {atom}, ids);
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    entry = std::move(ids);
+  }
+  return *entry;
+}
 
 Scanner::Scanner(std::shared_ptr<const Program> program) : program_(std::move(program)) {
   if (program_->prototype_scratch()) hs_clone_scratch(program_->prototype_scratch(), &scratch_);
@@ -503,32 +634,29 @@ ScanResult Scanner::scan_file(const LogFile& file, const ScanOptions& opt) {
   r.source = file.source;
   r.file = file.display_path;
   r.control_plane = file.control_plane;
-  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(file.path.c_str(), "rb"), &std::fclose);
-  if (!f) {
+  FileWindows in(buffer_);
+  if (!in.open(file.path, opt.map_files)) {
     r.error = "cannot open " + file.display_path + ": " + std::strerror(errno);
     return r;
   }
   Stream stream(*this, r, opt);
-  // One buffer per Scanner, not per file: a fresh 4 MB vector per file was
-  // zero-filled every time (most of the CPU time of many small files) and,
-  // freed between files, left its pages resident in the thread's arena.
-  std::vector<char>& buf = buffer_;
-  if (buf.size() != kBufferSize) buf.resize(kBufferSize);
+  const char* buf = nullptr;  // the window: file bytes [offset, offset + have)
   size_t have = 0;
-  int64_t offset = 0;         // file offset of buf[0]
+  int64_t offset = 0;
   bool skipping = false;      // inside the unread rest of an over-long line
   for (;;) {
-    size_t got = std::fread(buf.data() + have, 1, buf.size() - have, f.get());
-    if (got == 0 && std::ferror(f.get())) {
+    // The window grows to kBufferSize bytes (fewer at the end of the file);
+    // as with read(2), a step that adds no byte means the end of the file.
+    size_t before = have;
+    if (!in.window(static_cast<uint64_t>(offset), kBufferSize, buf, have)) {
       r.error = "read error in " + file.display_path + ": " + std::strerror(errno);
       break;
     }
-    have += got;
-    bool eof = got == 0;
+    bool eof = have <= before;
     if (have == 0) break;
     size_t start = 0;
     if (skipping) {
-      const char* nl = static_cast<const char*>(std::memchr(buf.data(), '\n', have));
+      const char* nl = static_cast<const char*>(std::memchr(buf, '\n', have));
       if (!nl) {
         r.bytes += static_cast<int64_t>(have);  // the rest of an over-long line: read, not scanned
         offset += static_cast<int64_t>(have);
@@ -536,26 +664,26 @@ ScanResult Scanner::scan_file(const LogFile& file, const ScanOptions& opt) {
         if (eof) break;
         continue;
       }
-      start = static_cast<size_t>(nl - buf.data()) + 1;
+      start = static_cast<size_t>(nl - buf) + 1;
       r.bytes += static_cast<int64_t>(start);
       skipping = false;
     }
-    // Process every complete line; keep the partial tail for the next read.
-    size_t last_nl = std::string_view(buf.data() + start, have - start).rfind('\n');
+    // Process every complete line; the partial tail starts the next window.
+    size_t last_nl = std::string_view(buf + start, have - start).rfind('\n');
     size_t upto = last_nl == std::string_view::npos ? start : start + last_nl + 1;
     if (eof && upto < have) upto = have;  // final line without newline
-    if (upto == start && have - start == buf.size() - start && start == 0) {
+    if (upto == start && have == kBufferSize && start == 0) {
       // A line longer than the whole buffer: keep its head, skip the rest.
-      stream.chunk(buf.data(), opt.max_line, offset);
-      r.bytes += static_cast<int64_t>(have - opt.max_line);
+      const size_t head = std::min(opt.max_line, have);
+      stream.chunk(buf, head, offset);
+      r.bytes += static_cast<int64_t>(have - head);
       ++r.lines_truncated;
       offset += static_cast<int64_t>(have);
       have = 0;
       skipping = true;
       continue;
     }
-    if (upto > start) stream.chunk(buf.data() + start, upto - start, offset + static_cast<int64_t>(start));
-    std::memmove(buf.data(), buf.data() + upto, have - upto);
+    if (upto > start) stream.chunk(buf + start, upto - start, offset + static_cast<int64_t>(start));
     offset += static_cast<int64_t>(upto);
     have -= upto;
     if (eof) break;

@@ -5,7 +5,15 @@
 // (literal strings each match must contain; see Program::SourceDatabase).
 // Only lines with atoms are visited: FilteredRE2 names the extractors that
 // may match, RE2 confirms and takes the captures, and only then are the
-// extractor's field expressions evaluated. Other lines are only counted.
+// extractor's field expressions evaluated. Other lines are only counted, by
+// one vectorized pass per buffer (newlines, and whether any byte is
+// non-ASCII, which alone calls for the per-line UTF-8 check).
+//
+// Not every atom is scanned for: where a regex needs several atoms at once,
+// the database holds the long one only, and the filter takes the others as
+// present on every candidate line (Program::SourceDatabase::implied_atoms),
+// so benign lines holding a frequent word ("step ", " ip") are not
+// candidates. The filter is monotone: no line a regex matches is missed.
 //
 // Time: a candidate line's own timestamp is parsed; a line without one
 // inherits the nearest stamp before it in the file (or, at the start of a
@@ -13,11 +21,15 @@
 // wall time once a line of the file carries both. Scope is decided per
 // buffer from its first and last stamps (exact for time-ordered logs) and
 // line by line only for a buffer that straddles a bound or runs backwards.
-// Files are streamed in fixed-size buffers: memory does not depend on file
-// size (see kBufferSize and ScanOptions::max_line).
+// Files are streamed in windows of at most kBufferSize bytes, mapped
+// (ScanOptions::map_files) or read: memory does not depend on file size
+// (see kBufferSize and ScanOptions::max_line). Line numbers are counted
+// only up to the lines that emit events, so the work after Hyperscan grows
+// with the candidates, plus that one counting pass.
 //
-// Thread-safety: a Scanner owns its Hyperscan scratch and is used by one
-// thread at a time; create one per worker. The Program is shared.
+// Thread-safety: a Scanner owns its Hyperscan scratch and per-source caches
+// and is used by one thread at a time; create one per worker. The Program is
+// shared.
 #pragma once
 
 #include <memory>
@@ -39,6 +51,12 @@ struct ScanOptions {
   size_t max_line = 1 << 20;                        // longer lines are cut (and counted)
   size_t max_events_per_file = 100000;              // beyond it events are counted, not kept
   size_t max_text = 4096;                           // evidence text is truncated to this many bytes
+  // Regular files are read through mmap(2), a window at a time, instead of
+  // read(2) (no copy of every byte). A file truncated by another process
+  // while its window is being scanned then ends the process with SIGBUS;
+  // turn this off where logs may be truncated in place under the scanner
+  // (e.g. logrotate's copytruncate on live files). Output is identical.
+  bool map_files = true;
 };
 
 // What scanning one file (or one in-memory stream) produced.
@@ -79,9 +97,24 @@ class Scanner {
 
  private:
   class Stream;
+  // Per source, what a line holding a single atom may match: nearly every
+  // candidate line holds one atom, and FilteredRE2 allocates on every call.
+  // Filled as atoms are met, by this Scanner (no locking).
+  struct SourcePlan {
+    const Program::SourceDatabase* db = nullptr;
+    std::vector<std::optional<std::vector<int32_t>>> solo;  // by filter atom: extractors (sorted, unique)
+  };
+  SourcePlan& plan_for(const Program::SourceDatabase& db);
+  // Appends to `ids` the filtered extractors that may match a line holding
+  // `atoms` (filter atom indices, sorted, unique), the implied atoms included.
+  void potentials(SourcePlan& plan, const std::vector<int>& atoms, std::vector<int32_t>& ids);
+  const std::vector<int32_t>& solo_potentials(SourcePlan& plan, int atom);
+
   std::shared_ptr<const Program> program_;
   struct hs_scratch* scratch_ = nullptr;
-  std::vector<char> buffer_;  // scan_file's read buffer (kBufferSize), allocated on first use
+  std::vector<char> buffer_;  // scan_file's read-mode window (kBufferSize), allocated on first use
+  std::vector<std::unique_ptr<SourcePlan>> plans_;
+  std::vector<int> query_, found_;  // potentials(): scratch
 };
 
 }  // namespace culprit

@@ -1,8 +1,11 @@
 #include "runtime/text_util.h"
 
-#include <cstring>
-
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
+#ifdef __SSE2__
+#include <immintrin.h>
+#endif
 
 namespace culprit {
 namespace {
@@ -86,6 +89,100 @@ size_t ascii_prefix_length(std::string_view s) noexcept {
   }
   while (i < n && !(static_cast<unsigned char>(p[i]) & 0x80)) ++i;
   return i;
+}
+
+namespace {
+
+// Portable tail: eight bytes per step. A byte equal to '\n' becomes zero after
+// the xor, and the expression below sets the high bit of exactly the zero
+// bytes (no false positives); one multiply sums the eight 0/1 bytes.
+size_t count_newlines_words(const char* p, size_t n, uint64_t& high) noexcept {
+  constexpr uint64_t kNl = 0x0a0a0a0a0a0a0a0aULL, kLow7 = 0x7f7f7f7f7f7f7f7fULL, kOnes = 0x0101010101010101ULL;
+  size_t count = 0, i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    high |= w;
+    const uint64_t x = w ^ kNl;
+    const uint64_t zero = ~(((x & kLow7) + kLow7) | x | kLow7);
+    count += static_cast<size_t>(((zero >> 7) * kOnes) >> 56);
+  }
+  for (; i < n; ++i) {
+    high |= static_cast<unsigned char>(p[i]);
+    count += p[i] == '\n';
+  }
+  return count;
+}
+
+#ifdef __SSE2__
+// Compare gives 0xFF (-1) per newline; subtracting it counts in byte-wide
+// counters, which psadbw sums every 255 steps, before they can wrap. The
+// high bits are OR-ed on the side, for the ASCII answer.
+size_t count_newlines_sse2(const char* p, size_t n, uint64_t& high) noexcept {
+  const __m128i nl = _mm_set1_epi8('\n');
+  __m128i hi = _mm_setzero_si128();
+  size_t count = 0, i = 0;
+  while (i + 16 <= n) {
+    __m128i acc = _mm_setzero_si128();
+    const size_t stop = std::min(n - 15, i + 16 * 255);
+    for (; i < stop; i += 16) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+      acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(v, nl));
+      hi = _mm_or_si128(hi, v);
+    }
+    const __m128i sums = _mm_sad_epu8(acc, _mm_setzero_si128());
+    count += static_cast<size_t>(_mm_cvtsi128_si64(sums)) + static_cast<size_t>(_mm_extract_epi16(sums, 4));
+  }
+  if (_mm_movemask_epi8(hi)) high |= 0x80;
+  return count + count_newlines_words(p + i, n - i, high);
+}
+
+// The same with 32-byte vectors and two accumulators (the loop is bound by
+// the dependency on the accumulator otherwise).
+__attribute__((target("avx2"))) size_t count_newlines_avx2(const char* p, size_t n, uint64_t& high) noexcept {
+  const __m256i nl = _mm256_set1_epi8('\n');
+  __m256i hi = _mm256_setzero_si256();
+  __m256i total = _mm256_setzero_si256();
+  size_t i = 0;
+  while (i + 64 <= n) {
+    __m256i a0 = _mm256_setzero_si256(), a1 = _mm256_setzero_si256();
+    const size_t stop = std::min(n - 63, i + 64 * 255);
+    for (; i < stop; i += 64) {
+      const __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
+      const __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i + 32));
+      a0 = _mm256_sub_epi8(a0, _mm256_cmpeq_epi8(v0, nl));
+      a1 = _mm256_sub_epi8(a1, _mm256_cmpeq_epi8(v1, nl));
+      hi = _mm256_or_si256(hi, _mm256_or_si256(v0, v1));
+    }
+    total = _mm256_add_epi64(total, _mm256_sad_epu8(a0, _mm256_setzero_si256()));
+    total = _mm256_add_epi64(total, _mm256_sad_epu8(a1, _mm256_setzero_si256()));
+  }
+  alignas(32) uint64_t lanes[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), total);
+  if (_mm256_movemask_epi8(hi)) high |= 0x80;
+  return static_cast<size_t>(lanes[0] + lanes[1] + lanes[2] + lanes[3]) + count_newlines_words(p + i, n - i, high);
+}
+
+bool have_avx2() noexcept {
+  static const bool yes = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") != 0;
+  }();
+  return yes;
+}
+#endif
+
+}  // namespace
+
+size_t count_newlines(std::string_view s, bool* non_ascii) noexcept {
+  uint64_t high = 0;
+#ifdef __SSE2__
+  const size_t count = have_avx2() ? count_newlines_avx2(s.data(), s.size(), high) : count_newlines_sse2(s.data(), s.size(), high);
+#else
+  const size_t count = count_newlines_words(s.data(), s.size(), high);
+#endif
+  if (non_ascii && (high & 0x8080808080808080ULL)) *non_ascii = true;
+  return count;
 }
 
 bool is_valid_utf8(std::string_view s) noexcept {

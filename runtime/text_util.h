@@ -25,6 +25,12 @@ bool is_valid_utf8(std::string_view s) noexcept;
 // s.size() for pure ASCII text. Word-at-a-time: cheap enough for every buffer.
 size_t ascii_prefix_length(std::string_view s) noexcept;
 
+// Number of '\n' bytes in `s`. When `non_ascii` is given, *non_ascii is set to true if `s`
+// holds a byte >= 0x80 (and left as it was otherwise), so one pass over a buffer gives both
+// its line count and whether it needs a UTF-8 check. Vectorized (AVX2 where the CPU has it,
+// else SSE2): this runs over every byte of every log.
+size_t count_newlines(std::string_view s, bool* non_ascii = nullptr) noexcept;
+
 // A copy of `s` that is valid UTF-8 and free of control characters, so it can be printed and
 // put in a JSON string as is:
 //  * each maximal ill-formed subsequence becomes one U+FFFD (the Unicode "maximal subpart"

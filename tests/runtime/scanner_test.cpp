@@ -7,6 +7,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -510,4 +511,208 @@ TEST_CASE("scan_single_line: what one extractor emits for one line") {
   CHECK(fx.field(only_say[0], "what").s == "hello you");
   CHECK(scanner.scan_single_line("app", "say hello you", -1).size() == 2);
   CHECK(scanner.scan_single_line("kernel", "hello you", -1).empty());
+}
+
+namespace {
+
+// Everything a scan reports about a file, as one comparable string.
+std::string summary(Fixture& fx, const ScanResult& r) {
+  std::string s = "lines=" + std::to_string(r.lines) + " bytes=" + std::to_string(r.bytes) +
+                  " out=" + std::to_string(r.lines_out_of_scope) + " utf8=" + std::to_string(r.lines_invalid_utf8) +
+                  " cut=" + std::to_string(r.lines_truncated) + " untimed=" + std::to_string(r.events_without_time) +
+                  " ev_out=" + std::to_string(r.events_out_of_scope) + " err=" + r.error + "\n";
+  for (const auto& e : r.events) {
+    s += fx.kind_of(e) + " line=" + std::to_string(e.where.line) + " off=" + std::to_string(e.where.offset) +
+         " ts=" + (e.where.ts ? std::to_string(*e.where.ts) : "-") + " " + e.where.ts_origin + " [" + e.where.text + "]";
+    for (const auto& f : e.fields) s += " " + (f.type == Type::String ? f.s : std::to_string(f.i));
+    s += "\n";
+  }
+  return s;
+}
+
+std::string stamp(int64_t second) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "2026-01-01T%02d:%02d:%02dZ", static_cast<int>(10 + second / 3600),
+                static_cast<int>(second / 60 % 60), static_cast<int>(second % 60));
+  return buf;
+}
+
+}  // namespace
+
+TEST_CASE("scan_file: mapped and read windows give the same result, at every window edge") {
+  Fixture fx;
+  // About 13 MiB: stamped and unstamped lines, events spread so some lines
+  // straddle the 4 MiB windows, a line between max_line and the buffer size,
+  // a line longer than the buffer, invalid UTF-8, and no final newline.
+  std::string text;
+  const std::string pad(150, '.');
+  int n = 0;
+  while (text.size() < 13u * 1024 * 1024) {
+    if (n % 997 == 0) text += stamp(n / 1000) + " hello w" + std::to_string(n) + " " + pad + "\n";
+    else if (n % 1499 == 0) text += "say untimed " + std::to_string(n) + "\n";
+    else if (n % 3 == 0) text += stamp(n / 1000) + " noise " + pad + "\n";
+    else text += "noise " + pad + "\n";
+    if (n == 20000) text += "hello long " + std::string(200000, 'l') + "\n";
+    if (n == 40000) text += "hello giant " + std::string(Scanner::kBufferSize + 12345, 'g') + " hello tail\n";
+    if (n == 50000) text += "say caf\xC3 broken\n";
+    ++n;
+  }
+  text += stamp(7000) + " hello last";
+  auto f = fx.file("node-01", "app", text);
+  for (bool scoped : {false, true}) {
+    CAPTURE(scoped);
+    ScanOptions mapped;
+    mapped.max_line = 100000;
+    if (scoped) {  // the scope starts and ends inside the file
+      mapped.scope_start = kT0 + 10 * kSec;
+      mapped.scope_end = kT0 + 40 * kSec;
+    }
+    ScanOptions read = mapped;
+    read.map_files = false;
+    auto a = fx.scan(f, mapped), b = fx.scan(f, read);
+    CHECK(a.bytes == static_cast<int64_t>(text.size()));
+    CHECK(a.lines_truncated == 2);
+    CHECK(a.lines_invalid_utf8 == 1);
+    CHECK(a.events.size() > 50);
+    CHECK(summary(fx, a) == summary(fx, b));
+  }
+}
+
+TEST_CASE("scan_file: files ending at, just before and just after a window edge") {
+  Fixture fx;
+  for (size_t size : {Scanner::kBufferSize - 1, Scanner::kBufferSize, Scanner::kBufferSize + 1, 2 * Scanner::kBufferSize}) {
+    for (bool newline_at_end : {true, false}) {
+      // Lines of 100 bytes (99 + '\n'), then a last line that fills up to `size`.
+      std::string text;
+      int64_t lines = 0;
+      while (text.size() + 100 + 200 <= size) {
+        std::string line = (lines % 5000 == 0 ? "hello n" + std::to_string(lines) + " " : std::string("x ")) + std::string(99, 'p');
+        line.resize(99);
+        text += line + "\n";
+        ++lines;
+      }
+      const size_t last_offset = text.size();
+      text += "hello end " + std::string(size - text.size() - 10 - (newline_at_end ? 1 : 0), 'e');
+      if (newline_at_end) text += "\n";
+      ++lines;
+      REQUIRE(text.size() == size);
+      CAPTURE(size);
+      CAPTURE(newline_at_end);
+      for (bool map : {true, false}) {
+        CAPTURE(map);
+        ScanOptions opt;
+        opt.map_files = map;
+        auto r = fx.scan(fx.file("node-01", "app", text), opt);
+        CHECK(r.bytes == static_cast<int64_t>(size));
+        CHECK(r.lines == lines);
+        REQUIRE(!r.events.empty());
+        CHECK(r.events.back().where.line == r.lines);
+        CHECK(r.events.back().where.offset == static_cast<int64_t>(last_offset));
+        CHECK(fx.field(r.events.back(), "who").s == "end");
+        CHECK(fx.field(r.events.front(), "who").s == "n0");
+      }
+    }
+  }
+}
+
+TEST_CASE("scan_file: the read path handles an empty file, a missing file and a directory") {
+  Fixture fx;
+  ScanOptions opt;
+  opt.map_files = false;
+  auto empty = fx.scan(fx.file("node-01", "app", ""), opt);
+  CHECK(empty.error.empty());
+  CHECK(empty.lines == 0);
+  CHECK(empty.bytes == 0);
+  for (bool map : {true, false}) {
+    opt.map_files = map;
+    LogFile dir;
+    dir.host = "node-01";
+    dir.source = "app";
+    dir.display_path = "logs/node-01";
+    dir.path = (fx.dir.path() / "logs" / "node-01").string();
+    auto r = fx.scan(dir, opt);
+    CHECK_FALSE(r.error.empty());
+    CHECK(r.events.empty());
+  }
+}
+
+TEST_CASE("scan_file: atoms taken as present never lose a line a regex matches") {
+  // Each regex needs a frequent word ("step ", "loss ", "error") next to a
+  // rarer literal; the database scans only the atoms it needs (Program
+  // chooses, the scanner takes the rest as present). Every line the regexes
+  // match must still give its event, and nothing else may.
+  auto program = program_for(R"(
+extractor Oom from app {
+  match /[Ss]tep (?<n>\d+) exceeded memory limit/
+  emit app.oom { n: int(n) }
+  test { line "step 12 exceeded memory limit" expect app.oom { n: 12 } }
+  test { line "step 12" expect none }
+}
+extractor Loss from app {
+  match /loss (?:is|became) (?<v>nan|inf)\b/
+  emit app.loss { v: v }
+  test { line "loss became nan" expect app.loss { v: "nan" } }
+  test { line "loss 2.0" expect none }
+}
+extractor Err from app {
+  match /(?<w>\w+(?:Error|Exit)): (?<m>.*)/
+  emit app.err { w: w, m: m }
+  test { line "ValueError: bad" expect app.err { w: "ValueError", m: "bad" } }
+  test { line "error rate" expect none }
+}
+)");
+  // The choice itself: the frequent word is taken as present, the long literal scanned.
+  const auto* db = program->database_for("app");
+  REQUIRE(db != nullptr);
+  std::vector<std::string> implied, scanned;
+  for (int a : db->implied_atoms) implied.push_back(db->atoms[static_cast<size_t>(a)]);
+  for (int a : db->atom_index) scanned.push_back(db->atoms[static_cast<size_t>(a)]);
+  CHECK(std::find(implied.begin(), implied.end(), "step ") != implied.end());
+  CHECK(std::find(scanned.begin(), scanned.end(), " exceeded memory limit") != scanned.end());
+  CHECK(scanned.size() + implied.size() == db->atoms.size());
+  CHECK(static_cast<int32_t>(scanned.size()) == db->atom_count);
+  TempDir dir;
+  std::string text;
+  std::vector<std::string> expected;
+  for (int i = 0; i < 3000; ++i) {
+    text += "step " + std::to_string(i) + " loss 2." + std::to_string(i % 10) + " error rate 0\n";
+    if (i % 500 == 7) {
+      text += "Step " + std::to_string(i) + " exceeded memory limit (1 > 0), being killed\n";
+      expected.push_back("app.oom " + std::to_string(i));
+    }
+    if (i % 700 == 3) {
+      text += "at step " + std::to_string(i) + " loss is inf, skipping\n";
+      expected.push_back("app.loss inf");
+    }
+    if (i % 900 == 1) {
+      text += "SystemExit: code " + std::to_string(i) + "\n";
+      expected.push_back("app.err SystemExit");
+    }
+    if (i % 800 == 5) text += "STEP 1 EXCEEDED MEMORY LIMIT; loss is NaNa; error: none\n";  // no regex matches
+  }
+  auto p = dir.write("logs/node-01/app.log", text);
+  LogFile f;
+  f.host = "node-01";
+  f.source = "app";
+  f.display_path = "logs/node-01/app.log";
+  f.path = p.string();
+  Scanner scanner(program);
+  auto r = scanner.scan_file(f, ScanOptions{});
+  const auto& cat = program->catalog();
+  std::vector<std::string> got;
+  for (const auto& e : r.events) {
+    const auto& kind = cat.event_kinds[static_cast<size_t>(e.kind)];
+    std::string s = kind.name + " ";
+    const auto& v = e.fields[static_cast<size_t>(kind.slot(cat.field_id(kind.name == "app.oom" ? "n" : kind.name == "app.loss" ? "v" : "w")))];
+    s += v.type == Type::String ? v.s : std::to_string(v.i);
+    got.push_back(s);
+  }
+  CHECK(got == expected);
+  // The same lines one at a time (the in-memory path) agree.
+  std::vector<std::string> lines;
+  for (auto line : split(text, '\n')) lines.emplace_back(line);
+  lines.pop_back();  // after the final '\n'
+
+  auto m = scanner.scan_lines("node-01", "app", "mem", false, lines, {}, {}, ScanOptions{});
+  CHECK(m.events.size() == r.events.size());
 }

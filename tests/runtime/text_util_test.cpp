@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -193,4 +194,46 @@ TEST_CASE("glob_kind_match") {
   CHECK_FALSE(glob_kind_match("*.x", "nccl.x"));
   CHECK_FALSE(glob_kind_match("", "x"));
   CHECK(glob_kind_match("", ""));
+}
+
+TEST_CASE("count_newlines counts every '\\n' and spots non-ASCII bytes, at any length and position") {
+  using culprit::count_newlines;
+  CHECK(count_newlines("") == 0);
+  CHECK(count_newlines("\n") == 1);
+  CHECK(count_newlines("a\nb\n\nc") == 3);
+  // Lengths around the vector widths (16, 32, 64 bytes) and their tails; a
+  // newline and a high byte at every position of each.
+  for (size_t n = 1; n <= 200; ++n) {
+    for (size_t pos = 0; pos < n; pos += (n > 70 ? 7 : 1)) {
+      std::string s(n, 'x');
+      s[pos] = '\n';
+      if (pos + 3 < n) s[pos + 3] = '\n';
+      CAPTURE(n);
+      CAPTURE(pos);
+      bool high = false;
+      CHECK(count_newlines(s, &high) == static_cast<size_t>(std::count(s.begin(), s.end(), '\n')));
+      CHECK_FALSE(high);
+      s[pos] = '\x80';
+      high = false;
+      CHECK(count_newlines(s, &high) == static_cast<size_t>(std::count(s.begin(), s.end(), '\n')));
+      CHECK(high);
+    }
+  }
+  // The flag is only ever raised: a later ASCII call leaves it set.
+  bool high = true;
+  CHECK(count_newlines("abc\n", &high) == 1);
+  CHECK(high);
+}
+
+TEST_CASE("count_newlines does not wrap its per-byte counters on long runs of newlines") {
+  using culprit::count_newlines;
+  // Byte-wide counters hold 255; they must be flushed before that, however
+  // dense the newlines.
+  for (size_t n : {size_t{255 * 16}, size_t{255 * 64 + 5}, size_t{1 << 20}, size_t{(1 << 20) + 63}}) {
+    CAPTURE(n);
+    CHECK(count_newlines(std::string(n, '\n')) == n);
+    std::string mixed(n, '\n');
+    for (size_t i = 0; i < n; i += 3) mixed[i] = 'y';
+    CHECK(count_newlines(mixed) == static_cast<size_t>(std::count(mixed.begin(), mixed.end(), '\n')));
+  }
 }
