@@ -24,19 +24,7 @@ constexpr int64_t kT0 = 1767261600LL * kSec;  // 2026-01-01T10:00:00Z
 // app.err is read in early and in symptoms; app.pair is emitted in early and
 // read in symptoms (so it is freed after that rule); hw.fault is read by no
 // rule at all (dropped at once); app.note is emitted but never read.
-const std::string kCatalog = R"attr(
-extractor Err from app {
-  match /ERR (?<code>\d+) dev=(?<dev>\w+)/
-  emit app.err { code: int(code), dev: dev }
-  test { line "ERR 5 dev=a" expect app.err { code: 5, dev: "a" } }
-  test { line "OK" expect none }
-}
-extractor Fault from kernel {
-  match /FAULT (?<what>\w+)/
-  emit hw.fault { what: what }
-  test { line "FAULT ecc" expect hw.fault { what: "ecc" } }
-  test { line "fine" expect none }
-}
+const std::string kCatalog = std::string(culprit::testing::kErrFaultExtractors) + R"attr(
 rule Pair stage early {
   for e: event app.err
   group by e.node, e.dev

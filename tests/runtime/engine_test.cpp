@@ -24,22 +24,8 @@ namespace {
 constexpr int64_t kSec = 1'000'000'000;
 constexpr int64_t kT0 = 1767261600LL * kSec;  // 2026-01-01T10:00:00Z
 
-// Two extractors every catalog below starts with: application errors with a
-// code and a device, and hardware faults from the kernel log.
-const std::string kBase = R"attr(
-extractor Err from app {
-  match /ERR (?<code>\d+) dev=(?<dev>\w+)/
-  emit app.err { code: int(code), dev: dev }
-  test { line "ERR 5 dev=a" expect app.err { code: 5, dev: "a" } }
-  test { line "OK" expect none }
-}
-extractor Fault from kernel {
-  match /FAULT (?<what>\w+)/
-  emit hw.fault { what: what }
-  test { line "FAULT ecc" expect hw.fault { what: "ecc" } }
-  test { line "fine" expect none }
-}
-)attr";
+// Every catalog below starts with the two extractors of kErrFaultExtractors.
+const std::string kBase = culprit::testing::kErrFaultExtractors;
 
 // An app.err symptom per (node, dev) and an hw.fault symptom per node.
 const std::string kSymptoms = R"attr(

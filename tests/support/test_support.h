@@ -36,6 +36,23 @@ extractor Err from app {
 }
 )";
 
+// Two extractors the engine tests start from: application errors with a code
+// and a device (app.err), and hardware faults from the kernel log (hw.fault).
+inline const char* const kErrFaultExtractors = R"attr(
+extractor Err from app {
+  match /ERR (?<code>\d+) dev=(?<dev>\w+)/
+  emit app.err { code: int(code), dev: dev }
+  test { line "ERR 5 dev=a" expect app.err { code: 5, dev: "a" } }
+  test { line "OK" expect none }
+}
+extractor Fault from kernel {
+  match /FAULT (?<what>\w+)/
+  emit hw.fault { what: what }
+  test { line "FAULT ecc" expect hw.fault { what: "ecc" } }
+  test { line "fine" expect none }
+}
+)attr";
+
 inline LoadedCatalog compile(const std::string& text, const std::string& name = "t.attr") {
   return compile_sources({{name, text}});
 }
