@@ -1,5 +1,7 @@
 #include "runtime/scanner.h"
 
+#include "runtime/mapped_window_guard.h"
+
 #include <hs/hs.h>
 #include <re2/filtered_re2.h>
 #include <re2/re2.h>
@@ -69,6 +71,7 @@ class FileWindows {
     struct stat st{};
     if (::fstat(fd_, &st) != 0) return false;
     mapped_mode_ = map && S_ISREG(st.st_mode) && st.st_size > 0;
+    if (mapped_mode_) MappedWindowGuard::install();
     size_ = static_cast<uint64_t>(st.st_size);
     return true;
   }
@@ -108,6 +111,7 @@ class FileWindows {
       map_ = static_cast<char*>(m);
       map_offset_ = from;
       map_len_ = static_cast<size_t>(end - from);
+      MappedWindowGuard::arm(map_, map_len_);
     }
     data = map_ + (offset - map_offset_);
     have = static_cast<size_t>(end - offset);
@@ -133,9 +137,26 @@ class FileWindows {
   }
 
   void unmap() {
-    if (map_) ::munmap(map_, map_len_);
+    if (!map_) return;
+    note_fault();
+    MappedWindowGuard::disarm();
+    ::munmap(map_, map_len_);
     map_ = nullptr;
   }
+  void note_fault() {
+    if (map_ && MappedWindowGuard::take_fault()) shrank_ = true;
+  }
+
+ public:
+  // True when the file shrank under a mapped window while it was read (its
+  // missing bytes were read as NULs, see MappedWindowGuard).
+  bool shrank() {
+    note_fault();
+    return shrank_;
+  }
+
+ private:
+  bool shrank_ = false;
 
   int fd_ = -1;
   bool mapped_mode_ = false;
@@ -688,6 +709,8 @@ ScanResult Scanner::scan_file(const LogFile& file, const ScanOptions& opt) {
     have -= upto;
     if (eof) break;
   }
+  if (in.shrank() && r.error.empty())
+    r.error = file.display_path + " shrank while it was being read (truncated in place?); its last lines may be missing";
   stream.finish();
   return r;
 }

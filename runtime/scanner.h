@@ -52,10 +52,10 @@ struct ScanOptions {
   size_t max_events_per_file = 100000;              // beyond it events are counted, not kept
   size_t max_text = 4096;                           // evidence text is truncated to this many bytes
   // Regular files are read through mmap(2), a window at a time, instead of
-  // read(2) (no copy of every byte). A file truncated by another process
-  // while its window is being scanned then ends the process with SIGBUS;
-  // turn this off where logs may be truncated in place under the scanner
-  // (e.g. logrotate's copytruncate on live files). Output is identical.
+  // read(2) (no copy of every byte); output is identical. A file truncated by
+  // another process while a window of it is being scanned does not end the
+  // process: MappedWindowGuard reads the vanished bytes as NULs and the
+  // result's `error` says the file shrank.
   bool map_files = true;
 };
 
