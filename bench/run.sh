@@ -15,6 +15,7 @@
 #     plus 10k nodes (full run only) with the fitted exponent of time vs n,
 # (g) the service under wrk: throughput and p50/p99 latency of one-shot
 #     attributions of a 64-node workload (100 MB of logs; --quick 1 MB).
+# Timings of (c) are the best of 3 runs (BENCH_RUNS; 1 with --quick).
 # Culprit's scan throughput subtracts its start-up, measured on an empty
 # bundle (same context, no logs); it is given by wall time and by CPU time
 # (user + system), the steadier figure on a shared machine. Page cache is
@@ -25,7 +26,7 @@
 # BENCH_SCALE ("1000 2000 4000 8000"), BENCH_BIG (10000, 0 to skip),
 # BENCH_SCALE_BYTES (per node, default 8K), BENCH_PY_SLICE (bytes),
 # BENCH_SERVICE_BYTES (logs per node of the service's 64-node workload;
-# default 1600K = 100 MB, --quick 16K; "0" skips it), BENCH_SERVICE_SECS.
+# default 1600K = 100 MB, --quick 16K; "0" skips it), BENCH_SERVICE_SECS, BENCH_RUNS.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
@@ -35,7 +36,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
     --culprit) culprit=$2; shift ;;
-    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -44,11 +45,11 @@ done
 if [ $quick -eq 1 ]; then
   main_size=${BENCH_MAIN:-64M}; mem_sizes=${BENCH_MEM:-"64M 128M 256M"}
   scale_nodes=${BENCH_SCALE:-"100 200 400 800"}; big_nodes=${BENCH_BIG:-0}; py_slice=${BENCH_PY_SLICE:-4000000}
-  tmo=120; svc_bytes=${BENCH_SERVICE_BYTES:-16K}; svc_secs=${BENCH_SERVICE_SECS:-3}
+  tmo=120; runs=1; svc_bytes=${BENCH_SERVICE_BYTES:-16K}; svc_secs=${BENCH_SERVICE_SECS:-3}
 else
   main_size=${BENCH_MAIN:-1G}; mem_sizes=${BENCH_MEM:-"512M 2G 8G"}
   scale_nodes=${BENCH_SCALE:-"1000 2000 4000 8000"}; big_nodes=${BENCH_BIG:-10000}; py_slice=${BENCH_PY_SLICE:-32000000}
-  tmo=1800; svc_bytes=${BENCH_SERVICE_BYTES:-1600K}; svc_secs=${BENCH_SERVICE_SECS:-30}
+  tmo=1800; runs=${BENCH_RUNS:-3}; svc_bytes=${BENCH_SERVICE_BYTES:-1600K}; svc_secs=${BENCH_SERVICE_SECS:-30}
 fi
 scale_bytes=${BENCH_SCALE_BYTES:-8K}
 
@@ -77,6 +78,12 @@ measure() {
   if [ $rc -gt 1 ]; then echo "run.sh: step failed (exit $rc): $*" >&2; tail -5 "$work/stderr" >&2; exit 1; fi
   tail -1 "$work/time" | awk '{printf "%s %s %.2f\n", $1, $2, $3 + $4}'
 }
+# best OUT N CMD...: measure N times, print the run with the least wall time
+# (the usual way to take the noise of a shared machine out of a timing).
+best() {
+  local out=$1 n=$2; shift 2
+  for _ in $(seq "$n"); do measure "$out" "$@"; done | sort -n -k1,1 | head -1
+}
 bytes_of() { find "$1/logs" -name '*.log' -printf '%s\n' | awk '{s+=$1} END {print s}'; }
 res="$work/results.tsv"; : >"$res"
 echo "culprit: $culprit ($("$culprit" --version 2>/dev/null | sed -n 1p)); rg: $(rg --version 2>/dev/null | sed -n 1p); grep: $(grep --version | sed -n 1p); python: $(python3 --version)"
@@ -89,7 +96,7 @@ empty="$work/empty"; mkdir -p "$empty/logs"; cp "$b/context.json" "$empty/"
 read -r cold_s cold_kb _ < <(measure "$work/o" "$culprit" diagnose "$empty" --format json --threads 1 --cache-dir "$work/cold")
 read -r warm_s warm_kb _ < <(measure "$work/o" "$culprit" diagnose "$empty" --format json --threads 1 --cache-dir "$work/cold")
 measure "$work/o" "$culprit" diagnose "$empty" --format json --threads 1 --skip-self-test --cache-dir "$cache" >/dev/null
-read -r start_s _ start_cpu < <(measure "$work/o" "$culprit" diagnose "$empty" --format json --threads 1 --skip-self-test --cache-dir "$cache")
+read -r start_s _ start_cpu < <(best "$work/o" 5 "$culprit" diagnose "$empty" --format json --threads 1 --skip-self-test --cache-dir "$cache")
 
 # (c) throughput and peers on the same files
 mapfile -t files < <(find "$b/logs" -name '*.log' | sort)
@@ -99,14 +106,14 @@ total=$(bytes_of "$b")
 "$culprit" export-patterns --dialect python >"$work/p.py" 2>/dev/null
 warm "$b"
 for t in 1 2; do
-  read -r s kb cpu < <(measure "$work/verdict$t.json" "$culprit" diagnose "$b" --format json --threads $t --skip-self-test --cache-dir "$cache")
+  read -r s kb cpu < <(best "$work/verdict$t.json" "$runs" "$culprit" diagnose "$b" --format json --threads $t --skip-self-test --cache-dir "$cache")
   grep -q '"schema"' "$work/verdict$t.json" || { echo "run.sh: no verdict from culprit --threads $t" >&2; exit 1; }
   echo -e "culprit diagnose --threads $t\t$total\t$s\t$kb\t$start_s\t$cpu\t$start_cpu" >>"$res"
 done
 warm "$b"
-read -r s kb cpu < <(measure "$work/rg.out" rg -j1 -c -f "$work/p.pcre" "${files[@]}")
+read -r s kb cpu < <(best "$work/rg.out" "$runs" rg -j1 -c -f "$work/p.pcre" "${files[@]}")
 echo -e "rg -j1 -c -f\t$total\t$s\t$kb\t0\t$cpu\t0" >>"$res"
-read -r s kb cpu < <(measure "$work/grep.out" grep -E -c -f "$work/p.ere" "${files[@]}")
+read -r s kb cpu < <(best "$work/grep.out" "$runs" grep -E -c -f "$work/p.ere" "${files[@]}")
 echo -e "grep -E -c -f\t$total\t$s\t$kb\t0\t$cpu\t0" >>"$res"
 read -r s kb _ < <(measure "$work/py.out" python3 "$here/python_baseline.py" "$work/p.py" "${files[@]}" --max-bytes "$py_slice")
 py_bytes=$(sed -n 's/.* bytes=\([0-9]*\) .*/\1/p' "$work/py.out"); py_secs=$(sed -n 's/.* seconds=\([0-9.]*\) .*/\1/p' "$work/py.out")

@@ -557,9 +557,27 @@ bool parse_attr(std::shared_ptr<const SourceFile> source, ast::File& out, Diagno
     ErrorCollector collector(*source, diags);
     lexer.removeErrorListeners();
     lexer.addErrorListener(&collector);
+    // Two-stage parsing: SLL prediction without error recovery first (most
+    // of the parse time goes to full-context prediction, which a valid
+    // catalog never needs); only a file it cannot parse is parsed again in
+    // full LL mode, whose errors are the ones reported. Same tree either way.
     parser.removeErrorListeners();
-    parser.addErrorListener(&collector);
-    auto* tree = parser.file();
+    parser.setErrorHandler(std::make_shared<antlr4::BailErrorStrategy>());
+    parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(antlr4::atn::PredictionMode::SLL);
+    P::FileContext* tree = nullptr;
+    try {
+      tree = parser.file();
+    } catch (const antlr4::ParseCancellationException&) {
+      tree = nullptr;
+    }
+    if (!tree) {
+      tokens.seek(0);
+      parser.reset();
+      parser.setErrorHandler(std::make_shared<antlr4::DefaultErrorStrategy>());
+      parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(antlr4::atn::PredictionMode::LL);
+      parser.addErrorListener(&collector);
+      tree = parser.file();
+    }
     if (collector.count > 0) return false;
     Translator(*source, diags).file(tree, out);
   } catch (const std::exception& e) {
