@@ -225,8 +225,9 @@ SPECS = [
     dict(name="nvml-mismatch", job=60117, nodes=2, expected=att("software", "driver", ["node-02"]),
          story="node-02's driver was upgraded without a reboot: NVML reports a driver/library mismatch.",
          incident=[("node-02", "app", 0, "Failed to initialize NVML: Driver/library version mismatch")]),
-    dict(name="enroot-401", job=60118, nodes=2, expected=att("infrastructure", "container_runtime", ["node-01", "node-02"]),
-         story="The registry token expired: enroot's image import returns 401 on both nodes.",
+    dict(name="enroot-401", job=60118, nodes=2, expected=att("infrastructure", "container_runtime", []),
+         story="The registry token expired: enroot's image import returns 401 on both nodes. The registry (or the "
+               "job's credentials) failed, not the nodes: no culprit node.",
          incident=[(h, "app", i, "slurmstepd: error: pyxis:     [ERROR] URL https://nvcr.io/proxy_auth?scope=repository:"
                                  "nvidia/pytorch:pull returned error code: 401 Unauthorized") for i, h in enumerate(N2)]),
     dict(name="disk-full-checkpoint", job=60119, nodes=2, expected=att("infrastructure", "filesystem", ["node-01"]),
