@@ -33,7 +33,7 @@
 #include "runtime/diagnose.h"
 #include "runtime/native_code.h"
 #include "runtime/self_test.h"
-#include "runtime/timestamp.h"
+#include "base/timestamp.h"
 #include "runtime/verdict_json.h"
 #include "runtime/verdict_text.h"
 #include "service/service.h"

@@ -11,7 +11,7 @@
 
 #include "compiler/parser.h"
 #include "compiler/sema.h"
-#include "runtime/sha256.h"
+#include "base/sha256.h"
 
 namespace culprit {
 namespace fs = std::filesystem;

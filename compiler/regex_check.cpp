@@ -8,7 +8,7 @@
 #include <set>
 
 #include "compiler/jit/cache.h"
-#include "runtime/sha256.h"
+#include "base/sha256.h"
 
 namespace culprit {
 

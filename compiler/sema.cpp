@@ -7,8 +7,8 @@
 #include <set>
 
 #include "compiler/regex_check.h"
-#include "runtime/text_util.h"
-#include "runtime/timestamp.h"
+#include "base/text_util.h"
+#include "base/timestamp.h"
 
 namespace culprit {
 namespace {

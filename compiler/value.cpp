@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "runtime/timestamp.h"
+#include "base/timestamp.h"
 
 namespace culprit {
 

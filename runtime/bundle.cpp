@@ -9,7 +9,7 @@
 #include <set>
 #include <sstream>
 
-#include "runtime/timestamp.h"
+#include "base/timestamp.h"
 
 namespace culprit {
 namespace fs = std::filesystem;

@@ -15,7 +15,7 @@
 #include "runtime/engine.h"
 #include "runtime/observation_fast_parse.h"
 #include "runtime/scanner.h"
-#include "runtime/timestamp.h"
+#include "base/timestamp.h"
 
 namespace culprit {
 

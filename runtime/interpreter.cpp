@@ -7,7 +7,7 @@
 #include <cmath>
 #include <set>
 
-#include "runtime/text_util.h"
+#include "base/text_util.h"
 
 namespace culprit {
 

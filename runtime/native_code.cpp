@@ -12,7 +12,7 @@
 #include <set>
 
 #include "compiler/jit/cache.h"
-#include "runtime/text_util.h"
+#include "base/text_util.h"
 
 namespace culprit {
 

@@ -7,7 +7,7 @@
 #include <set>
 
 #include "runtime/bundle.h"
-#include "runtime/timestamp.h"
+#include "base/timestamp.h"
 
 namespace culprit {
 

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "runtime/bundle.h"
-#include "runtime/timestamp.h"
+#include "base/timestamp.h"
 
 namespace culprit {
 namespace {

@@ -18,7 +18,7 @@
 #include <memory>
 
 #include "runtime/interpreter.h"
-#include "runtime/text_util.h"
+#include "base/text_util.h"
 
 namespace culprit {
 

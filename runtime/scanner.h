@@ -41,7 +41,7 @@
 #include "runtime/model.h"
 #include "runtime/observation.h"
 #include "runtime/program.h"
-#include "runtime/timestamp.h"
+#include "base/timestamp.h"
 
 namespace culprit {
 

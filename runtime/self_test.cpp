@@ -6,7 +6,7 @@
 
 #include "runtime/diagnose.h"
 #include "runtime/scanner.h"
-#include "runtime/text_util.h"
+#include "base/text_util.h"
 
 namespace culprit {
 

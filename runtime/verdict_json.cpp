@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "runtime/timestamp.h"
+#include "base/timestamp.h"
 
 namespace culprit {
 

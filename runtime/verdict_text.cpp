@@ -4,8 +4,8 @@
 
 #include <map>
 
-#include "runtime/text_util.h"
-#include "runtime/timestamp.h"
+#include "base/text_util.h"
+#include "base/timestamp.h"
 
 namespace culprit {
 

@@ -16,8 +16,8 @@
 #include "cli/args.h"
 #include "compiler/catalog_loader.h"
 #include "runtime/bundle.h"
-#include "runtime/text_util.h"
-#include "runtime/timestamp.h"
+#include "base/text_util.h"
+#include "base/timestamp.h"
 #include "service/server.h"
 #include "service/service.h"
 

@@ -13,7 +13,7 @@
 #include <random>
 #include <sstream>
 
-#include "runtime/sha256.h"
+#include "base/sha256.h"
 
 namespace culprit::cache {
 namespace fs = std::filesystem;

@@ -37,7 +37,7 @@
 
 #include "compiler/jit/cache.h"
 #include "compiler/jit/codegen.h"
-#include "runtime/sha256.h"
+#include "base/sha256.h"
 
 namespace culprit::jit {
 

@@ -17,7 +17,7 @@
 #include "runtime/interpreter.h"
 #include "runtime/native_code.h"
 #include "runtime/self_test.h"
-#include "runtime/sha256.h"
+#include "base/sha256.h"
 #include "tests/support/test_support.h"
 
 namespace {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/timestamp.h"
+#include "base/timestamp.h"
 #include "runtime/verdict_json.h"
 #include "tests/support/test_support.h"
 

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/text_util.h"
-#include "runtime/timestamp.h"
+#include "base/text_util.h"
+#include "base/timestamp.h"
 #include "tests/support/test_support.h"
 
 using namespace culprit;

@@ -1,4 +1,4 @@
-#include "runtime/sha256.h"
+#include "base/sha256.h"
 
 #include <cstring>
 

@@ -1,6 +1,6 @@
 // Expected sanitize_utf8 outputs agree with Python's bytes.decode("utf-8", "replace"), which
 // implements the same "maximal subpart" replacement.
-#include "runtime/text_util.h"
+#include "base/text_util.h"
 
 #include <doctest/doctest.h>
 

@@ -1,6 +1,6 @@
 // Digests are the FIPS 180-2 / NIST CSRC example vectors, and for the other inputs values
 // computed with Python's hashlib.
-#include "runtime/sha256.h"
+#include "base/sha256.h"
 
 #include <doctest/doctest.h>
 

@@ -1,4 +1,4 @@
-#include "runtime/timestamp.h"
+#include "base/timestamp.h"
 
 #include <climits>
 

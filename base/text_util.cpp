@@ -1,4 +1,4 @@
-#include "runtime/text_util.h"
+#include "base/text_util.h"
 
 #include <algorithm>
 #include <cstdint>

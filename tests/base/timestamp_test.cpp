@@ -1,6 +1,6 @@
 // Expected instants were computed independently with Python's datetime (UTC) and are
 // hard-coded, so these tests do not share arithmetic with the code under test.
-#include "runtime/timestamp.h"
+#include "base/timestamp.h"
 
 #include <doctest/doctest.h>
 
