@@ -171,6 +171,25 @@ J verdict_tail(const Verdict& v, bool include_trail) {
   cov["nodes_without_logs"] = v.coverage.nodes_without_logs;
   cov["control_plane_hosts"] = v.coverage.control_plane_hosts;
   cov["ignored_files"] = v.coverage.ignored_files;
+  // Present only when the evidence came through collectors (culprit run);
+  // a bundle read from disk has none.
+  if (!v.coverage.collectors.empty()) {
+    J list = J::array();
+    for (const auto& c : v.coverage.collectors) {
+      J r;
+      r["collector"] = c.collector;
+      r["source"] = c.source;
+      r["status"] = c.status;
+      r["reason"] = c.reason;
+      r["nodes_expected"] = c.nodes_expected;
+      r["nodes_covered"] = c.nodes_covered;
+      r["observations"] = c.observations;
+      r["bytes"] = c.bytes;
+      r["errors"] = c.errors;
+      list.push_back(std::move(r));
+    }
+    cov["collectors"] = std::move(list);
+  }
   cov["warnings"] = v.coverage.warnings;
   j["coverage"] = cov;
   J eng;
