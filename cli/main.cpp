@@ -35,6 +35,7 @@
 #include "runtime/attributor.h"
 #include "runtime/native_code.h"
 #include "runtime/self_test.h"
+#include "base/suggest.h"
 #include "base/timestamp.h"
 #include "runtime/verdict_json.h"
 #include "runtime/verdict_text.h"
@@ -443,7 +444,10 @@ int run(int argc, char** argv) {
   if (cmd == "check") return cmd_check(argc, argv);
   if (cmd == "eval") return culprit::cli::cmd_eval(argc, argv);
   if (cmd == "export-patterns") return culprit::cli::cmd_export_patterns(argc, argv);
-  std::cerr << fmt::format("culprit: unknown command '{}'\n\n{}", cmd, kMainHelp);
+  std::string hint;
+  if (auto m = culprit::closest_match(cmd, {"diagnose", "test", "check", "eval", "serve", "export-patterns", "match", "fmt", "help"}))
+    hint = fmt::format(" (did you mean '{}'?)", *m);
+  std::cerr << fmt::format("culprit: unknown command '{}'{}\n\n{}", cmd, hint, kMainHelp);
   return kBadInput;
 }
 

@@ -59,6 +59,7 @@ struct Expr {
   std::string text;          // StringLit (unescaped), Name, Field, Call, QueryAggregate, Matches regex
   std::string op;            // Unary/Binary operator spelling
   std::string regex_flags;   // Matches
+  SourceRange regex_range;   // Matches: the /regex/ token
   bool negated = false;      // IsNull (is not null), In (not in)
   std::vector<ExprPtr> args;
   std::string binding;       // QueryAggregate

@@ -84,6 +84,19 @@ run --frobnicate
 expect_status 2
 expect_in err "unknown command '--frobnicate'" "the unknown option"
 
+# A misspelt command or option gets the nearest real one.
+run diagnoze examples/nvlink-xid149
+expect_status 2
+expect_in err "unknown command 'diagnoze' \(did you mean 'diagnose'\?\)" "the command it meant"
+
+run diagnose examples/nvlink-xid149 --explian
+expect_status 2
+expect_in err "unknown option '--explian' \(did you mean '--explain'\?\)" "the option it meant"
+
+run test --no-stdilb
+expect_status 2
+expect_in err "did you mean '--no-stdlib'\?" "the option it meant"
+
 for cmd in diagnose test check; do
   run "$cmd" --frobnicate
   expect_status 2
