@@ -41,6 +41,7 @@ EngineInfo engine_info(const Program& program) {
   e.catalog_name = program.catalog().name;
   e.catalog_version = program.catalog().version;
   e.catalog_digest = program.catalog().digest;
+  for (const auto& part : program.catalog().parts) e.catalog_parts.push_back({part.name, part.version, part.digest});
   e.hyperscan_version = hyperscan_version();
   e.re2_version = re2_version();
   e.antlr_version = antlr_runtime_version();

@@ -144,9 +144,15 @@ struct WorkloadContext {
   TerminalState terminal;
 };
 
+// One rule catalog part that contributed to a verdict (see ir::CatalogPartInfo).
+struct CatalogRef {
+  std::string name, version, digest;
+};
+
 struct EngineInfo {
   std::string culprit_version, evaluator = "interpreter";
   std::string catalog_name, catalog_version, catalog_digest;
+  std::vector<CatalogRef> catalog_parts;   // every part, in load order (the first is catalog_name's)
   std::string hyperscan_version, re2_version, antlr_version;
 };
 

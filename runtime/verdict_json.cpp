@@ -199,6 +199,17 @@ J verdict_tail(const Verdict& v, bool include_trail) {
   cat["name"] = v.engine.catalog_name;
   cat["version"] = v.engine.catalog_version;
   cat["digest"] = v.engine.catalog_digest;
+  // Every part that contributed (the bundled catalog, site rules, ...);
+  // name/version/digest above stay the whole catalog's for v1 readers.
+  J parts = J::array();
+  for (const auto& p : v.engine.catalog_parts) {
+    J pj;
+    pj["name"] = p.name;
+    pj["version"] = p.version;
+    pj["digest"] = p.digest;
+    parts.push_back(std::move(pj));
+  }
+  cat["parts"] = std::move(parts);
   eng["catalog"] = cat;
   eng["hyperscan"] = v.engine.hyperscan_version;
   eng["re2"] = v.engine.re2_version;
