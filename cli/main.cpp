@@ -28,6 +28,7 @@
 #include "cli/export_patterns.h"
 #include "cli/remote_diagnose.h"
 #include "cli/serve_command.h"
+#include "cli/text_output.h"
 #include "compiler/catalog_loader.h"
 #include "compiler/parser.h"
 #include "compiler/regex_check.h"
@@ -77,20 +78,33 @@ Options:
   --format text|json     output format (default: text on a terminal, else json)
   --rules PATH           add a rule directory or .attr file (repeatable)
   --no-stdlib            do not load the bundled catalog
-  --explain              include the derivation trail (which rule did what)
+  --cascade              list every symptom with its rule and evidence lines
+                         (by default the cascade is one line per kind and reason)
+  --explain              --cascade plus the derivation trail (which rule did what)
+  --width N              fit the text report to N columns (default: the
+                         terminal's, or $COLUMNS; 0 = never cut lines)
   --threads N            scan with N threads (default: all cores)
   --slack-before DUR     keep evidence this long before the window start (default 10m)
   --slack-after DUR      and after its end (default 30m)
   --skip-self-test       do not run the catalog's inline tests first
   --color auto|always|never
+                         auto: colour on a terminal unless $NO_COLOR is set
+                         or $TERM is dumb
   --engine jit|interp    run rules as native code (jit, the default; also
                          $CULPRIT_ENGINE) or interpret them
   --no-cache             neither read nor write the compile cache
   --cache-dir DIR        compile cache (default: $CULPRIT_CACHE_DIR, else
                          $XDG_CACHE_HOME/culprit, else ~/.cache/culprit)
+  --server URL           send the evidence to a running `culprit serve` and
+                         print its verdict (see 'culprit diagnose --server URL
+                         --help'; --token-file FILE for its bearer token)
   -h, --help             this help
 
-Exit status: 0 verdict produced, 2 bad input or a catalog that fails its tests.
+Environment: CULPRIT_STDLIB (the bundled catalog's directory), CULPRIT_ENGINE,
+CULPRIT_CACHE_DIR, NO_COLOR, COLUMNS.
+
+Exit status: 0 verdict produced, 2 bad input or a catalog that fails its tests,
+3 (--server) the service could not be reached.
 )";
 
 const char* kTestHelp = R"(Usage: culprit test [PATH...] [options]
@@ -140,8 +154,9 @@ int usage_error(const std::string& cmd, const std::string& msg) {
 }
 
 int cmd_diagnose(int argc, char** argv) {
-  ArgSpec spec = with_catalog_options({{"explain", "skip-self-test", "help"},
-                                       {"format", "threads", "slack-before", "slack-after", "color"}});
+  ArgSpec spec = with_catalog_options({{"explain", "cascade", "skip-self-test", "help"},
+                                       {"format", "threads", "slack-before", "slack-after", "color", "width",
+                                        "server"}});
   Args a;
   std::string err;
   if (!culprit::cli::parse_args(argc, argv, 2, spec, a, err)) return usage_error("diagnose", err);
@@ -168,9 +183,8 @@ int cmd_diagnose(int argc, char** argv) {
   }
   culprit::AttributorConfig config;
   if (!catalog_config(a, {}, config, err)) return usage_error("diagnose", err);
-  std::string color_opt = a.last("color").value_or("auto");
-  if (color_opt != "auto" && color_opt != "always" && color_opt != "never")
-    return usage_error("diagnose", "--color must be auto, always or never");
+  culprit::TextOptions text_opt;
+  if (!culprit::cli::text_options(a, text_opt, err)) return usage_error("diagnose", err);
 
 #ifdef __GLIBC__
   // One malloc arena for the whole process. The scan threads allocate the
@@ -200,10 +214,7 @@ int cmd_diagnose(int argc, char** argv) {
   if (format == "json") {
     culprit::write_verdict_json(std::cout, verdict, a.has("explain"));
   } else {
-    culprit::TextOptions t;
-    t.explain = a.has("explain");
-    t.color = color_opt == "always" || (color_opt == "auto" && isatty(STDOUT_FILENO));
-    std::cout << culprit::verdict_to_text(verdict, t);
+    std::cout << culprit::verdict_to_text(verdict, text_opt);
   }
   std::cout.flush();
   return std::cout.good() ? kOk : kBadInput;

@@ -14,6 +14,7 @@
 
 #include "base/text_util.h"
 #include "cli/args.h"
+#include "cli/text_output.h"
 #include "runtime/bundle.h"
 
 namespace culprit::cli {
@@ -29,8 +30,13 @@ file, line number and byte offset, so provenance and coverage are identical.
 
 Options:
   --format text|json     output format (default: text on a terminal, else json)
-  --explain              include the derivation trail
+  --cascade              list every symptom with its rule and evidence lines
+  --explain              --cascade plus the derivation trail
+  --width N              fit the text report to N columns (default: the
+                         terminal's, or $COLUMNS; 0 = never cut lines)
   --color auto|always|never
+                         auto: colour on a terminal unless $NO_COLOR is set
+                         or $TERM is dumb
   --token-file FILE      bearer token for a service started with --token-file
   -h, --help             this help
 
@@ -141,8 +147,8 @@ int report_error(const httplib::Result& r) {
 }  // namespace
 
 int cmd_diagnose_remote(int argc, char** argv) {
-  ArgSpec spec{{"explain", "help", "no-stdlib", "skip-self-test", "no-cache"},
-                    {"server", "format", "color", "token-file", "rules", "threads", "slack-before", "slack-after",
+  ArgSpec spec{{"explain", "cascade", "help", "no-stdlib", "skip-self-test", "no-cache"},
+                    {"server", "format", "color", "width", "token-file", "rules", "threads", "slack-before", "slack-after",
                      "engine", "cache-dir"}};
   Args a;
   std::string err;
@@ -159,8 +165,8 @@ int cmd_diagnose_remote(int argc, char** argv) {
   std::string url = *a.last("server");
   std::string format = a.last("format").value_or(isatty(STDOUT_FILENO) ? "text" : "json");
   if (format != "text" && format != "json") return usage("--format must be text or json");
-  std::string color = a.last("color").value_or("auto");
-  if (color != "auto" && color != "always" && color != "never") return usage("--color must be auto, always or never");
+  TextOptions text;
+  if (!text_options(a, text, err)) return usage(err);
   std::string token;
   if (auto f = a.last("token-file"))
     if (!read_token_file(*f, token, err)) return usage(err);
@@ -192,7 +198,11 @@ int cmd_diagnose_remote(int argc, char** argv) {
   if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
   if (format == "text") headers.emplace("Accept", "text/plain");
   std::string query = a.has("explain") ? "?explain=true" : "?explain=false";
-  if (format == "text" && (color == "always" || (color == "auto" && isatty(STDOUT_FILENO)))) query += "&color=true";
+  if (format == "text") {
+    if (text.color) query += "&color=true";
+    if (text.cascade) query += "&cascade=true";
+    query += fmt::format("&width={}", text.width);
+  }
 
   // Small bundles go in one request; large ones through a session, in
   // posts that stay well under the service's default body limit.

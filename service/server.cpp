@@ -373,6 +373,9 @@ void Service::attribute(const httplib::Request& req, httplib::Response& res, Wor
     TextOptions t;
     t.explain = explain;
     t.color = req.get_param_value("color") == "true" || req.get_param_value("color") == "1";
+    t.cascade = req.get_param_value("cascade") == "true" || req.get_param_value("cascade") == "1";
+    // The columns to fit (the client's terminal); absent or invalid: no limit.
+    if (req.has_param("width")) t.width = std::min<size_t>(std::strtoul(req.get_param_value("width").c_str(), nullptr, 10), 100000);
     res.set_content(verdict_to_text(v, t), "text/plain; charset=utf-8");
   } else {
     res.set_content(verdict_to_json_text(v, explain), "application/json");

@@ -197,6 +197,56 @@ checks=$((checks + 1))
 checks=$((checks + 1))
 if grep -q $'\033' "$tmp/out"; then fail "$what: --color never still printed ANSI escapes"; fi
 
+# The text report in a real terminal (a pty from script(1)): colour unless
+# NO_COLOR or TERM=dumb, lines cut to the terminal's width.
+in_pty() {
+  script -qec "stty cols 100 rows 40; $*" /dev/null >"$tmp/out" 2>"$tmp/err" </dev/null
+  status=$?
+  what="(in a 100-column terminal) $*"
+}
+in_pty "$bin" diagnose examples/nvlink-xid149
+expect_status 0
+checks=$((checks + 1))
+grep -q $'\033\[' "$tmp/out" || fail "$what: no colour on a terminal"
+checks=$((checks + 1))
+/usr/bin/python3 - "$tmp/out" <<'EOF2' || fail "$what: a line is wider than the terminal"
+import re, sys
+text = re.sub(r"\x1b\[[0-9;]*m", "", open(sys.argv[1], encoding="utf-8").read().replace("\r", ""))
+assert max(len(l) for l in text.splitlines()) <= 100
+EOF2
+for env in "NO_COLOR=1" "TERM=dumb"; do
+  in_pty env "$env" "$bin" diagnose examples/nvlink-xid149
+  expect_status 0
+  checks=$((checks + 1))
+  if grep -q $'\033\[' "$tmp/out"; then fail "$what: $env still printed colour"; fi
+done
+in_pty env NO_COLOR=1 "$bin" diagnose examples/nvlink-xid149 --color always
+checks=$((checks + 1))
+grep -q $'\033\[' "$tmp/out" || fail "$what: --color always must win over NO_COLOR"
+
+run diagnose examples/nvlink-xid149 --format text --width 60
+expect_status 0
+checks=$((checks + 1))
+/usr/bin/python3 -c 'import sys; ls = open(sys.argv[1], encoding="utf-8").read().splitlines(); assert max(map(len, ls)) <= 60, max(map(len, ls))' "$tmp/out" ||
+  fail "$what: lines wider than 60 columns"
+expect_in out '^Downstream, demoted: 23 symptoms on 4 nodes' "the collapsed cascade"
+# The recap closes the report; at 60 columns it wraps rather than lose the culprit.
+checks=$((checks + 1))
+[ "$(tail -2 "$tmp/out" | tr -s ' \n' ' ')" = "verdict: attributed hardware / nvlink.signal_integrity on node-02 (1 cause, 23 downstream, 2 scrubbed) " ] ||
+  fail "$what: the last lines are not the recap"
+
+run diagnose examples/nvlink-xid149 --format text --width 0 --cascade
+expect_status 0
+expect_in out '^  - nccl.ib_completion_error on node-01 ×11  \(Xid149AndNvlinkFiltering: ' "every symptom with its rule"
+
+run diagnose examples/nvlink-xid149 --format text --width 12
+expect_status 2
+expect_in err '--width must be 0 \(no limit\) or a number of columns from 40' "the allowed widths"
+
+run diagnose --help
+expect_in out '--server URL' "the --server option"
+expect_in out 'CULPRIT_STDLIB' "the environment it reads"
+
 # ------------------------------------------------------------------- test
 run test
 expect_status 0

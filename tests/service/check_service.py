@@ -181,7 +181,8 @@ def run_all(srv):
         v = json.loads(local)
         check(v["engine"]["catalog"]["digest"] == digest, f"{ex}: verdict does not name the served catalog")
     for fmt_args in (["--format", "json", "--explain"], ["--format", "text", "--color", "never"],
-                     ["--format", "text", "--explain", "--color", "always"]):
+                     ["--format", "text", "--explain", "--color", "always"],
+                     ["--format", "text", "--cascade", "--width", "100", "--color", "never"]):
         ex = "nvlink-xid149"
         local = subprocess.run([BIN, "diagnose", f"examples/{ex}", *fmt_args], capture_output=True).stdout
         remote = subprocess.run([BIN, "diagnose", "--server", srv.url, "--token-file", tf, f"examples/{ex}", *fmt_args],
