@@ -28,6 +28,7 @@
 #include "cli/export_patterns.h"
 #include "cli/remote_diagnose.h"
 #include "cli/serve_command.h"
+#include "cli/test_command.h"
 #include "cli/text_output.h"
 #include "compiler/catalog_loader.h"
 #include "compiler/parser.h"
@@ -105,26 +106,6 @@ CULPRIT_CACHE_DIR, NO_COLOR, COLUMNS.
 
 Exit status: 0 verdict produced, 2 bad input or a catalog that fails its tests,
 3 (--server) the service could not be reached.
-)";
-
-const char* kTestHelp = R"(Usage: culprit test [PATH...] [options]
-
-Compiles the catalog (the bundled one plus each PATH) and runs every inline
-test: each extractor's line tests and every scenario. Prints one line per
-failure and a closing line "N passed, N failed".
-
-Options:
-  --no-stdlib     test only the given PATHs
-  --verbose       print every test, not only failures
-  --engine jit|interp
-                  run rules as native code (jit, the default; also
-                  $CULPRIT_ENGINE) or interpret them
-  --no-cache      neither read nor write the compile cache
-  --cache-dir DIR compile cache (default: $CULPRIT_CACHE_DIR, else
-                  $XDG_CACHE_HOME/culprit, else ~/.cache/culprit)
-  -h, --help      this help
-
-Exit status: 0 all passed, 1 some failed, 2 the rules do not compile.
 )";
 
 const char* kCheckHelp = R"(Usage: culprit check [PATH...] [options]
@@ -218,28 +199,6 @@ int cmd_diagnose(int argc, char** argv) {
   }
   std::cout.flush();
   return std::cout.good() ? kOk : kBadInput;
-}
-
-int cmd_test(int argc, char** argv) {
-  ArgSpec spec = with_catalog_options({{"verbose", "help"}, {}}, false);
-  Args a;
-  std::string err;
-  if (!culprit::cli::parse_args(argc, argv, 2, spec, a, err)) return usage_error("test", err);
-  if (a.has("help")) {
-    std::cout << kTestHelp;
-    return kOk;
-  }
-  culprit::AttributorConfig config;
-  if (!catalog_config(a, a.positionals, config, err)) return usage_error("test", err);
-  auto attributor = open_attributor("test", config, false);
-  if (!attributor) return kBadInput;
-  auto report = culprit::run_inline_tests(attributor->program());
-  for (const auto& r : report.results) {
-    if (!r.passed) std::cout << fmt::format("FAIL {} {} ({}): {}\n", r.kind, r.name, r.location, r.message);
-    else if (a.has("verbose")) std::cout << fmt::format("ok   {} {} ({})\n", r.kind, r.name, r.location);
-  }
-  std::cout << fmt::format("{} passed, {} failed\n", report.passed, report.failed);
-  return report.failed ? kTestsFailed : kOk;
 }
 
 // ------------------------------------------------------ check --timings
@@ -451,7 +410,7 @@ int run(int argc, char** argv) {
   if (cmd == "serve") return culprit::cli::cmd_serve(argc, argv);
   if (culprit::cli::wants_remote_diagnose(argc, argv)) return culprit::cli::cmd_diagnose_remote(argc, argv);
   if (cmd == "diagnose") return cmd_diagnose(argc, argv);
-  if (cmd == "test") return cmd_test(argc, argv);
+  if (cmd == "test") return culprit::cli::cmd_test(argc, argv);
   if (cmd == "check") return cmd_check(argc, argv);
   if (cmd == "eval") return culprit::cli::cmd_eval(argc, argv);
   if (cmd == "export-patterns") return culprit::cli::cmd_export_patterns(argc, argv);

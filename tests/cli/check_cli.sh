@@ -268,6 +268,92 @@ expect_in out '^FAIL line Hello: wrong expectation' "the failing test"
 expect_in out "expected \"alice\", got \"bob\"" "what was expected and what came out"
 expect_in out '^1 passed, 1 failed$' "the counts"
 
+# Site rules tested on their own (--no-stdlib), with the bundled catalog's
+# kinds and extractors still resolving in their scenarios.
+site=tests/cli/fixtures/site-rules
+run test --no-stdlib "$site"
+expect_status 0
+expect_in out '^4 passed, 0 failed$' "only the site's tests (the bundled catalog has hundreds)"
+
+run test --no-stdlib "$site" --run 'bundled kind'
+expect_status 0
+expect_in out '^1 passed, 0 failed$' "only the test the regex names"
+
+run test --no-stdlib "$site" --run 'no such test'
+expect_status 2
+expect_in err "no test ran \(--run 'no such test' matches none\)" "that nothing ran is not a pass"
+
+run test --no-stdlib "$site" --run '('
+expect_status 2
+expect_in err '--run: not a valid regex' "the bad regex"
+
+run test --no-stdlib
+expect_status 2
+expect_in err 'give at least one rule PATH' "that --no-stdlib needs a PATH"
+
+run test --no-stdlib "$site" --coverage
+expect_status 0
+expect_in out '^coverage: 3 of 4 rules and extractors exercised by a scenario \(75\.0%\)$' "the coverage figure"
+expect_in out '^  not exercised: rule SiteUnusedXid \[symptoms\] \(tests/cli/fixtures/site-rules/site.attr:26\)$' "the rule no scenario exercises"
+
+run test --no-stdlib "$site" --min-coverage 80
+expect_status 1
+expect_in err 'coverage 75\.0% is under --min-coverage 80' "why it failed"
+run test --no-stdlib "$site" --min-coverage 75
+expect_status 0
+run test --no-stdlib "$site" --min-coverage 101
+expect_status 2
+
+run test --no-stdlib "$site" --format json --coverage --junit "$tmp/junit.xml"
+expect_status 0
+checks=$((checks + 1))
+/usr/bin/python3 - "$tmp/out" "$tmp/junit.xml" <<'EOF2' || fail "$what: the JSON or JUnit report is wrong"
+import json, sys, xml.etree.ElementTree as ET
+r = json.load(open(sys.argv[1]))
+assert r["schema"] == "culprit.test-report/v1" and r["passed"] == 4 and r["failed"] == 0, r
+assert [p["name"] for p in r["catalog"]["parts"]] == ["culprit-stdlib", "site"], r["catalog"]
+assert r["coverage"]["total"] == 4 and r["coverage"]["exercised"] == 3
+suites = ET.parse(sys.argv[2]).getroot()
+assert suites.tag == "testsuites" and suites.get("tests") == "4" and suites.get("failures") == "0"
+cases = suites.findall("./testsuite/testcase")
+assert len(cases) == 4 and all(c.get("file", "").endswith("site.attr") for c in cases)
+EOF2
+
+# A failing scenario: each unmet expect at its own line, and what came out.
+mkdir -p "$tmp/failing-site"
+cat > "$tmp/failing-site/wrong.attr" <<'EOF2'
+scenario "expects the wrong node" {
+  nodes "node-01", "node-02"
+  log "node-02" kernel "[ 1843.308145] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python3, GPU has fallen off the bus."
+  expect status attributed
+  expect culprits ["node-01"]
+  expect symptom gpu.fallen_off_bus on "node-01" active
+}
+EOF2
+run test --no-stdlib "$tmp/failing-site" --junit "$tmp/junit.xml"
+expect_status 1
+expect_in out '^FAIL scenario expects the wrong node \(.*wrong.attr:1\): 2 expectations not met$' "the failing scenario"
+expect_in out '^  .*wrong.attr:5: culprits: expected \[node-01\], got \[node-02\]$' "the culprits expect, at its line"
+expect_in out '^  .*wrong.attr:6: symptom gpu.fallen_off_bus on node-01 active: expected, got none$' "the symptom expect, at its line"
+expect_in out '^  actual verdict: attributed hardware / gpu.fallen_off_bus on node-02$' "the verdict it got"
+expect_in out '^  symptoms: gpu.fallen_off_bus@node-02#0000:3b:00 active$' "the symptoms it got"
+checks=$((checks + 1))
+/usr/bin/python3 -c '
+import sys, xml.etree.ElementTree as ET
+f = ET.parse(sys.argv[1]).getroot().find("./testsuite/testcase/failure")
+assert f is not None and "wrong.attr:5: culprits" in f.text and "actual verdict: attributed" in f.text, f' "$tmp/junit.xml" ||
+  fail "$what: the JUnit failure lacks the locations or the verdict"
+
+# A rule directory whose files have a typo'd extension holds no rules: never a green run.
+mkdir -p "$tmp/typo-rules"
+cp "$site/site.attr" "$tmp/typo-rules/site.atr"
+run test "$tmp/typo-rules"
+expect_status 2
+expect_in err "rule directory '.*typo-rules' holds no .attr files" "that there are no rules"
+expect_in err "did you mean to rename site.atr\?" "the file it probably meant"
+checks=$((checks + 1))
+if grep -q 'passed' "$tmp/out"; then fail "$what: printed a pass count for a directory without rules"; fi
+
 # ------------------------------------------------------------------ check
 run check
 expect_status 0
