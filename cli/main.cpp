@@ -29,6 +29,8 @@
 #include "cli/remote_diagnose.h"
 #include "cli/serve_command.h"
 #include "cli/test_command.h"
+#include "cli/match_command.h"
+#include "cli/fmt_command.h"
 #include "cli/text_output.h"
 #include "compiler/catalog_loader.h"
 #include "compiler/parser.h"
@@ -58,6 +60,8 @@ Usage:
   culprit diagnose BUNDLE [options]   explain a workload's failure from its evidence
   culprit test [PATH...] [options]    run the inline tests of a rule catalog
   culprit check [PATH...] [options]   compile rules and report diagnostics
+  culprit match --source SRC LINE     which extractors match a log line, the event, the rules that see it
+  culprit fmt [--check] PATH...       lay .attr files out in the canonical format
   culprit eval DIR [options]          score the catalog on labelled bundles
   culprit serve [options]             the attribution service (HTTP, docs/service.md)
   culprit export-patterns [options]   print the extractors' regexes (for benchmark peers)
@@ -375,7 +379,9 @@ int cmd_check(int argc, char** argv) {
   auto attributor = open_attributor("check", config, false);
   if (!attributor) return kBadInput;
   const auto& c = attributor->catalog();
-  std::cout << fmt::format("ok: catalog {} {} ({}): {} files, {} extractors, {} rules, {} scenarios\n", c.name, c.version,
+  std::vector<std::string> parts;
+  for (const auto& p : c.parts) parts.push_back(p.version.empty() ? p.name : p.name + " " + p.version);
+  std::cout << fmt::format("ok: catalog {} ({}): {} files, {} extractors, {} rules, {} scenarios\n", fmt::join(parts, " + "),
                            c.digest, c.files.size(), c.extractors.size(), c.rules.size(), c.scenarios.size());
   return kOk;
 }
@@ -413,6 +419,8 @@ int run(int argc, char** argv) {
   if (cmd == "test") return culprit::cli::cmd_test(argc, argv);
   if (cmd == "check") return cmd_check(argc, argv);
   if (cmd == "eval") return culprit::cli::cmd_eval(argc, argv);
+  if (cmd == "match") return culprit::cli::cmd_match(argc, argv);
+  if (cmd == "fmt") return culprit::cli::cmd_fmt(argc, argv);
   if (cmd == "export-patterns") return culprit::cli::cmd_export_patterns(argc, argv);
   std::string hint;
   if (auto m = culprit::closest_match(cmd, {"diagnose", "test", "check", "eval", "serve", "export-patterns", "match", "fmt", "help"}))

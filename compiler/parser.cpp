@@ -751,5 +751,45 @@ bool parse_attr(std::shared_ptr<const SourceFile> source, ast::File& out, Diagno
 }  // namespace culprit
 
 namespace culprit {
+
+bool lex_attr(const SourceFile& source, std::vector<AttrToken>& out) {
+  out.clear();
+  // ANTLR's indices count code points; map them back to bytes.
+  std::vector<size_t> byte_of;
+  byte_of.reserve(source.text.size() + 1);
+  for (size_t i = 0; i < source.text.size(); ++i)
+    if ((static_cast<unsigned char>(source.text[i]) & 0xC0) != 0x80) byte_of.push_back(i);
+  byte_of.push_back(source.text.size());
+  std::lock_guard<std::mutex> lock(antlr_mutex());
+  bool ok = true;
+  try {
+    antlr4::ANTLRInputStream input(source.text);
+    culprit_antlr::AttrLexer lexer(&input);
+    lexer.removeErrorListeners();
+    using L = culprit_antlr::AttrLexer;
+    for (auto t = lexer.nextToken(); t->getType() != antlr4::Token::EOF; t = lexer.nextToken()) {
+      AttrToken a;
+      a.text = t->getText();
+      size_t b = t->getStartIndex(), e = t->getStopIndex() + 1;
+      a.begin = b < byte_of.size() ? byte_of[b] : source.text.size();
+      a.end = e < byte_of.size() ? byte_of[e] : source.text.size();
+      switch (t->getType()) {
+        case L::STRING: a.kind = AttrToken::Kind::String; break;
+        case L::REGEX: a.kind = AttrToken::Kind::Regex; break;
+        case L::INT: case L::HEX: case L::FLOAT: case L::DURATION: a.kind = AttrToken::Kind::Number; break;
+        case L::IDENT: a.kind = AttrToken::Kind::Word; break;
+        case L::UNKNOWN_CHAR: a.kind = AttrToken::Kind::Unknown; ok = false; break;
+        default:
+          a.kind = !a.text.empty() && (std::isalpha(static_cast<unsigned char>(a.text[0])) || a.text[0] == '_') ? AttrToken::Kind::Word
+                                                                                                                 : AttrToken::Kind::Punct;
+      }
+      out.push_back(std::move(a));
+    }
+  } catch (const std::exception&) {
+    return false;
+  }
+  return ok;
+}
+
 std::string antlr_runtime_version() { return antlr4::RuntimeMetaData::VERSION; }
 }  // namespace culprit

@@ -392,6 +392,74 @@ run check --no-stdlib "$tmp/missing.attr"
 expect_status 2
 expect_in err "error\[E0002\]: rule path '.*missing.attr' does not exist" "the missing rule file"
 
+# ------------------------------------------------------------------ match
+xid79='[ 1843.308145] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python3, GPU has fallen off the bus.'
+run match --source kernel "$xid79"
+expect_status 0
+expect_in out '^GpuXid \(.*gpu_xid.attr:[0-9]+\) emits gpu.xid$' "the extractor and the event"
+expect_in out '^  xid: 79$' "the typed field"
+expect_in out '^  pci: "0000:3b:00"$' "the string field"
+expect_in out '^    GpuFallenOffBus \[symptoms\]' "a rule that sees the event"
+
+run match --source kernel 'nothing to see here'
+expect_status 1
+expect_in out "^no match: none of the [0-9]+ extractors reading 'kernel' matches this line$" "that nothing matched"
+
+run match --source kernal "$xid79"
+expect_status 2
+expect_in err "no extractor reads the source 'kernal'; did you mean 'kernel'\?" "the source it meant"
+
+run match "$xid79"
+expect_status 2
+expect_in err '--source NAME is required' "that the source is needed"
+
+printf '%s\nno match here\n' "$xid79" > "$tmp/lines"
+"$bin" match --source kernel --format json - < "$tmp/lines" > "$tmp/out" 2> "$tmp/err"; status=$?; what="culprit match --format json -"
+expect_status 1
+checks=$((checks + 1))
+/usr/bin/python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["source"] == "kernel" and len(r["lines"]) == 2
+m = r["lines"][0]["matches"][0]
+assert m["extractor"] == "GpuXid" and m["event"] == "gpu.xid" and m["fields"]["xid"] == 79
+assert any(x["name"] == "GpuFallenOffBus" for x in m["rules"]) and r["lines"][1]["matches"] == []' "$tmp/out" ||
+  fail "$what: the JSON report is wrong"
+
+# -------------------------------------------------------------------- fmt
+mkdir -p "$tmp/fmt"
+cp tests/golden/fmt/messy.attr "$tmp/fmt/a.attr"
+cp tests/golden/fmt/messy.expected "$tmp/fmt/b.attr"
+run fmt --check "$tmp/fmt"
+expect_status 1
+expect_in out "a.attr: not formatted" "the file to reformat"
+checks=$((checks + 1))
+if grep -q 'b.attr' "$tmp/out"; then fail "$what: listed a file that is already formatted"; fi
+run fmt "$tmp/fmt"
+expect_status 0
+expect_in out "^formatted .*a.attr$" "what it rewrote"
+checks=$((checks + 1))
+cmp -s "$tmp/fmt/a.attr" tests/golden/fmt/messy.expected || fail "$what: a.attr is not in the canonical layout"
+run fmt --check "$tmp/fmt"
+expect_status 0
+printf 'rule R stage symptoms {\n  for e: event gpu.xid\n' > "$tmp/fmt/broken.attr"
+cp "$tmp/fmt/broken.attr" "$tmp/broken-copy.attr"
+run fmt "$tmp/fmt/broken.attr"
+expect_status 2
+expect_in err 'error\[E0001\]' "the syntax error"
+checks=$((checks + 1))
+cmp -s "$tmp/fmt/broken.attr" "$tmp/broken-copy.attr" || fail "$what: rewrote a file that does not parse"
+
+# The bundled catalog, formatted, is the same catalog: all its tests pass.
+cp -r stdlib-rules "$tmp/stdlib-fmt"
+run fmt "$tmp/stdlib-fmt"
+expect_status 0
+CULPRIT_STDLIB="$tmp/stdlib-fmt" run test --engine interp
+expect_status 0
+expect_in out '^[0-9]+ passed, 0 failed$' "the formatted catalog passing its tests"
+run fmt --check "$tmp/stdlib-fmt"
+expect_status 0
+
 # --------------------------------------------------------------- version
 run --version
 expect_status 0
