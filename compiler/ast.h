@@ -163,6 +163,7 @@ struct Scenario {
   std::vector<std::string> nodes;
   std::string workload_id = "scenario";
   std::string terminal_state = "FAILED";
+  SourceRange terminal_range;      // the state's name in `terminal NAME`
   int64_t terminal_exit = 1;
   bool has_window = false;
   std::string window_start, window_end;

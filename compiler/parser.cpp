@@ -554,6 +554,7 @@ class Translator {
         s.workload_id = unquote(wl->STRING());
       } else if (auto* t = dynamic_cast<P::ScenarioTerminalContext*>(item)) {
         s.terminal_state = name(t->name());
+        s.terminal_range = range(t->name());
         if (auto* si = t->signedInt()) {
           int64_t v = parse_int(si->INT(), 10);
           s.terminal_exit = si->getText()[0] == '-' ? -v : v;

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "base/suggest.h"
+#include "base/terminal_state.h"
 #include "compiler/regex_check.h"
 #include "base/text_util.h"
 #include "base/timestamp.h"
@@ -1132,6 +1133,16 @@ void Analyzer::analyze_scenario(const ast::Scenario& sc) {
   if (sc.workload_id.empty()) err("E0301", sc.where, "a scenario's workload id must not be empty");
   out.terminal_state = sc.terminal_state;
   out.terminal_exit = sc.terminal_exit;
+  if (!sc.terminal_state.empty() && !is_known_terminal_state(sc.terminal_state)) {
+    // The outcome logic reads the state (only COMPLETED is a clean end): a
+    // misspelt one would test something else than what the title says.
+    auto m = closest_match(sc.terminal_state, known_terminal_states());
+    if (m && edit_distance(*m, sc.terminal_state) > 2) m.reset();  // as for a context: a near miss only
+    std::string msg = fmt::format("unknown terminal state '{}' (known: {})", sc.terminal_state, fmt::join(known_terminal_states(), ", "));
+    const SourceRange& at = sc.terminal_range.file ? sc.terminal_range : sc.where;
+    if (m) err("E0206", at, msg, fmt::format("did you mean '{}'?", *m));
+    else diags_.warning("E0206", at, msg + "; only COMPLETED counts as a clean end");
+  }
   if (sc.has_window) {
     out.window_start = parse_rfc3339(sc.window_start);
     out.window_end = parse_rfc3339(sc.window_end);

@@ -61,6 +61,11 @@ J verdict_head(const Verdict& v) {
   w["start"] = time_or_null(v.workload.start);
   w["end"] = time_or_null(v.workload.end);
   w["nodes"] = v.workload.nodes;
+  if (!v.workload.aliases.empty()) {
+    J al = J::object();
+    for (const auto& [node, list] : v.workload.aliases) al[node] = list;
+    w["aliases"] = al;
+  }
   j["workload"] = w;
   J t;
   t["state"] = v.workload.terminal.state.empty() ? J(nullptr) : J(v.workload.terminal.state);
@@ -189,6 +194,17 @@ J verdict_tail(const Verdict& v, bool include_trail) {
       list.push_back(std::move(r));
     }
     cov["collectors"] = std::move(list);
+  }
+  if (!v.coverage.host_aliases.empty()) {
+    J list = J::array();
+    for (const auto& a : v.coverage.host_aliases) {
+      J aj;
+      aj["host"] = a.host;
+      aj["node"] = a.node;
+      aj["how"] = a.how;
+      list.push_back(std::move(aj));
+    }
+    cov["host_aliases"] = std::move(list);
   }
   cov["warnings"] = v.coverage.warnings;
   j["coverage"] = cov;

@@ -425,7 +425,7 @@ std::string Report::render() {
     if (demoted) counts.push_back(fmt::format("{} downstream", demoted));
     if (!active_other.empty()) counts.push_back(fmt::format("{} other active", active_other.size()));
     if (!scrubbed.empty()) counts.push_back(fmt::format("{} scrubbed", scrubbed.size()));
-    if (!v_.coverage.warnings.empty()) counts.push_back(count_of(static_cast<int64_t>(v_.coverage.warnings.size()), "coverage warning"));
+    if (!v_.coverage.warnings.empty()) counts.push_back(count_of(static_cast<int64_t>(v_.coverage.warnings.size()), "warning"));
     if (!counts.empty()) recap += fmt::format(" ({})", fmt::join(counts, ", "));
     out_ += wrapped("verdict: ", "  ", recap, opt_.width, "", st_);
   }

@@ -177,6 +177,52 @@ expect_status 2
 expect_in err 'observations.jsonl:2: invalid observation: not valid JSON' "the bad observation line"
 expect_empty out
 
+# Host names: a node's logs under its FQDN or an alias are that node's (the
+# GPU fault stays node-02's, not a "control-plane host's"), with a note.
+cp -r examples/nvlink-xid149 "$tmp/fqdn"
+mv "$tmp/fqdn/logs/node-02" "$tmp/fqdn/logs/node-02.cluster.local"
+run diagnose "$tmp/fqdn" --format json
+expect_status 0
+checks=$((checks + 1))
+/usr/bin/python3 - "$tmp/out" <<'EOF2' || fail "$what: the FQDN directory was not read as node-02"
+import json, sys
+v = json.load(open(sys.argv[1]))
+assert v["status"] == "attributed" and v["culprit_nodes"] == ["node-02"], (v["status"], v["culprit_nodes"])
+assert v["coverage"]["host_aliases"] == [{"host": "node-02.cluster.local", "node": "node-02", "how": "short name"}]
+assert "node-02.cluster.local" not in v["coverage"]["control_plane_hosts"]
+assert any("evidence from host 'node-02.cluster.local' is read as node-02's" in w for w in v["coverage"]["warnings"])
+EOF2
+cp -r examples/nvlink-xid149 "$tmp/alias"
+mv "$tmp/alias/logs/node-02" "$tmp/alias/logs/10.10.2.12"
+/usr/bin/python3 - "$tmp/alias/context.json" <<'EOF2'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["nodes"] = [n if n != "node-02" else {"name": "node-02", "aliases": ["10.10.2.12"]} for n in c["nodes"]]
+json.dump(c, open(sys.argv[1], "w"))
+EOF2
+run diagnose "$tmp/alias" --format json
+expect_status 0
+expect_in out '"culprit_nodes": \[' "a verdict"
+checks=$((checks + 1))
+/usr/bin/python3 -c '
+import json, sys
+v = json.load(open(sys.argv[1]))
+assert v["culprit_nodes"] == ["node-02"] and v["workload"]["aliases"] == {"node-02": ["10.10.2.12"]}
+assert v["coverage"]["host_aliases"][0]["how"] == "alias"' "$tmp/out" || fail "$what: the alias directory was not read as node-02"
+
+# A misspelt terminal state is refused (it would turn a clean run into
+# "unattributed"); an unknown one is accepted with a warning.
+cp -r examples/completed-clean "$tmp/typo-state"
+sed -i 's/"COMPLETED"/"COMPLETD"/' "$tmp/typo-state/context.json"
+run diagnose "$tmp/typo-state" --format json
+expect_status 2
+expect_in err "unknown terminal.state 'COMPLETD' \(did you mean 'COMPLETED'\? known: BOOT_FAIL, CANCELLED, COMPLETED" "the state it meant and the known ones"
+expect_empty out
+sed -i 's/"COMPLETD"/"SUCCEEDED"/' "$tmp/typo-state/context.json"
+run diagnose "$tmp/typo-state" --format json
+expect_status 0
+expect_in out "terminal state 'SUCCEEDED' is not one Culprit knows; only COMPLETED \(exit 0\) counts as a clean end" "the warning"
+
 # --------------------------------------------------------------- diagnose
 run diagnose examples/nvlink-xid149 --format json
 expect_status 0

@@ -109,7 +109,7 @@ TEST_CASE("text report: plural forms") {
   CHECK(two.find("Downstream, demoted: 2 symptoms on 2 nodes\n") != std::string::npos);
   CHECK(two.find("2 lines read") != std::string::npos);
   CHECK(two.find("Coverage warning:\n") != std::string::npos);
-  CHECK(two.find("(1 cause, 2 downstream, 1 coverage warning)") != std::string::npos);
+  CHECK(two.find("(1 cause, 2 downstream, 1 warning)") != std::string::npos);
   CHECK(count_of(0, "node") == "0 nodes");
   CHECK(count_of(1, "evidence line") == "1 evidence line");
   CHECK(count_of(2, "match", "matches") == "2 matches");
