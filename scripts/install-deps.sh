@@ -11,6 +11,7 @@ packages=(
   libcpp-httplib-dev libsqlite3-dev
   python3 python3-jsonschema            # verdict schema validation in tests
   wrk curl                              # service load benchmark (bench/service/run_wrk.sh)
+  jq                                    # the curl recipes of docs/service.md (tests/service/check_recipes.sh)
   ripgrep time                          # scan benchmark peers (bench/run.sh)
 )
 missing=()

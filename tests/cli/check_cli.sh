@@ -223,6 +223,12 @@ run diagnose "$tmp/typo-state" --format json
 expect_status 0
 expect_in out "terminal state 'SUCCEEDED' is not one Culprit knows; only COMPLETED \(exit 0\) counts as a clean end" "the warning"
 
+# A service that is not there: the URL and the system's reason, exit 3.
+port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+run diagnose --server "http://127.0.0.1:$port" examples/nvlink-xid149
+expect_status 3
+expect_in err "cannot reach the service at http://127.0.0.1:$port: cannot connect: Connection refused" "the URL and why"
+
 # --------------------------------------------------------------- diagnose
 run diagnose examples/nvlink-xid149 --format json
 expect_status 0
@@ -319,7 +325,7 @@ expect_in out '^1 passed, 1 failed$' "the counts"
 site=tests/cli/fixtures/site-rules
 run test --no-stdlib "$site"
 expect_status 0
-expect_in out '^4 passed, 0 failed$' "only the site's tests (the bundled catalog has hundreds)"
+expect_in out '^5 passed, 0 failed$' "only the site's tests (the bundled catalog has hundreds)"
 
 run test --no-stdlib "$site" --run 'bundled kind'
 expect_status 0
@@ -339,13 +345,13 @@ expect_in err 'give at least one rule PATH' "that --no-stdlib needs a PATH"
 
 run test --no-stdlib "$site" --coverage
 expect_status 0
-expect_in out '^coverage: 3 of 4 rules and extractors exercised by a scenario \(75\.0%\)$' "the coverage figure"
-expect_in out '^  not exercised: rule SiteUnusedXid \[symptoms\] \(tests/cli/fixtures/site-rules/site.attr:26\)$' "the rule no scenario exercises"
+expect_in out '^coverage: 4 of 5 rules and extractors exercised by a scenario \(80\.0%\)$' "the coverage figure"
+expect_in out '^  not exercised: rule SiteUnusedXid \[symptoms\] \(tests/cli/fixtures/site-rules/site.attr:41\)$' "the rule no scenario exercises"
 
-run test --no-stdlib "$site" --min-coverage 80
+run test --no-stdlib "$site" --min-coverage 90
 expect_status 1
-expect_in err 'coverage 75\.0% is under --min-coverage 80' "why it failed"
-run test --no-stdlib "$site" --min-coverage 75
+expect_in err 'coverage 80\.0% is under --min-coverage 90' "why it failed"
+run test --no-stdlib "$site" --min-coverage 80
 expect_status 0
 run test --no-stdlib "$site" --min-coverage 101
 expect_status 2
@@ -356,13 +362,13 @@ checks=$((checks + 1))
 /usr/bin/python3 - "$tmp/out" "$tmp/junit.xml" <<'EOF2' || fail "$what: the JSON or JUnit report is wrong"
 import json, sys, xml.etree.ElementTree as ET
 r = json.load(open(sys.argv[1]))
-assert r["schema"] == "culprit.test-report/v1" and r["passed"] == 4 and r["failed"] == 0, r
+assert r["schema"] == "culprit.test-report/v1" and r["passed"] == 5 and r["failed"] == 0, r
 assert [p["name"] for p in r["catalog"]["parts"]] == ["culprit-stdlib", "site"], r["catalog"]
-assert r["coverage"]["total"] == 4 and r["coverage"]["exercised"] == 3
+assert r["coverage"]["total"] == 5 and r["coverage"]["exercised"] == 4
 suites = ET.parse(sys.argv[2]).getroot()
-assert suites.tag == "testsuites" and suites.get("tests") == "4" and suites.get("failures") == "0"
+assert suites.tag == "testsuites" and suites.get("tests") == "5" and suites.get("failures") == "0"
 cases = suites.findall("./testsuite/testcase")
-assert len(cases) == 4 and all(c.get("file", "").endswith("site.attr") for c in cases)
+assert len(cases) == 5 and all(c.get("file", "").endswith("site.attr") for c in cases)
 EOF2
 
 # A failing scenario: each unmet expect at its own line, and what came out.
