@@ -371,6 +371,21 @@ cases = suites.findall("./testsuite/testcase")
 assert len(cases) == 5 and all(c.get("file", "").endswith("site.attr") for c in cases)
 EOF2
 
+# A verdict made with site rules names every catalog part that contributed.
+run diagnose examples/nvlink-xid149 --rules "$site" --format json
+expect_status 0
+checks=$((checks + 1))
+/usr/bin/python3 -c '
+import json, sys
+c = json.load(open(sys.argv[1]))["engine"]["catalog"]
+assert [(p["name"], p["version"]) for p in c["parts"]] == [("culprit-stdlib", "0.1.0"), ("site", "0.0.1")], c
+assert c["name"] == "culprit-stdlib" and all(p["digest"].startswith("sha256:") for p in c["parts"])' "$tmp/out" ||
+  fail "$what: engine.catalog.parts does not list both catalogs"
+run diagnose examples/nvlink-xid149 --rules "$site" --format text --width 0
+expect_in out 'catalog culprit-stdlib 0.1.0 \+ site 0.0.1 \(sha256:' "both catalogs in the report"
+run check "$site"
+expect_in out '^ok: catalog culprit-stdlib 0.1.0 \+ site 0.0.1 ' "both catalogs in check"
+
 # A failing scenario: each unmet expect at its own line, and what came out.
 mkdir -p "$tmp/failing-site"
 cat > "$tmp/failing-site/wrong.attr" <<'EOF2'
