@@ -17,6 +17,7 @@
 #include "cli/args.h"
 #include "cli/catalog_choice.h"
 #include "runtime/scanner.h"
+#include "runtime/verdict_json.h"
 
 namespace culprit::cli {
 
@@ -53,17 +54,6 @@ int usage(const std::string& msg) {
 using ojson = nlohmann::ordered_json;
 
 std::string show(const Value& v) { return v.type == Type::String ? ojson(v.s).dump() : value_to_text(v); }
-
-ojson json_value(const Value& v) {
-  switch (v.type) {
-    case Type::Null: return nullptr;
-    case Type::Bool: return v.b;
-    case Type::Int: return v.i;
-    case Type::Float: return v.f;
-    case Type::String: return v.s;
-    default: return value_to_text(v);
-  }
-}
 
 std::string where(const SourceRange& r) { return r.file ? fmt::format("{}:{}", r.file->path, r.line) : "?"; }
 
@@ -139,7 +129,7 @@ int cmd_match(int argc, char** argv) {
         ojson m, fields = ojson::object();
         m["extractor"] = e.producer;
         m["event"] = schema.name;
-        for (size_t i = 0; i < schema.fields.size() && i < e.fields.size(); ++i) fields[schema.fields[i].name] = json_value(e.fields[i]);
+        for (size_t i = 0; i < schema.fields.size() && i < e.fields.size(); ++i) fields[schema.fields[i].name] = value_to_json(e.fields[i]);
         m["fields"] = fields;
         if (e.where.ts) m["ts"] = format_rfc3339(*e.where.ts);
         ojson rules = ojson::array();

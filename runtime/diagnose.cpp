@@ -86,17 +86,21 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
   // would sit on a "control-plane host" and never name node-02.
   std::map<std::string, std::string> renamed;  // host -> node, for the coverage note
   std::map<std::string, std::string> how_renamed, ambiguous;
+  std::map<std::string, std::string> resolved;  // every host looked up once: "" = not a node
   auto resolve = [&](std::string& host) {
     if (workload_nodes.count(host)) return;
-    std::string how;
-    std::string node = canonical_host(ctx, host, &how);
-    if (node.empty()) {
-      if (how.rfind("ambiguous", 0) == 0) ambiguous[host] = how.substr(11);
-      return;
+    auto it = resolved.find(host);
+    if (it == resolved.end()) {
+      std::string how;
+      std::string node = canonical_host(ctx, host, &how);
+      if (node.empty() && how.rfind("ambiguous", 0) == 0) ambiguous[host] = how.substr(11);
+      if (!node.empty()) {
+        renamed[host] = node;
+        how_renamed[host] = how;
+      }
+      it = resolved.emplace(host, node).first;
     }
-    renamed[host] = node;
-    how_renamed[host] = how;
-    host = node;
+    if (!it->second.empty()) host = it->second;
   };
   for (auto& f : req.files) {
     resolve(f.host);

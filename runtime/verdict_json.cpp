@@ -11,18 +11,7 @@ using J = nlohmann::ordered_json;
 
 J time_or_null(const std::optional<int64_t>& t) { return t ? J(format_rfc3339(*t)) : J(nullptr); }
 
-J value_json(const Value& v) {
-  switch (v.type) {
-    case Type::Null: return nullptr;
-    case Type::Bool: return v.b;
-    case Type::Int: return v.i;
-    case Type::Float: return v.f;
-    case Type::String: return v.s;
-    case Type::Time: return format_rfc3339(v.i);
-    case Type::Duration: return format_duration(v.i);
-  }
-  return nullptr;
-}
+J value_json(const Value& v) { return value_to_json(v); }
 
 J change_json(const std::optional<StateChange>& c) {
   if (!c) return nullptr;
@@ -260,6 +249,19 @@ void write_nested(std::ostream& out, const J& j, size_t indent) {
   out.write(text.data() + from, static_cast<std::streamsize>(text.size() - from));
 }
 }  // namespace
+
+nlohmann::ordered_json value_to_json(const Value& v) {
+  switch (v.type) {
+    case Type::Null: return nullptr;
+    case Type::Bool: return v.b;
+    case Type::Int: return v.i;
+    case Type::Float: return v.f;
+    case Type::String: return v.s;
+    case Type::Time: return format_rfc3339(v.i);
+    case Type::Duration: return format_duration(v.i);
+  }
+  return nullptr;
+}
 
 nlohmann::ordered_json verdict_to_json(const Verdict& v, bool include_trail) {
   J j = verdict_head(v);
