@@ -56,7 +56,7 @@ constexpr BuiltinFn kFunctions[] = {
 
 // The part of a one-line literal token that bytes [begin, end) of its value
 // came from, so a caret can sit under a placeholder or a regex fragment
-// instead of the whole literal. `decoded` says how the token's text maps to
+// instead of the whole literal. `string_literal` says how the token's text maps to
 // the value: a string literal (escapes as the parser unquotes them) or a
 // regex literal (only `\/` is shortened). Falls back to the literal.
 SourceRange literal_sub_range(const SourceRange& lit, size_t begin, size_t end, bool string_literal) {

@@ -22,12 +22,17 @@ std::string show(const Value& v) {
   return v.type == Type::String ? fmt::format("\"{}\"", v.s) : value_to_text(v);
 }
 
+// "GpuXid: fallen off the bus", or "GpuXid (line 12)" for an untitled test.
+std::string line_test_name(const ir::Extractor& x, const ir::LineTest& t) {
+  return t.title.empty() ? fmt::format("{} (line {})", x.name, t.where.line) : fmt::format("{}: {}", x.name, t.title);
+}
+
 TestResult run_line_test(Scanner& scanner, const Program& program, int32_t xi, const ir::LineTest& t) {
   const auto& cat = program.catalog();
   const auto& x = cat.extractors[static_cast<size_t>(xi)];
   TestResult r;
   r.kind = "line";
-  r.name = t.title.empty() ? fmt::format("{} (line {})", x.name, t.where.line) : fmt::format("{}: {}", x.name, t.title);
+  r.name = line_test_name(x, t);
   r.location = location(t.where);
   r.file = t.where.file ? t.where.file->path : "";
   // Every source of the extractor must agree; the first is enough to
@@ -187,9 +192,7 @@ TestReport run_inline_tests(std::shared_ptr<const Program> program, const TestSe
   };
   for (size_t i = 0; i < cat.extractors.size(); ++i)
     for (const auto& t : cat.extractors[i].tests) {
-      std::string name = t.title.empty() ? fmt::format("{} (line {})", cat.extractors[i].name, t.where.line)
-                                         : fmt::format("{}: {}", cat.extractors[i].name, t.title);
-      if (!selected("line", name, t.where)) continue;
+      if (!selected("line", line_test_name(cat.extractors[i], t), t.where)) continue;
       rep.results.push_back(timed([&] { return run_line_test(scanner, *program, static_cast<int32_t>(i), t); }));
     }
   for (const auto& sc : cat.scenarios) {
