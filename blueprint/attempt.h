@@ -42,6 +42,10 @@ struct Attempt {
   std::string user, partition;       // "" when unknown
   int attempt = 1;                   // 1 for the first run; requeued runs of a job count up (as far as discovery saw them)
   std::optional<int64_t> submit, start, end;  // ns since the epoch, UTC
+  // For a requeued run: the end of the run before it. Evidence from before
+  // then belongs to that run, so collectors read nothing earlier, whatever
+  // the slack.
+  std::optional<int64_t> evidence_after;
   std::vector<std::string> nodes;    // sorted, unique
   std::string state;                 // terminal state, upper case: FAILED, TIMEOUT, NODE_FAIL, ...
   std::optional<int64_t> exit_code;  // see slurm_discovery.h for how Slurm's "E:S" maps to it

@@ -171,6 +171,7 @@ int run_blueprint(RunSetup& s, const std::atomic<bool>& stop) {
         CollectRequest req;
         req.attempt = &a;
         if (a.start) req.scope_start = *a.start - cfg.attribution.slack_before;
+        if (a.evidence_after) req.scope_start = std::max(req.scope_start.value_or(*a.evidence_after), *a.evidence_after);
         if (a.end) req.scope_end = *a.end + cfg.attribution.slack_after;
         req.wanted_sources = s.wanted_sources;
         req.stop = &stop;

@@ -140,7 +140,11 @@ void parse_sacct(const std::string& text, const SlurmDiscoveryConfig& config, co
     std::stable_sort(idx.begin(), idx.end(), [&](size_t x, size_t y) {
       return runs[x].attempt.start.value_or(INT64_MAX) < runs[y].attempt.start.value_or(INT64_MAX);
     });
-    for (size_t k = 0; k < idx.size(); ++k) runs[idx[k]].attempt.attempt = static_cast<int>(k + 1);
+    for (size_t k = 0; k < idx.size(); ++k) {
+      runs[idx[k]].attempt.attempt = static_cast<int>(k + 1);
+      // sacct prints whole seconds; lines logged within the previous run's last second are its own.
+      if (k > 0 && runs[idx[k - 1]].attempt.end) runs[idx[k]].attempt.evidence_after = *runs[idx[k - 1]].attempt.end + 1000000000;
+    }
   }
   std::set<std::string> keys;
   auto add = [&](Attempt&& a) {
