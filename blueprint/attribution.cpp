@@ -167,6 +167,25 @@ bool ServiceAttribution::ready(std::string& error) const {
   return true;
 }
 
+bool ServiceAttribution::authorized(std::string& error) const {
+  httplib::Client c(url_);
+  c.set_connection_timeout(5, 0);
+  c.set_read_timeout(10, 0);
+  httplib::Headers headers;
+  if (!token_.empty()) headers.emplace("Authorization", "Bearer " + token_);
+  auto r = c.Get("/v1/catalog", headers);
+  if (!r) {
+    error = fmt::format("cannot reach {}: {}", url_, httplib::to_string(r.error()));
+    return false;
+  }
+  if (r->status == 401) {
+    error = fmt::format("{} refused {} (HTTP 401): give its token with --token-file or attribution.service.token_file",
+                        url_, token_.empty() ? "a request without a token" : "the token");
+    return false;
+  }
+  return true;
+}
+
 bool ServiceAttribution::attribute(const Attempt& attempt, Collected&& ev, ojson& verdict, AttributionError& error) const {
   ojson head;
   head["context"] = context_json(attempt.context());

@@ -64,6 +64,8 @@ class ServiceAttribution final : public Attribution {
                  AttributionError& error) const override;
   // GET /readyz: true when the service is up and its catalog self-tested.
   bool ready(std::string& error) const;
+  // GET /v1/catalog with the token: false when the service refuses it.
+  bool authorized(std::string& error) const;
 
  private:
   std::string url_, token_;

@@ -156,6 +156,10 @@ int cmd_run(int argc, char** argv) {
       std::cerr << "culprit run: " << err << "\n";
       return 3;
     }
+    if (!svc->authorized(err)) {
+      std::cerr << "culprit run: " << err << "\n";
+      return 2;
+    }
     setup.attribution = std::move(svc);
   } else {
     AttributorConfig acfg;
@@ -190,6 +194,9 @@ int cmd_run(int argc, char** argv) {
   }
   blueprint::make_pipeline(cfg, setup);
 
+  // A service that answers before reading the whole body (401, 413) closes
+  // the connection: that is an error answer to report, not a reason to die.
+  signal(SIGPIPE, SIG_IGN);
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
