@@ -45,6 +45,12 @@ class Progress {
     if (terminal_) draw();
     log_->flush();
   }
+  // One line per stored attempt: the log when not on a terminal (there the
+  // status line and stdout show it).
+  void attempt_line(const std::string& text) {
+    if (terminal_) draw();
+    else line(text);
+  }
   void draw() {
     if (!log_ || !terminal_) return;
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
@@ -205,7 +211,7 @@ int run_blueprint(RunSetup& s, const std::atomic<bool>& stop) {
         }
         ++p.counts.attributed;
         std::string latency = a.end ? fmt::format(", {:.1f} s after the job ended", static_cast<double>(now_ns() - *a.end) / 1e9) : "";
-        p.line(fmt::format("{} {}: {}{}{}", a.key, a.state, verdict_line(verdict), inserted ? "" : " (already stored)", latency));
+        p.attempt_line(fmt::format("{} {}: {}{}{}", a.key, a.state, verdict_line(verdict), inserted ? "" : " (already stored)", latency));
         if (s.out) {
           if (cfg.output.stdout_format == "jsonl") {
             ojson line;

@@ -17,8 +17,9 @@
 // run() returns. Nothing is half-written: each attempt is one transaction.
 //
 // Progress goes to `log`: on a terminal one status line redrawn in place
-// (workloads discovered/skipped/attributed/failed, bytes, rate), otherwise
-// one plain line per stored or failed attempt and per poll.
+// (workloads discovered/skipped/attributed/failed, bytes, rate, the attempt
+// in progress) with failures and poll summaries above it; otherwise plain
+// lines, one per stored or failed attempt and one per poll.
 #pragma once
 
 #include <atomic>

@@ -113,6 +113,12 @@ RUN_PID=""
 [ "$rc" = 0 ] || fail "culprit run --watch exited $rc after SIGTERM"
 grep -q "stopped by a signal" "$D/run.log" || fail "no clean-stop message after SIGTERM"
 
+# A restarted --watch goes on from the cursor it stored: nothing new to do.
+python3 -c "import sqlite3,sys; r=sqlite3.connect(sys.argv[1]).execute(\"select value_ns from watch_state where name='cursor:slurm'\").fetchone(); sys.exit(0 if r else 1)" "$D/bp.db" \
+  || fail "no watch cursor in the store"
+"$CULPRIT" run --config "$D/blueprint.yaml" --watch --polls 1 --store "sqlite:$D/bp.db" --format none 2> "$D/restart.log" || fail "restarted --watch exited $?"
+grep -q "poll 1: discovered [0-9]*, skipped [0-9]* already stored, attributed 0, failed 0" "$D/restart.log" || fail "restarted --watch: $(tail -1 "$D/restart.log")"
+
 TZ=UTC SLURM_TIME_FORMAT=standard sacct -P -n -D -a -S 1970-01-01T00:00:00 \
   -o JobIDRaw,State,ExitCode,Start,End,NodeList > "$D/sacct.txt"
 python3 "$HERE/check_slurm.py" "$D" "$J_FAIL" "$J_NF" "$J_RQ" "$J_CAN" "$J_TO" || fail "store check"
