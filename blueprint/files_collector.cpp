@@ -106,8 +106,11 @@ struct FileResult {
   std::string error;
 };
 
-void emit(Collected& out, const std::string& host, const std::string& source, const std::string& file, int64_t line,
-          int64_t offset, std::string_view text) {
+// Keeps one line as an observation, with its provenance, and counts it.
+void emit(Collected& out, FileResult& r, const std::string& host, const std::string& source, const std::string& file,
+          int64_t line, int64_t offset, std::string_view text) {
+  r.bytes += static_cast<int64_t>(text.size());
+  ++r.lines;
   Observation o;
   o.host = host;
   o.source = source;
@@ -161,9 +164,7 @@ FileResult read_plain_range(int fd, uint64_t size, uint64_t start, int64_t first
       // Lines before the first stamp of the range inherit the next stamp's
       // side; since the range starts just before the scope they are kept.
       if (in_scope || !seen_stamp) {
-        emit(out, host, source, path, line, static_cast<int64_t>(buf_off + pos), text);
-        r.bytes += static_cast<int64_t>(text.size());
-        ++r.lines;
+        emit(out, r, host, source, path, line, static_cast<int64_t>(buf_off + pos), text);
       }
       ++line;
       pos = end;
@@ -272,7 +273,11 @@ FileResult read_gzip(const std::string& path, const std::string& host, const std
   std::vector<char> buf(1u << 20);
   int64_t line = 1, offset = 0;  // offsets are in the decompressed text
   bool in_scope = false, seen_stamp = false, done = false;
-  std::vector<std::pair<int64_t, std::string>> pending;  // unstamped lines before the first stamp
+  struct Pending {
+    int64_t line, offset;
+    std::string text;
+  };
+  std::vector<Pending> pending;  // unstamped lines before the first stamp
   while (!done) {
     if (stop && stop->load()) break;
     int n = gzread(gz, buf.data(), static_cast<unsigned>(buf.size()));
@@ -300,11 +305,7 @@ FileResult read_gzip(const std::string& path, const std::string& host, const std
           seen_stamp = true;
           // Lines before a file's first stamp take the first one's time.
           if (!scope.before(*t) && !scope.after(*t))
-            for (auto& [l, txt] : pending) {
-              emit(out, host, source, path, l, offset, txt);
-              r.bytes += static_cast<int64_t>(txt.size());
-              ++r.lines;
-            }
+            for (const auto& pl : pending) emit(out, r, host, source, path, pl.line, pl.offset, pl.text);
           pending.clear();
         }
         if (scope.after(*t)) {
@@ -314,11 +315,16 @@ FileResult read_gzip(const std::string& path, const std::string& host, const std
         in_scope = !scope.before(*t);
       }
       if (!seen_stamp) {
-        if (pending.size() < 10000) pending.emplace_back(line, std::string(text));
+        pending.push_back({line, offset, std::string(text)});
+        if (pending.size() >= 10000) {
+          // No timestamp in the first 10,000 lines: the file cannot be
+          // windowed; keep all of it (the scanner still scopes what it can).
+          for (const auto& pl : pending) emit(out, r, host, source, path, pl.line, pl.offset, pl.text);
+          pending.clear();
+          seen_stamp = in_scope = true;
+        }
       } else if (in_scope) {
-        emit(out, host, source, path, line, offset, text);
-        r.bytes += static_cast<int64_t>(text.size());
-        ++r.lines;
+        emit(out, r, host, source, path, line, offset, text);
       }
       offset += static_cast<int64_t>(text.size());
       ++line;
@@ -326,11 +332,7 @@ FileResult read_gzip(const std::string& path, const std::string& host, const std
     }
     if (eof) break;
   }
-  for (auto& [l, txt] : pending) {  // a file without any timestamp: keep it all
-    emit(out, host, source, path, l, 0, txt);
-    r.bytes += static_cast<int64_t>(txt.size());
-    ++r.lines;
-  }
+  for (const auto& pl : pending) emit(out, r, host, source, path, pl.line, pl.offset, pl.text);  // no timestamp at all: keep it
   gzclose(gz);
   return r;
 }
