@@ -134,6 +134,7 @@ int run_blueprint(RunSetup& s, const std::atomic<bool>& stop) {
       return 3;
     }
     RunCounts before = p.counts;
+    int64_t ignored = 0;  // records discovery saw but does not attribute (running, unwanted states)
     bool poll_failed = false;
     for (auto& d : s.discoveries) {
       if (stop.load()) break;
@@ -233,7 +234,7 @@ int run_blueprint(RunSetup& s, const std::atomic<bool>& stop) {
             return 3;
           }
       }
-      if (found.ignored) p.draw();
+      ignored += found.ignored;
     }
     RunCounts delta{p.counts.discovered - before.discovered, p.counts.skipped - before.skipped,
                     p.counts.attributed - before.attributed, p.counts.failed - before.failed};
@@ -242,8 +243,9 @@ int run_blueprint(RunSetup& s, const std::atomic<bool>& stop) {
       p.line("store error: " + err);
       return 3;
     }
-    p.line(fmt::format("poll {}: discovered {}, skipped {} already stored, attributed {}, failed {}", polls, delta.discovered,
-                       delta.skipped, delta.attributed, delta.failed));
+    p.line(fmt::format("poll {}: discovered {}, skipped {} already stored, attributed {}, failed {}{}", polls, delta.discovered,
+                       delta.skipped, delta.attributed, delta.failed,
+                       ignored ? fmt::format(" ({} other record{} not to attribute)", ignored, ignored == 1 ? "" : "s") : ""));
     if (poll_failed && !s.watch) return 3;
     if (!s.watch || (s.max_polls && polls >= s.max_polls)) break;
     auto wake = std::chrono::steady_clock::now() + std::chrono::nanoseconds(cfg.watch.interval);
