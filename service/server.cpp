@@ -16,6 +16,7 @@
 #include "compiler/catalog_loader.h"
 #include "compiler/regex_check.h"
 #include "runtime/bundle.h"
+#include "runtime/collector_report_json.h"
 #include "runtime/diagnose.h"
 #include "runtime/observation_reader.h"
 #include "runtime/self_test.h"
@@ -177,6 +178,25 @@ bool parse_context(const json& j, WorkloadContext& ctx, BodyError& err, const st
   return true;
 }
 
+// The `collectors` of a one-shot request: the caller's collector reports,
+// which the verdict carries in coverage.collectors.
+bool parse_collectors(const json& j, std::vector<CollectorReport>& out, BodyError& err, const std::string& pointer) {
+  if (!j.is_array()) {
+    err = {400, "schema_violation", "'collectors' must be an array of collector reports", {{"pointer", pointer}}};
+    return false;
+  }
+  for (size_t i = 0; i < j.size(); ++i) {
+    CollectorReport r;
+    std::string why;
+    if (!collector_report_from_json(j[i], r, why)) {
+      err = {400, "schema_violation", "invalid collector report: " + why, {{"pointer", fmt::format("{}/{}", pointer, i)}}};
+      return false;
+    }
+    out.push_back(std::move(r));
+  }
+  return true;
+}
+
 // Collects observations with their cost, checking a limit as they come in.
 // `room(total_cost)` returns 0 while they fit, else the status to answer.
 class ObservationSink {
@@ -245,7 +265,8 @@ class Service {
   // Runs the engine and writes the verdict (or an error) into `res`.
   // `obs` by value: a one-shot request moves its observations in, a
   // session (which keeps its own for the next attribution) copies them.
-  void attribute(const httplib::Request& req, httplib::Response& res, WorkloadContext ctx, std::vector<Observation> obs);
+  void attribute(const httplib::Request& req, httplib::Response& res, WorkloadContext ctx, std::vector<Observation> obs,
+                 std::vector<CollectorReport> collectors = {});
   ojson session_json(Session& s);
   void send_body_error(httplib::Response& res, const BodyError& e) {
     send_error(res, e.status, e.code, e.message, e.details);
@@ -350,10 +371,11 @@ bool Service::read_observations(const httplib::Request& req, const httplib::Cont
 }
 
 void Service::attribute(const httplib::Request& req, httplib::Response& res, WorkloadContext ctx,
-                        std::vector<Observation> obs) {
+                        std::vector<Observation> obs, std::vector<CollectorReport> collectors) {
   DiagnoseRequest dr;
   dr.context = std::move(ctx);
   dr.observations = std::move(obs);
+  dr.collectors = std::move(collectors);
   DiagnoseOptions opt;
   opt.threads = 1;  // the worker pool is the parallelism; one scan thread per request
   Verdict v;
@@ -386,6 +408,7 @@ void Service::handle_attributions(const httplib::Request& req, httplib::Response
                                   const httplib::ContentReader& reader) {
   BodyError err;
   WorkloadContext ctx;
+  std::vector<CollectorReport> collectors;  // what the caller's collectors gathered (culprit run --service)
   // In-flight one-shot evidence is charged to the shared budget too.
   size_t reserved = 0;
   ObservationSink sink([&](size_t total) {
@@ -409,7 +432,13 @@ void Service::handle_attributions(const httplib::Request& req, httplib::Response
       if (err.status) send_body_error(res, err);
       return;
     }
-    if (context.is_object() && context.contains("context") && context.size() == 1) context = context["context"];
+    // The first line is the bare context, or {"context": ..., "collectors": [...]}.
+    if (context.is_object() && context.contains("context") &&
+        context.size() == (context.contains("collectors") ? 2u : 1u)) {
+      if (context.contains("collectors") && !parse_collectors(context["collectors"], collectors, err, "line 1"))
+        return send_body_error(res, err);
+      context = json(context["context"]);
+    }
     if (!parse_context(context, ctx, err, "line 1")) return send_body_error(res, err);
   } else {
     std::string body;
@@ -420,12 +449,14 @@ void Service::handle_attributions(const httplib::Request& req, httplib::Response
       return send_error(res, 400, "schema_violation", "the body must be a JSON object {context, observations}",
                         {{"pointer", ""}});
     for (auto it = j.begin(); it != j.end(); ++it)
-      if (it.key() != "context" && it.key() != "observations")
+      if (it.key() != "context" && it.key() != "observations" && it.key() != "collectors")
         return send_error(res, 400, "schema_violation", fmt::format("unknown key '{}'", it.key()),
                           {{"pointer", "/" + it.key()}});
     if (!j.contains("context"))
       return send_error(res, 400, "schema_violation", "missing 'context'", {{"pointer", "/context"}});
     if (!parse_context(j["context"], ctx, err, "/context")) return send_body_error(res, err);
+    if (j.contains("collectors") && !parse_collectors(j["collectors"], collectors, err, "/collectors"))
+      return send_body_error(res, err);
     if (j.contains("observations")) {
       const auto& arr = j["observations"];
       if (!arr.is_array())
@@ -442,7 +473,7 @@ void Service::handle_attributions(const httplib::Request& req, httplib::Response
     if (o.file.empty()) o.file = "observations.jsonl";
     if (o.line == 0) o.line = n;
   }
-  attribute(req, res, std::move(ctx), std::move(sink.obs));
+  attribute(req, res, std::move(ctx), std::move(sink.obs), std::move(collectors));
 }
 
 ojson Service::session_json(Session& s) {
