@@ -428,7 +428,7 @@ int run(int argc, char** argv) {
   if (cmd == "fmt") return culprit::cli::cmd_fmt(argc, argv);
   if (cmd == "export-patterns") return culprit::cli::cmd_export_patterns(argc, argv);
   std::string hint;
-  if (auto m = culprit::closest_match(cmd, {"diagnose", "test", "check", "eval", "serve", "export-patterns", "match", "fmt", "help"}))
+  if (auto m = culprit::closest_match(cmd, {"diagnose", "test", "check", "eval", "serve", "export-patterns", "match", "fmt", "run", "help"}))
     hint = fmt::format(" (did you mean '{}'?)", *m);
   std::cerr << fmt::format("culprit: unknown command '{}'{}\n\n{}", cmd, hint, kMainHelp);
   return kBadInput;

@@ -57,6 +57,26 @@ std::string show(const Value& v) { return v.type == Type::String ? ojson(v.s).du
 
 std::string where(const SourceRange& r) { return r.file ? fmt::format("{}:{}", r.file->path, r.line) : "?"; }
 
+// An event's time as the report shows it. Syslog and glog stamps carry no
+// year: a bundle takes it from the workload's window, and a lone line has
+// none, so the scan placed it in 1970. Such a time is shown without a year
+// ("--03-14T02:03:17Z", the ISO 8601 form for a date with the year left
+// out) instead of as a 1970 instant. A stamp is year-less when two year
+// hints read it differently.
+std::string show_time(const Event& e, const std::string& line, bool& yearless) {
+  yearless = false;
+  std::string t = format_rfc3339(*e.where.ts);
+  if (e.where.ts_origin != "line") return t;
+  YearHint a, b;
+  a.year_start = a.year_end = 2001;
+  b.year_start = b.year_end = 2002;
+  LineTime ta = parse_line_time(line, a), tb = parse_line_time(line, b);
+  if (!ta.has_wall || !tb.has_wall || ta.wall_ns == tb.wall_ns) return t;
+  yearless = true;
+  size_t dash = t.find('-');
+  return dash == std::string::npos ? t : "-" + t.substr(dash);
+}
+
 // Rules whose `for` or an expression query reads events of `kind`.
 std::vector<const ir::Rule*> rules_seeing(const ir::Catalog& cat, int32_t kind) {
   std::vector<const ir::Rule*> out;
@@ -131,7 +151,11 @@ int cmd_match(int argc, char** argv) {
         m["event"] = schema.name;
         for (size_t i = 0; i < schema.fields.size() && i < e.fields.size(); ++i) fields[schema.fields[i].name] = value_to_json(e.fields[i]);
         m["fields"] = fields;
-        if (e.where.ts) m["ts"] = format_rfc3339(*e.where.ts);
+        if (e.where.ts) {
+          bool yearless = false;
+          std::string t = show_time(e, lines[n], yearless);
+          m[yearless ? "ts_without_year" : "ts"] = t;
+        }
         ojson rules = ojson::array();
         for (const auto* r : rules_seeing(cat, e.kind))
           rules.push_back({{"name", r->name}, {"stage", ir::kStageNames[static_cast<size_t>(r->stage)]}, {"location", where(r->where)}});
@@ -156,7 +180,13 @@ int cmd_match(int argc, char** argv) {
       std::cout << fmt::format("{} ({}) emits {}\n", e.producer, x ? where(x->where) : "?", schema.name);
       for (size_t i = 0; i < schema.fields.size() && i < e.fields.size(); ++i)
         std::cout << fmt::format("  {}: {}\n", schema.fields[i].name, show(e.fields[i]));
-      if (e.where.ts) std::cout << fmt::format("  ts: {} ({})\n", format_rfc3339(*e.where.ts), e.where.ts_origin);
+      if (e.where.ts) {
+        bool yearless = false;
+        std::string t = show_time(e, lines[n], yearless);
+        std::cout << fmt::format("  ts: {} ({})\n", t,
+                                 yearless ? "the line has no year; diagnose takes it from the workload's window"
+                                          : e.where.ts_origin);
+      }
       auto rules = rules_seeing(cat, e.kind);
       if (rules.empty()) {
         std::cout << fmt::format("  no rule queries {} events\n", schema.name);

@@ -89,6 +89,14 @@ run diagnoze examples/nvlink-xid149
 expect_status 2
 expect_in err "unknown command 'diagnoze' \(did you mean 'diagnose'\?\)" "the command it meant"
 
+run rnu --config x.yaml --once
+expect_status 2
+expect_in err "unknown command 'rnu' \(did you mean 'run'\?\)" "the blueprint's command"
+
+run run --config x.yaml --onec
+expect_status 2
+expect_in err "^culprit run: unknown option '--onec' \(did you mean '--once'\?\)" "the run option it meant"
+
 run diagnose examples/nvlink-xid149 --explian
 expect_status 2
 expect_in err "unknown option '--explian' \(did you mean '--explain'\?\)" "the option it meant"
@@ -467,6 +475,15 @@ expect_in out '^GpuXid \(.*gpu_xid.attr:[0-9]+\) emits gpu.xid$' "the extractor 
 expect_in out '^  xid: 79$' "the typed field"
 expect_in out '^  pci: "0000:3b:00"$' "the string field"
 expect_in out '^    GpuFallenOffBus \[symptoms\]' "a rule that sees the event"
+
+# A syslog stamp has no year: shown without one, never as a 1970 instant.
+run match --source kernel "Mar 14 02:03:17 node-02 kernel: $xid79"
+expect_status 0
+expect_in out '^  ts: --03-14T02:03:17Z \(the line has no year' "the year-less time"
+checks=$((checks + 1))
+! grep -q 1970 "$tmp/out" || fail "$what: stdout should not show a made-up year 1970"
+run match --source kernel "2026-03-14T02:03:17Z node-02 kernel: $xid79"
+expect_in out '^  ts: 2026-03-14T02:03:17Z \(line\)$' "a time with its year"
 
 run match --source kernel 'nothing to see here'
 expect_status 1
