@@ -218,6 +218,19 @@ v = json.load(open(sys.argv[1]))
 assert v["culprit_nodes"] == ["node-02"] and v["workload"]["aliases"] == {"node-02": ["10.10.2.12"]}
 assert v["coverage"]["host_aliases"][0]["how"] == "alias"' "$tmp/out" || fail "$what: the alias directory was not read as node-02"
 
+# Counted nouns agree with their count: one XID line on one link is not
+# "1 XID line(s) on 1 link(s)".
+mkdir -p "$tmp/one-xid/logs/node-02"
+printf '{"workload_id": "9", "start": "2026-03-14T01:00:02Z", "end": "2026-03-14T02:03:34Z", "nodes": ["node-02"], "terminal": {"state": "FAILED", "exit_code": 1}}\n' > "$tmp/one-xid/context.json"
+sed -n 673p examples/nvlink-xid149/logs/node-02/kernel.log > "$tmp/one-xid/logs/node-02/kernel.log"
+run diagnose "$tmp/one-xid" --format text --width 0 --color never
+expect_status 0
+expect_in out 'fatal NVLink5 fault on node-02, GPU 0000:61:00: 1 XID line \(149\) on 1 link \[4\]' "the singular forms"
+run diagnose examples/nvlink-xid149 --format text --width 0 --color never
+expect_in out ': 5 XID lines \(149\) on 5 links \[4,5,12,13,16\]' "the plural forms"
+checks=$((checks + 1))
+! grep -q '(s)' "$tmp/out" || fail "$what: the report should not hedge a plural with (s)"
+
 # A misspelt terminal state is refused (it would turn a clean run into
 # "unattributed"); an unknown one is accepted with a warning.
 cp -r examples/completed-clean "$tmp/typo-state"
