@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "cli/args.h"
+#include "cli/text_output.h"
 #include "compiler/formatter.h"
 
 namespace culprit::cli {
@@ -69,7 +70,7 @@ int cmd_fmt(int argc, char** argv) {
     read_all(std::cin, text);
     Diagnostics diags;
     if (!format_attr(make_source_file("<stdin>", text), out, diags)) {
-      std::cerr << diags.render(isatty(STDERR_FILENO));
+      std::cerr << diags.render(auto_color(STDERR_FILENO));
       return 2;
     }
     if (check) return out == text ? 0 : 1;
@@ -111,7 +112,7 @@ int cmd_fmt(int argc, char** argv) {
     }
     Diagnostics diags;
     if (!format_attr(make_source_file(f.string(), text), out, diags)) {
-      std::cerr << diags.render(isatty(STDERR_FILENO));
+      std::cerr << diags.render(auto_color(STDERR_FILENO));
       rc = 2;
       continue;
     }

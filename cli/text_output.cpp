@@ -28,15 +28,19 @@ size_t terminal_width() {
 
 }  // namespace
 
+bool auto_color(int fd) {
+  const char* term = std::getenv("TERM");
+  bool dumb = term && std::strcmp(term, "dumb") == 0;
+  return isatty(fd) && !env_set("NO_COLOR") && !dumb;
+}
+
 bool text_options(const Args& a, TextOptions& out, std::string& err) {
   std::string color = a.last("color").value_or("auto");
   if (color != "auto" && color != "always" && color != "never") {
     err = "--color must be auto, always or never";
     return false;
   }
-  const char* term = std::getenv("TERM");
-  bool dumb = term && std::strcmp(term, "dumb") == 0;
-  out.color = color == "always" || (color == "auto" && isatty(STDOUT_FILENO) && !env_set("NO_COLOR") && !dumb);
+  out.color = color == "always" || (color == "auto" && auto_color(STDOUT_FILENO));
   out.explain = a.has("explain");
   out.cascade = a.has("cascade");
   if (auto w = a.last("width")) {

@@ -19,4 +19,9 @@ namespace culprit::cli {
 // Fills `out` from the options; false with `err` on a bad value.
 bool text_options(const Args& a, TextOptions& out, std::string& err);
 
+// Whether text written to `fd` gets colour when nothing asks otherwise:
+// `fd` is a terminal, $NO_COLOR is unset or empty, and $TERM is not "dumb".
+// Compiler and configuration diagnostics on stderr follow it.
+bool auto_color(int fd);
+
 }  // namespace culprit::cli

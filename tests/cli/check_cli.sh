@@ -297,6 +297,21 @@ in_pty env NO_COLOR=1 "$bin" diagnose examples/nvlink-xid149 --color always
 checks=$((checks + 1))
 grep -q $'\033\[' "$tmp/out" || fail "$what: --color always must win over NO_COLOR"
 
+# Diagnostics on stderr follow the same rule: colour in a terminal, none
+# with NO_COLOR or TERM=dumb.
+printf 'rule R stage symptoms {\n  for e: event gpu.xid where e.xid = 79\n  symptom s { summary: "x" }\n}\n' > "$tmp/colour.attr"
+in_pty env TERM=xterm "$bin" check --no-stdlib "$tmp/colour.attr"
+expect_status 2
+checks=$((checks + 1))
+grep -q $'\033\[' "$tmp/out" || fail "$what: no colour in the diagnostics on a terminal"
+for env in "NO_COLOR=1" "TERM=dumb"; do
+  in_pty env "$env" "$bin" check --no-stdlib "$tmp/colour.attr"
+  expect_status 2
+  expect_in out 'error\[E' "the diagnostic"
+  checks=$((checks + 1))
+  if grep -q $'\033\[' "$tmp/out"; then fail "$what: $env still coloured the diagnostics"; fi
+done
+
 run diagnose examples/nvlink-xid149 --format text --width 60
 expect_status 0
 checks=$((checks + 1))
