@@ -19,6 +19,8 @@
 #include "cli/args.h"
 #include "cli/text_output.h"
 #include "runtime/bundle.h"
+#include "runtime/observation_reader.h"
+#include "runtime/observation_writer.h"
 
 namespace culprit::cli {
 
@@ -64,71 +66,20 @@ bool wants_remote_diagnose(int argc, char** argv) {
 
 namespace {
 
-using ojson = nlohmann::ordered_json;
 
-// Turns a bundle into NDJSON observation lines. Each log line keeps its
-// bundle-relative file, 1-based line number and byte offset, and its '\n'
-// terminator (counted in coverage bytes as the file's is), so the service
-// scans exactly what local mode scans.
-bool bundle_observations(const Bundle& b, std::vector<std::string>& out, std::string& err) {
-  size_t bad_utf8 = 0;
-  for (const auto& f : b.files) {
-    std::ifstream in(f.path, std::ios::binary);
-    if (!in) {
-      err = "cannot read " + f.path;
-      return false;
-    }
-    std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (data.empty())
-      std::cerr << fmt::format("culprit diagnose: warning: {} is empty; the service's coverage will not count it as a file\n",
-                               f.display_path);
-    size_t pos = 0;
-    int64_t line = 0;
-    while (pos < data.size()) {
-      size_t nl = data.find('\n', pos);
-      size_t end = nl == std::string::npos ? data.size() : nl + 1;
-      ++line;
-      ojson o;
-      o["host"] = f.host;
-      o["source"] = f.source;
-      o["file"] = f.display_path;
-      o["line"] = line;
-      o["offset"] = pos;
-      std::string text = data.substr(pos, end - pos);
-      if (!is_valid_utf8(text)) ++bad_utf8;
-      o["text"] = std::move(text);
-      // JSON cannot carry invalid UTF-8: such bytes become U+FFFD.
-      out.push_back(o.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-      pos = end;
-    }
-  }
-  if (bad_utf8)
+// Warnings about what the service cannot see as local mode does; printed
+// once the evidence is sent, when the writer knows.
+void warn_about_differences(const Bundle& b, const NdjsonObservationWriter& w) {
+  for (const auto& f : w.empty_files())
+    std::cerr << fmt::format("culprit diagnose: warning: {} is empty; the service's coverage will not count it as a file\n", f);
+  if (size_t bad = w.invalid_utf8_lines())
     std::cerr << fmt::format("culprit diagnose: warning: {} line{} with invalid UTF-8 sent with U+FFFD replacements; "
                              "coverage lines_invalid_utf8 will differ from local mode\n",
-                             bad_utf8, bad_utf8 == 1 ? "" : "s");
+                             bad, bad == 1 ? "" : "s");
   if (!b.ignored_files.empty())
     std::cerr << fmt::format("culprit diagnose: warning: {} file{} ignored by the bundle layout are not sent; the "
                              "service's coverage will not list them\n",
                              b.ignored_files.size(), b.ignored_files.size() == 1 ? "" : "s");
-  if (!b.observations_path.empty()) {
-    std::ifstream in(b.observations_path, std::ios::binary);
-    std::string l;
-    int64_t n = 0;
-    while (std::getline(in, l)) {
-      ++n;
-      if (l.find_first_not_of(" \t\r") == std::string::npos) continue;
-      auto j = nlohmann::ordered_json::parse(l, nullptr, false);
-      if (j.is_discarded() || !j.is_object()) {
-        err = fmt::format("{}:{}: invalid observation: not a JSON object", b.observations_path, n);
-        return false;
-      }
-      // The defaults local mode gives them (runtime/diagnose.cpp).
-      if (!j.contains("file")) j["file"] = "observations.jsonl";
-      if (!j.contains("line")) j["line"] = n;
-      out.push_back(j.dump());
-    }
-  }
-  return true;
 }
 
 // Why a TCP connection to the URL's host and port fails, in the system's
@@ -248,11 +199,14 @@ int cmd_diagnose_remote(int argc, char** argv) {
     std::cerr << "culprit diagnose: context.json is not valid JSON\n";
     return 2;
   }
-  std::vector<std::string> lines;
-  if (!bundle_observations(bundle, lines, err)) {
+  // observations.jsonl is read (and checked) as local mode reads it, with
+  // the same defaults and the same messages; the log files are streamed.
+  std::vector<Observation> observations;
+  if (!bundle.observations_path.empty() && !read_observations_file(bundle.observations_path, observations, err)) {
     std::cerr << "culprit diagnose: " << err << "\n";
     return 2;
   }
+  NdjsonObservationWriter writer(std::move(observations), bundle.files);
 
   httplib::Client client(url);
   if (!client.is_valid()) return usage("--server must be a URL such as http://127.0.0.1:8080");
@@ -270,14 +224,33 @@ int cmd_diagnose_remote(int argc, char** argv) {
   }
 
   // Small bundles go in one request; large ones through a session, in
-  // posts that stay well under the service's default body limit.
-  constexpr size_t kPost = 16u << 20;
-  size_t total = context.dump().size();
-  for (const auto& l : lines) total += l.size() + 1;
+  // posts that stay well under the service's default body limit. Up to
+  // kOneShot bytes are held to decide which; past that, memory holds one
+  // post, however large the bundle.
+  constexpr size_t kPost = 16u << 20, kOneShot = 3 * kPost;
+  auto writer_failed = [&]() {
+    std::cerr << "culprit diagnose: " << writer.error() << "\n";
+    return 2;
+  };
+  std::vector<std::string> held;
+  size_t held_bytes = 0;
+  bool ended = false;
+  while (held_bytes <= kOneShot) {
+    std::string chunk;
+    if (!writer.next(chunk, kPost)) {
+      if (!writer.error().empty()) return writer_failed();
+      ended = true;
+      break;
+    }
+    held_bytes += chunk.size();
+    held.push_back(std::move(chunk));
+  }
   std::string verdict;
-  if (total <= 3 * kPost) {
+  if (ended) {
     std::string body = context.dump() + "\n";
-    for (const auto& l : lines) body += l + "\n";
+    body.reserve(body.size() + held_bytes);
+    for (auto& c : held) body += c;
+    held.clear();
     auto r = client.Post(("/v1/attributions" + query).c_str(), headers, body, "application/x-ndjson");
     if (!r || r->status != 200) return report_error(r, url);
     verdict = r->body;
@@ -286,11 +259,8 @@ int cmd_diagnose_remote(int argc, char** argv) {
     if (!c || c->status != 201) return report_error(c, url);
     auto id = nlohmann::json::parse(c->body, nullptr, false).value("id", std::string());
     std::string base = "/v1/workloads/" + id;
-    std::string chunk;
-    auto flush = [&]() {
-      if (chunk.empty()) return true;
+    auto post = [&](const std::string& chunk) {
       auto p = client.Post((base + "/observations").c_str(), headers, chunk, "application/x-ndjson");
-      chunk.clear();
       if (!p || p->status != 200) {
         report_error(p, url);
         return false;
@@ -298,11 +268,16 @@ int cmd_diagnose_remote(int argc, char** argv) {
       return true;
     };
     bool ok = true;
-    for (const auto& l : lines) {
-      chunk += l + "\n";
-      if (chunk.size() >= kPost && !(ok = flush())) break;
+    for (size_t i = 0; ok && i < held.size(); ++i) {
+      ok = post(held[i]);
+      held[i] = std::string();
     }
-    if (ok) ok = flush();
+    std::string chunk;
+    while (ok && writer.next(chunk, kPost)) ok = post(chunk);
+    if (ok && !writer.error().empty()) {
+      writer_failed();
+      ok = false;
+    }
     if (!ok) {
       client.Delete(base.c_str(), headers);
       return 2;
@@ -312,6 +287,7 @@ int cmd_diagnose_remote(int argc, char** argv) {
     if (!r || r->status != 200) return report_error(r, url);
     verdict = r->body;
   }
+  warn_about_differences(bundle, writer);
   std::cout << verdict;
   std::cout.flush();
   return std::cout.good() ? 0 : 2;

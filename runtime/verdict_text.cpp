@@ -172,8 +172,6 @@ std::vector<Group> group_symptoms(const std::vector<const Symptom*>& list,
 
 std::string demote_reason(const Symptom& s) { return s.demoted_by ? s.demoted_by->reason : ""; }
 std::string demote_rule(const Symptom& s) { return s.demoted_by ? s.demoted_by->rule : ""; }
-std::string scrub_reason(const Symptom& s) { return s.scrubbed_by ? s.scrubbed_by->reason : ""; }
-std::string scrub_rule(const Symptom& s) { return s.scrubbed_by ? s.scrubbed_by->rule : ""; }
 std::string no_reason(const Symptom&) { return ""; }
 
 std::string catalog_label(const EngineInfo& e) {
