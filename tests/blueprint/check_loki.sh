@@ -36,7 +36,7 @@ start_loki() {  # start_loki LOG [server options]
   for _ in $(seq 1 100); do [ -s "$D/port" ] && break; sleep 0.1; done
   [ -s "$D/port" ] || { cat "$D/loki.err"; fail "the Loki test server did not start"; }
   URL=http://127.0.0.1:$(cat "$D/port")
-  curl -sf "$URL/ready" | grep -q ready || fail "/ready"
+  grep -q ready <<< "$(curl -sf "$URL/ready")" || fail "/ready"
 }
 
 config() {  # config FILE [extra loki keys]
@@ -106,7 +106,7 @@ print(len(q), sum(x['bytes'] for x in q), sum(x['bytes'] for x in r))" "$1"
 # --- push-down (the default)
 start_loki "$D/req-filtered.log"
 config "$D/loki.yaml"
-"$CULPRIT" run --config "$D/loki.yaml" --check | grep -q "Loki (1 stream)" || fail "--check"
+grep -q "Loki (1 stream)" <<< "$("$CULPRIT" run --config "$D/loki.yaml" --check)" || fail "--check"
 t0=$(date +%s.%N)
 "$CULPRIT" run --config "$D/loki.yaml" --once --store "sqlite:$D/f.db" > "$D/f.jsonl" 2> "$D/f.err" || { cat "$D/f.err"; fail "run with push-down"; }
 t1=$(date +%s.%N)
