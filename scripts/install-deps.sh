@@ -11,6 +11,7 @@ packages=(
   libcpp-httplib-dev libsqlite3-dev
   libyaml-cpp-dev libpq-dev zlib1g-dev  # the blueprint: configuration, PostgreSQL store, gzip logs
   libcurl4-openssl-dev                  # the blueprint's HTTP connectors (Loki, PromQL, Kubernetes)
+  openssl                               # the Kubernetes test server's CA (tests/blueprint/check_kube.sh)
   prometheus                            # the PromQL collector's real-Prometheus test (tests/blueprint/check_promql.sh)
   slurm-wlm slurmdbd munge mariadb-server bc   # the blueprint's real-Slurm test (tests/blueprint/check_slurm.sh)
   postgresql sqlite3                    # the blueprint's store tests (a real PostgreSQL server)
