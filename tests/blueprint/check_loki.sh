@@ -132,6 +132,16 @@ config "$D/all.yaml" "    push_down: false"
 echo "check_loki: without push-down:"
 verdicts "$D/a.jsonl" || fail "verdicts without push-down"
 read -r na ba aa < <(wire "$D/req-all.log")
+# The line filter loses no event: the same symptoms, states and counts.
+python3 - "$D/f.jsonl" "$D/a.jsonl" <<'PY' || fail "push-down changed the symptoms"
+import json, sys
+def symptoms(f):
+    return {json.loads(l)["attempt"]["key"]: sorted((s["id"], s["state"], s["count"], s["evidence_total"]) for s in json.loads(l)["verdict"]["symptoms"])
+            for l in open(f)}
+f, a = symptoms(sys.argv[1]), symptoms(sys.argv[2])
+assert f == a, [(k, set(f[k]) ^ set(a[k])) for k in f if f[k] != a.get(k)]
+print(f"check_loki: push-down kept every symptom ({sum(len(v) for v in f.values())}, with their counts and evidence totals)")
+PY
 python3 -c "
 import sys
 nf, bf, na, ba = map(int, sys.argv[1:5])
