@@ -6,7 +6,8 @@
 // Each configured query is sent as
 //   POST /api/v1/query_range  query=Q&start=S&end=E&step=STEP
 // (form-encoded: long node lists do not fit a URL). A bare metric name gets
-// the node matcher `{HOSTNAME_LABEL=~"node-01|node-02"}`; other queries can
+// the node matcher `{HOSTNAME_LABEL=~"(?:node-01|node-02)(?:[.:].*)?"}`
+// (FQDNs and `host:port` instances match too); other queries can
 // place it themselves with {nodes} (the escaped node alternation) and
 // {hostname_label}; results are kept only for the attempt's nodes either
 // way. Windows longer than 11,000 steps (Prometheus' limit per series) are
