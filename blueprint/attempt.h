@@ -29,12 +29,30 @@ struct AttemptStep {
   std::vector<std::string> nodes;     // expanded, sorted
 };
 
+// A pod of a Kubernetes workload attempt, as discovery saw it (or as the
+// placement recorder stored it when the pod is gone).
+struct AttemptContainer {
+  std::string name;
+  bool init = false;                  // an init container
+  int restarts = 0;                   // restartCount: > 0 means a previous instance has a log
+  bool started = false;               // it ran (has a log): running or terminated now or before
+};
+
+struct AttemptPod {
+  std::string name, uid;
+  std::string node;                   // spec.nodeName, "" when never scheduled
+  std::string phase;                  // Pending, Running, Succeeded, Failed, Unknown, or "gone"
+  std::vector<AttemptContainer> containers;  // init containers first, in spec order
+  bool gone = false;                  // not in the API any more (placement from the recorder or Events)
+};
+
 struct Attempt {
   // Stable identity, unique across schedulers and clusters and constant from
-  // one discovery to the next: "slurm/CLUSTER/JOBID@START", "static/ID". The
+  // one discovery to the next: "slurm/CLUSTER/JOBID@START", "static/ID",
+  // "kueue/CLUSTER/NAMESPACE/WORKLOAD@END". The
   // store never attributes the same key twice.
   std::string key;
-  std::string scheduler = "static";  // "slurm", "static", (later) "kubernetes"
+  std::string scheduler = "static";  // "slurm", "static", "kubernetes"
   std::string cluster;               // "" when the scheduler has none
   std::string workload_id;           // the scheduler's job id ("42", "42_3" for an array task, "42.0" for a step attempt)
   std::string job_id;                // the raw job id the scheduler names files by (Slurm %j: "42", "57" for task 42_3); = workload_id when it has none
@@ -54,6 +72,12 @@ struct Attempt {
   // Where the evidence already is, for workloads given as bundle directories
   // (static discovery): the bundle root, else "".
   std::string bundle_dir;
+
+  // Kubernetes (Kueue discovery): the Workload and the pods it ran.
+  std::string k8s_namespace;          // "" for other schedulers
+  std::string k8s_workload, k8s_workload_uid;
+  std::string k8s_owner_kind, k8s_owner_name, k8s_owner_uid;  // the job object Kueue admitted (Job, JobSet, PyTorchJob, Pod, ...)
+  std::vector<AttemptPod> pods;       // sorted by name
 
   // The runtime's view of it: what the verdict's "workload" says.
   WorkloadContext context() const;

@@ -186,6 +186,26 @@ bool ServiceAttribution::authorized(std::string& error) const {
   return true;
 }
 
+bool ServiceAttribution::catalog_digest(std::string& digest, std::string& error) const {
+  httplib::Client c(url_);
+  c.set_connection_timeout(5, 0);
+  c.set_read_timeout(30, 0);
+  httplib::Headers headers;
+  if (!token_.empty()) headers.emplace("Authorization", "Bearer " + token_);
+  auto r = c.Get("/v1/catalog", headers);
+  if (!r || r->status != 200) {
+    error = fmt::format("{}/v1/catalog: {}", url_, r ? fmt::format("HTTP {}", r->status) : httplib::to_string(r.error()));
+    return false;
+  }
+  auto j = nlohmann::json::parse(r->body, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("digest") || !j["digest"].is_string()) {
+    error = fmt::format("{}/v1/catalog: no catalog digest in the answer", url_);
+    return false;
+  }
+  digest = j["digest"].get<std::string>();
+  return true;
+}
+
 bool ServiceAttribution::attribute(const Attempt& attempt, Collected&& ev, ojson& verdict, AttributionError& error) const {
   ojson head;
   head["context"] = context_json(attempt.context());

@@ -66,6 +66,8 @@ class ServiceAttribution final : public Attribution {
   bool ready(std::string& error) const;
   // GET /v1/catalog with the token: false when the service refuses it.
   bool authorized(std::string& error) const;
+  // The digest of the service's catalog (GET /v1/catalog).
+  bool catalog_digest(std::string& digest, std::string& error) const;
 
  private:
   std::string url_, token_;

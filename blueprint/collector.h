@@ -15,8 +15,9 @@
 //     it never stops the run.
 //
 // Remote collectors (Loki, Kubernetes pod logs, PromQL) implement the same
-// interface: they fill `observations`, use `hints` to push the catalog's
-// sources down into their queries, and check `stop` between pages.
+// interface: they fill `observations`, use `wanted_sources` and
+// `line_filters` to push the catalog's needs down into their queries, and
+// check `stop` between pages.
 //
 // Thread-safety: collect() may run for several attempts at once; an
 // implementation keeps no per-call state in the object. No exception
@@ -25,6 +26,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -32,6 +34,7 @@
 #include <vector>
 
 #include "blueprint/attempt.h"
+#include "blueprint/push_down.h"
 #include "runtime/bundle.h"
 #include "runtime/model.h"
 #include "runtime/observation.h"
@@ -45,6 +48,10 @@ struct CollectRequest {
   std::optional<int64_t> scope_start, scope_end;
   // The log sources the catalog reads (a collector may skip the others).
   std::set<std::string> wanted_sources;
+  // Per source, a filter every line an extractor can match passes
+  // (push_down.h); null when unknown (a service's catalog that differs from
+  // the local one): then every line is needed.
+  const std::map<std::string, LineFilter>* line_filters = nullptr;
   const std::atomic<bool>* stop = nullptr;  // set on SIGTERM: return early, report "partial"
 };
 
@@ -53,6 +60,7 @@ struct Collected {
   std::vector<Observation> observations;
   std::vector<CollectorReport> reports;
   int64_t bytes = 0;              // evidence bytes gathered (files' sizes and observations' text)
+  int64_t wire_bytes = 0;         // bytes remote collectors moved over the network for it (requests and answers)
   int64_t files_out_of_scope = 0; // files skipped because they end before or start after the scope
   std::vector<std::string> ignored_files;  // found but not read as logs (listed in coverage)
 

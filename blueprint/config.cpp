@@ -259,9 +259,337 @@ class Reader {
   std::string dir_;
 };
 
-const std::vector<std::string> kTerminalStates = {"BOOT_FAIL", "CANCELLED", "COMPLETED", "DEADLINE",     "FAILED",
-                                                  "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED", "REQUEUED", "REVOKED",
-                                                  "SPECIAL_EXIT", "TIMEOUT"};
+const std::vector<std::string> kTerminalStates = {"BOOT_FAIL",     "CANCELLED", "COMPLETED", "DEADLINE", "EVICTED",
+                                                  "FAILED",        "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED", "REQUEUED",
+                                                  "REVOKED",       "SPECIAL_EXIT", "TIMEOUT"};
+
+// Upper-cases and checks a list of terminal states.
+void read_states(Reader& r, const YAML::Node& v, std::vector<std::string>& out) {
+  std::vector<std::string> s;
+  if (!r.strings(v, "states", s)) return;
+  out.clear();
+  for (auto st : s) {
+    for (auto& c : st) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    if (std::find(kTerminalStates.begin(), kTerminalStates.end(), st) == kTerminalStates.end()) {
+      std::string near = nearest_name(st, kTerminalStates);
+      r.error("B0104", v, fmt::format("unknown terminal state '{}'{}", st,
+                                      near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near)));
+      continue;
+    }
+    out.push_back(st);
+  }
+  std::sort(out.begin(), out.end());
+}
+
+bool source_name_ok(const std::string& s) {
+  if (s.empty()) return false;
+  for (char c : s)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-')) return false;
+  return true;
+}
+
+// "268435456", "256MiB", "1GiB", "64KiB", "10MB".
+std::optional<uint64_t> parse_size(const std::string& s) {
+  size_t i = 0;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+  if (i == 0 || i > 15) return std::nullopt;
+  uint64_t n = std::stoull(s.substr(0, i));
+  std::string unit = s.substr(i);
+  static const std::map<std::string, uint64_t> units = {{"", 1},          {"B", 1},           {"KiB", 1ULL << 10},
+                                                        {"MiB", 1ULL << 20}, {"GiB", 1ULL << 30}, {"KB", 1000},
+                                                        {"MB", 1000000},    {"GB", 1000000000}};
+  auto it = units.find(unit);
+  if (it == units.end()) return std::nullopt;
+  return n * it->second;
+}
+
+// The credentials keys of an HTTP connector; true when `k` was one.
+bool read_auth(Reader& r, const std::string& k, const YAML::Node& v, HttpAuthConfig& a) {
+  if (k == "token_file") {
+    if (r.string(v, k, a.token_file)) a.token_file = r.path(a.token_file);
+  } else if (k == "token_env") r.string(v, k, a.token_env);
+  else if (k == "username") r.string(v, k, a.username);
+  else if (k == "password_file") {
+    if (r.string(v, k, a.password_file)) a.password_file = r.path(a.password_file);
+  } else if (k == "password_env") r.string(v, k, a.password_env);
+  else if (k == "token" || k == "password")
+    r.error("B0106", v, fmt::format("secrets are never read from the configuration: use '{0}_file' or '{0}_env'", k));
+  else return false;
+  return true;
+}
+const std::vector<std::string> kAuthKeys = {"token_file", "token_env", "username", "password_file", "password_env", "token", "password"};
+
+void read_tls(Reader& r, const YAML::Node& n, const std::string& where, TlsFilesConfig& t) {
+  r.map(n, where, {"ca_file", "cert_file", "key_file", "server_name", "insecure_skip_verify"},
+        [&](const std::string& k, const YAML::Node& v) {
+          if (k == "ca_file") {
+            if (r.string(v, k, t.ca_file)) t.ca_file = r.path(t.ca_file);
+          } else if (k == "cert_file") {
+            if (r.string(v, k, t.cert_file)) t.cert_file = r.path(t.cert_file);
+          } else if (k == "key_file") {
+            if (r.string(v, k, t.key_file)) t.key_file = r.path(t.key_file);
+          } else if (k == "server_name") r.string(v, k, t.server_name);
+          else r.boolean(v, k, t.insecure_skip_verify);
+        });
+  if (t.cert_file.empty() != t.key_file.empty())
+    r.error("B0105", n, fmt::format("'{}' needs both 'cert_file' and 'key_file' for a client certificate", where));
+}
+
+bool http_url(Reader& r, const YAML::Node& v, const std::string& key, std::string& out) {
+  if (!r.string(v, key, out)) return false;
+  if (out.rfind("http://", 0) != 0 && out.rfind("https://", 0) != 0) {
+    r.error("B0104", v, fmt::format("'{}' must start with http:// or https://", key));
+    return false;
+  }
+  while (!out.empty() && out.back() == '/') out.pop_back();
+  return true;
+}
+
+void read_kubernetes(Reader& r, const YAML::Node& n, KubernetesConfig& out) {
+  out.enabled = true;
+  auto& c = out.connection;
+  r.map(n, "kubernetes", {"kubeconfig", "context", "in_cluster", "service_account_dir", "timeout", "retries", "page_size"},
+        [&](const std::string& k, const YAML::Node& v) {
+          if (k == "kubeconfig") {
+            if (r.string(v, k, c.kubeconfig)) c.kubeconfig = r.path(c.kubeconfig);
+          } else if (k == "context") r.string(v, k, c.context);
+          else if (k == "in_cluster") r.boolean(v, k, c.in_cluster);
+          else if (k == "service_account_dir") {
+            if (r.string(v, k, c.service_account_dir)) c.service_account_dir = r.path(c.service_account_dir);
+          } else if (k == "timeout") r.duration(v, k, c.timeout, 1000000000LL);
+          else if (k == "retries") {
+            int64_t x = 0;
+            if (r.integer(v, k, x, 0, 20)) c.retries = static_cast<int>(x);
+          } else if (k == "page_size") {
+            int64_t x = 0;
+            if (r.integer(v, k, x, 1, 10000)) c.page_size = static_cast<int>(x);
+          }
+        });
+  if (c.in_cluster && !c.kubeconfig.empty())
+    r.error("B0104", n, "'kubernetes' takes either 'in_cluster: true' or 'kubeconfig', not both");
+}
+
+void read_kueue(Reader& r, const YAML::Node& n, KueueDiscoveryConfig& out) {
+  out.enabled = true;
+  r.map(n, "discovery.kueue", {"namespaces", "label_selector", "states", "lookback", "pod_selector", "events", "placement_interval"},
+        [&](const std::string& k, const YAML::Node& v) {
+          if (k == "namespaces") r.strings(v, k, out.namespaces);
+          else if (k == "label_selector") r.string(v, k, out.label_selector);
+          else if (k == "states") read_states(r, v, out.states);
+          else if (k == "lookback") r.duration(v, k, out.lookback, 1000000000LL);
+          else if (k == "pod_selector") {
+            if (r.string(v, k, out.pod_selector)) {
+              static const std::vector<std::string> kVars = {"owner_name", "owner_uid", "workload"};
+              for (size_t i = out.pod_selector.find('{'); i != std::string::npos; i = out.pod_selector.find('{', i + 1)) {
+                size_t close = out.pod_selector.find('}', i);
+                std::string var = close == std::string::npos ? "" : out.pod_selector.substr(i + 1, close - i - 1);
+                if (std::find(kVars.begin(), kVars.end(), var) == kVars.end())
+                  r.error("B0104", v, fmt::format("unknown placeholder '{{{}}}' in 'pod_selector' (known: {{owner_name}} "
+                                                  "{{owner_uid}} {{workload}})", var));
+              }
+            }
+          } else if (k == "events") r.boolean(v, k, out.events);
+          else if (k == "placement_interval") r.duration(v, k, out.placement_interval, 1000000000LL);
+        });
+}
+
+void read_kube_logs(Reader& r, const YAML::Node& n, KubernetesCollectorConfig& out) {
+  out.enabled = true;
+  r.map(n, "collectors.kubernetes",
+        {"logs", "source", "containers", "previous", "events", "events_source", "max_bytes_per_container"},
+        [&](const std::string& k, const YAML::Node& v) {
+          if (k == "logs") r.boolean(v, k, out.logs);
+          else if (k == "source" || k == "events_source") {
+            std::string& dst = k == "source" ? out.source : out.events_source;
+            if (r.string(v, k, dst) && !source_name_ok(dst))
+              r.error("B0104", v, fmt::format("'{}' must be a lowercase name ([a-z0-9_-]+)", k));
+          } else if (k == "containers") r.strings(v, k, out.containers);
+          else if (k == "previous") r.boolean(v, k, out.previous);
+          else if (k == "events") r.boolean(v, k, out.events);
+          else if (k == "max_bytes_per_container") {
+            std::string s;
+            if (r.scalar(v, k, s)) {
+              auto sz = parse_size(s);
+              if (!sz) r.error("B0104", v, "'max_bytes_per_container' must be a size such as 256MiB, 1GiB or 0 (no limit)");
+              else out.max_bytes_per_container = *sz;
+            }
+          }
+        });
+}
+
+// A LogQL stream selector: `{...}` and nothing after it.
+bool stream_selector_ok(const std::string& s) {
+  if (s.size() < 2 || s.front() != '{') return false;
+  bool in_str = false;
+  char quote = 0;
+  for (size_t i = 1; i < s.size(); ++i) {
+    char c = s[i];
+    if (in_str) {
+      if (c == '\\' && quote == '"') ++i;
+      else if (c == quote) in_str = false;
+    } else if (c == '"' || c == '`') {
+      in_str = true;
+      quote = c;
+    } else if (c == '}') {
+      return i == s.size() - 1;
+    }
+  }
+  return false;
+}
+
+void read_loki(Reader& r, const YAML::Node& n, LokiCollectorConfig& out) {
+  out.enabled = true;
+  r.require(n, "collectors.loki", {"url", "streams"});
+  std::vector<std::string> keys = {"url", "tenant", "host_label", "streams", "push_down", "limit", "chunk",
+                                   "nodes_per_query", "timeout", "retries", "tls"};
+  keys.insert(keys.end(), kAuthKeys.begin(), kAuthKeys.end());
+  r.map(n, "collectors.loki", keys, [&](const std::string& k, const YAML::Node& v) {
+    if (read_auth(r, k, v, out.auth)) return;
+    if (k == "url") http_url(r, v, k, out.url);
+    else if (k == "tenant") r.string(v, k, out.tenant);
+    else if (k == "host_label") r.string(v, k, out.host_label);
+    else if (k == "push_down") r.boolean(v, k, out.push_down);
+    else if (k == "limit") {
+      int64_t x = 0;
+      if (r.integer(v, k, x, 1, 1000000)) out.limit = static_cast<int>(x);
+    } else if (k == "chunk") r.duration(v, k, out.chunk, 60LL * 1000000000);
+    else if (k == "nodes_per_query") {
+      int64_t x = 0;
+      if (r.integer(v, k, x, 1, 10000)) out.nodes_per_query = static_cast<int>(x);
+    } else if (k == "timeout") r.duration(v, k, out.timeout, 1000000000LL);
+    else if (k == "retries") {
+      int64_t x = 0;
+      if (r.integer(v, k, x, 0, 20)) out.retries = static_cast<int>(x);
+    } else if (k == "tls") read_tls(r, v, "collectors.loki.tls", out.tls);
+    else if (k == "streams") {
+      if (!v.IsSequence()) {
+        r.error("B0103", v, "'streams' must be a list of {selector, source} entries");
+        return;
+      }
+      for (const auto& e : v) {
+        LokiStreamConfig st;
+        st.line = e.Mark().line + 1;
+        r.require(e, "collectors.loki.streams[]", {"selector"});
+        r.map(e, "collectors.loki.streams[]", {"selector", "source", "source_label", "source_map", "host_label"},
+              [&](const std::string& kk, const YAML::Node& x) {
+                if (kk == "selector") {
+                  if (r.string(x, kk, st.selector) && !stream_selector_ok(st.selector))
+                    r.error("B0104", x, "'selector' must be a LogQL stream selector such as {job=\"node-logs\"} "
+                                        "(no pipeline: the line filter is added by the collector)");
+                } else if (kk == "source") {
+                  if (r.string(x, kk, st.source) && !source_name_ok(st.source))
+                    r.error("B0104", x, "'source' must be a lowercase name ([a-z0-9_-]+), such as kernel or app");
+                } else if (kk == "source_label") r.string(x, kk, st.source_label);
+                else if (kk == "host_label") r.string(x, kk, st.host_label);
+                else if (kk == "source_map") {
+                  if (!x.IsMap()) {
+                    r.error("B0103", x, "'source_map' must map label values to source names");
+                    return;
+                  }
+                  for (auto it = x.begin(); it != x.end(); ++it) {
+                    std::string from = it->first.Scalar(), to;
+                    if (!r.string(it->second, from, to)) continue;
+                    if (!source_name_ok(to)) r.error("B0104", it->second, fmt::format("'{}' is not a source name ([a-z0-9_-]+)", to));
+                    st.source_map[from] = to;
+                  }
+                }
+              });
+        if (st.source.empty() == st.source_label.empty())
+          r.error("B0105", e, "a stream needs exactly one of 'source' (a fixed source) and 'source_label' (a label naming it)");
+        if (!st.source_map.empty() && st.source_label.empty())
+          r.error("B0104", e, "'source_map' applies only with 'source_label'");
+        if (!st.selector.empty()) out.streams.push_back(std::move(st));
+      }
+    }
+  });
+}
+
+void read_promql(Reader& r, const YAML::Node& n, PromqlCollectorConfig& out) {
+  out.enabled = true;
+  r.require(n, "collectors.promql", {"url"});
+  std::vector<std::string> keys = {"url", "hostname_label", "source", "step", "queries", "timeout", "retries", "tls"};
+  keys.insert(keys.end(), kAuthKeys.begin(), kAuthKeys.end());
+  bool queries_given = false;
+  r.map(n, "collectors.promql", keys, [&](const std::string& k, const YAML::Node& v) {
+    if (read_auth(r, k, v, out.auth)) return;
+    if (k == "url") http_url(r, v, k, out.url);
+    else if (k == "hostname_label") r.string(v, k, out.hostname_label);
+    else if (k == "source") {
+      if (r.string(v, k, out.source) && !source_name_ok(out.source))
+        r.error("B0104", v, "'source' must be a lowercase name ([a-z0-9_-]+)");
+    } else if (k == "step") r.duration(v, k, out.step, 1000000000LL);
+    else if (k == "timeout") r.duration(v, k, out.timeout, 1000000000LL);
+    else if (k == "retries") {
+      int64_t x = 0;
+      if (r.integer(v, k, x, 0, 20)) out.retries = static_cast<int>(x);
+    } else if (k == "tls") read_tls(r, v, "collectors.promql.tls", out.tls);
+    else if (k == "queries") {
+      queries_given = true;
+      if (!v.IsSequence()) {
+        r.error("B0103", v, "'queries' must be a list of metric names or {query, name, labels, hostname_label} entries");
+        return;
+      }
+      for (const auto& e : v) {
+        PromQueryConfig q;
+        q.line = e.Mark().line + 1;
+        if (e.IsScalar()) {
+          q.query = e.Scalar();
+        } else {
+          r.require(e, "collectors.promql.queries[]", {"query"});
+          r.map(e, "collectors.promql.queries[]", {"query", "name", "labels", "hostname_label"},
+                [&](const std::string& kk, const YAML::Node& x) {
+                  if (kk == "query") r.string(x, kk, q.query);
+                  else if (kk == "name") r.string(x, kk, q.name);
+                  else if (kk == "hostname_label") r.string(x, kk, q.hostname_label);
+                  else if (kk == "labels") {
+                    q.labels_given = true;
+                    if (x.IsSequence() && x.size() == 0) q.labels.clear();
+                    else r.strings(x, kk, q.labels);
+                  }
+                });
+        }
+        for (size_t i = q.query.find('{'); i != std::string::npos; i = q.query.find('{', i + 1)) {
+          size_t close = q.query.find('}', i);
+          std::string var = close == std::string::npos ? "" : q.query.substr(i + 1, close - i - 1);
+          bool ident = !var.empty() && var.find_first_not_of("abcdefghijklmnopqrstuvwxyz_") == std::string::npos;
+          if (ident && var != "nodes" && var != "hostname_label")
+            r.error("B0104", e, fmt::format("unknown placeholder '{{{}}}' in 'query' (known: {{nodes}} {{hostname_label}})", var));
+        }
+        if (!q.query.empty()) out.queries.push_back(std::move(q));
+      }
+    }
+  });
+  if (!queries_given) out.queries = default_promql_queries();
+}
+
+}  // namespace
+
+std::vector<PromQueryConfig> default_promql_queries() {
+  // DCGM exporter fields (dcgm-exporter default-counters.csv names) and the
+  // node exporter's InfiniBand counters; stdlib-rules/metrics.attr reads them.
+  std::vector<PromQueryConfig> q;
+  for (const char* m : {"DCGM_FI_DEV_XID_ERRORS", "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS",
+                        "DCGM_FI_DEV_CLOCKS_EVENT_REASONS", "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_POWER_USAGE"}) {
+    PromQueryConfig c;
+    c.query = m;
+    c.labels = {"gpu"};
+    c.labels_given = true;
+    q.push_back(c);
+  }
+  for (const char* m : {"node_infiniband_symbol_error_total", "node_infiniband_link_downed_total",
+                        "node_infiniband_link_error_recovery_total", "node_infiniband_port_errors_received_total",
+                        "node_infiniband_local_link_integrity_errors_total",
+                        "node_infiniband_port_receive_remote_physical_errors_total"}) {
+    PromQueryConfig c;
+    c.query = m;
+    c.labels = {"device", "port"};
+    c.labels_given = true;
+    q.push_back(c);
+  }
+  return q;
+}
+
+namespace {
 
 void read_static(Reader& r, const YAML::Node& n, StaticDiscoveryConfig& out) {
   out.enabled = true;
@@ -335,22 +663,8 @@ void read_slurm(Reader& r, const YAML::Node& n, SlurmDiscoveryConfig& out) {
           } else if (key == "slurm_conf") {
             if (r.string(v, key, out.slurm_conf)) out.slurm_conf = r.path(out.slurm_conf);
           } else if (key == "clusters") r.strings(v, key, out.clusters);
-          else if (key == "states") {
-            std::vector<std::string> s;
-            if (!r.strings(v, key, s)) return;
-            out.states.clear();
-            for (auto st : s) {
-              for (auto& c : st) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-              if (std::find(kTerminalStates.begin(), kTerminalStates.end(), st) == kTerminalStates.end()) {
-                std::string near = nearest_name(st, kTerminalStates);
-                r.error("B0104", v, fmt::format("unknown terminal state '{}'{}", st,
-                                                near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near)));
-                continue;
-              }
-              out.states.push_back(st);
-            }
-            std::sort(out.states.begin(), out.states.end());
-          } else if (key == "attempts") {
+          else if (key == "states") read_states(r, v, out.states);
+          else if (key == "attempts") {
             std::string a;
             if (r.oneof(v, key, {"job", "step"}, a)) out.step_attempts = a == "step";
           } else if (key == "lookback") r.duration(v, key, out.lookback, 1000000000LL);
@@ -484,16 +798,23 @@ bool parse_config(const std::string& path, const std::string& text, BlueprintCon
     return false;
   }
   try {
-    r.map(root, "the configuration", {"cluster", "discovery", "collectors", "attribution", "store", "output", "watch"},
+    r.map(root, "the configuration", {"cluster", "kubernetes", "discovery", "collectors", "attribution", "store", "output", "watch"},
           [&](const std::string& key, const YAML::Node& v) {
             if (key == "cluster") r.string(v, key, out.cluster);
+            else if (key == "kubernetes") read_kubernetes(r, v, out.kubernetes);
             else if (key == "discovery") {
-              r.map(v, "discovery", {"static", "slurm"}, [&](const std::string& k, const YAML::Node& x) {
+              r.map(v, "discovery", {"static", "slurm", "kueue"}, [&](const std::string& k, const YAML::Node& x) {
                 if (k == "static") read_static(r, x, out.static_discovery);
-                else read_slurm(r, x, out.slurm);
+                else if (k == "slurm") read_slurm(r, x, out.slurm);
+                else read_kueue(r, x, out.kueue);
               });
             } else if (key == "collectors") {
-              r.map(v, "collectors", {"files"}, [&](const std::string& k, const YAML::Node& x) { read_files(r, x, out.files); });
+              r.map(v, "collectors", {"files", "kubernetes", "loki", "promql"}, [&](const std::string& k, const YAML::Node& x) {
+                if (k == "files") read_files(r, x, out.files);
+                else if (k == "kubernetes") read_kube_logs(r, x, out.kube_logs);
+                else if (k == "loki") read_loki(r, x, out.loki);
+                else read_promql(r, x, out.promql);
+              });
             } else if (key == "attribution") {
               r.map(v, "attribution", {"rules", "stdlib", "engine", "threads", "slack_before", "slack_after", "service"},
                     [&](const std::string& k, const YAML::Node& x) {
@@ -530,9 +851,11 @@ bool parse_config(const std::string& path, const std::string& text, BlueprintCon
     diags.error("B0101", SourceRange{file.get(), 1, 1, 1, 2}, std::string("cannot read the configuration: ") + e.what());
     return false;
   }
-  if (!diags.has_errors() && !out.static_discovery.enabled && !out.slurm.enabled)
+  if (!diags.has_errors() && !out.static_discovery.enabled && !out.slurm.enabled && !out.kueue.enabled)
     diags.error("B0105", SourceRange{file.get(), 1, 1, 1, 2},
-                "nothing to discover: add 'discovery.static' or 'discovery.slurm'");
+                "nothing to discover: add 'discovery.static', 'discovery.slurm' or 'discovery.kueue'");
+  if (!diags.has_errors() && (out.kueue.enabled || out.kube_logs.enabled) && !out.kubernetes.enabled)
+    out.kubernetes.enabled = true;  // the defaults: $KUBECONFIG or ~/.kube/config
   return !diags.has_errors();
 }
 

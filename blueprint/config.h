@@ -13,10 +13,12 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "blueprint/kube_client.h"
 #include "compiler/diagnostics.h"
 
 namespace culprit::blueprint {
@@ -65,6 +67,106 @@ struct FilesCollectorConfig {
   uint64_t max_file_bytes = 0;        // 0: no limit; larger files are read up to this many bytes of the window
 };
 
+// How to reach the Kubernetes API (top-level `kubernetes`), shared by Kueue
+// discovery and the Kubernetes collector.
+struct KubernetesConfig {
+  bool enabled = false;
+  KubeConnectionConfig connection;
+};
+
+// `discovery.kueue`: Kueue Workloads (kueue.x-k8s.io/v1beta1) that finished
+// or were evicted (blueprint/kueue_discovery.h).
+struct KueueDiscoveryConfig {
+  bool enabled = false;
+  std::vector<std::string> namespaces;  // empty: every namespace
+  std::string label_selector;           // Workloads to consider ("" = all)
+  // Terminal states to attribute (COMPLETED, from Finished/Succeeded, is not by default).
+  std::vector<std::string> states = {"CANCELLED", "EVICTED", "FAILED", "PREEMPTED", "TIMEOUT"};
+  int64_t lookback = 24LL * 3600 * 1000000000;
+  // The pods of a Workload: a label selector template with {owner_name},
+  // {owner_uid}, {workload}; "" = by the owner's kind (Job, JobSet, Kubeflow
+  // jobs, pod groups; see docs/blueprint-config.md).
+  std::string pod_selector;
+  bool events = true;                   // placement from Events when the pods are gone
+  int64_t placement_interval = 10LL * 1000000000;  // --record-placement --watch: between snapshots
+};
+
+// `collectors.kubernetes`: pod logs and Events (blueprint/kube_logs_collector.h).
+struct KubernetesCollectorConfig {
+  bool enabled = false;
+  bool logs = true;
+  std::string source = "app";           // the log source pod logs feed
+  std::vector<std::string> containers;  // empty: every container (init containers too)
+  bool previous = true;                 // also the previous instance of restarted containers
+  bool events = true;                   // pod/Workload Events and container terminations as evidence
+  std::string events_source = "k8s";
+  uint64_t max_bytes_per_container = 256ULL << 20;  // limitBytes per log request (0: none)
+};
+
+// TLS material for an HTTPS connector, as files.
+struct TlsFilesConfig {
+  std::string ca_file, cert_file, key_file, server_name;
+  bool insecure_skip_verify = false;
+};
+
+// The credentials of an HTTP connector (never the secrets themselves).
+struct HttpAuthConfig {
+  std::string token_file, token_env;         // bearer
+  std::string username, password_file, password_env;  // basic
+};
+
+// One `collectors.loki.streams` entry.
+struct LokiStreamConfig {
+  std::string selector;                 // a LogQL stream selector, e.g. {job="node-logs"}
+  std::string source;                   // the log source its lines feed, or:
+  std::string source_label;             // a stream label whose value names the source
+  std::map<std::string, std::string> source_map;  // label value -> source (values not listed are used as they are)
+  std::string host_label;               // overrides collectors.loki.host_label
+  int line = 0;
+};
+
+struct LokiCollectorConfig {
+  bool enabled = false;
+  std::string url;
+  std::string tenant;                   // X-Scope-OrgID ("" = none)
+  HttpAuthConfig auth;
+  TlsFilesConfig tls;
+  std::string host_label = "host";
+  std::vector<LokiStreamConfig> streams;
+  bool push_down = true;                // the catalog's atoms as a line filter
+  int limit = 5000;                     // entries per request (Loki's max_entries_limit_per_query defaults to 5000)
+  int64_t chunk = 3600LL * 1000000000;  // the window is queried in chunks of this length
+  int nodes_per_query = 50;             // node names per label matcher
+  int64_t timeout = 60LL * 1000000000;
+  int retries = 5;
+};
+
+// One `collectors.promql.queries` entry.
+struct PromQueryConfig {
+  std::string query;                    // a metric name, or PromQL with {nodes} / {hostname_label}
+  std::string name;                     // the metric name for results without __name__ ("" = the query's)
+  std::string hostname_label;           // "" = collectors.promql.hostname_label
+  std::vector<std::string> labels;      // labels to keep (besides the host); empty with labels_given=false: all
+  bool labels_given = false;
+  int line = 0;
+};
+
+struct PromqlCollectorConfig {
+  bool enabled = false;
+  std::string url;
+  HttpAuthConfig auth;
+  TlsFilesConfig tls;
+  std::string hostname_label = "Hostname";  // the DCGM exporter's
+  std::string source = "metrics";
+  int64_t step = 30LL * 1000000000;
+  std::vector<PromQueryConfig> queries;     // empty after loading means the defaults (default_promql_queries())
+  int64_t timeout = 60LL * 1000000000;
+  int retries = 5;
+};
+
+// The queries used when `collectors.promql.queries` is not given.
+std::vector<PromQueryConfig> default_promql_queries();
+
 struct ServiceClientConfig {
   std::string url;                    // http(s)://host:port of a `culprit serve`
   std::string token_file, token_env;  // the bearer token: first line of the file, or the variable
@@ -102,7 +204,12 @@ struct BlueprintConfig {
   std::string cluster;                // a name for this blueprint's cluster ("" when not given)
   StaticDiscoveryConfig static_discovery;
   SlurmDiscoveryConfig slurm;
+  KubernetesConfig kubernetes;
+  KueueDiscoveryConfig kueue;
   FilesCollectorConfig files;
+  KubernetesCollectorConfig kube_logs;
+  LokiCollectorConfig loki;
+  PromqlCollectorConfig promql;
   AttributionConfig attribution;
   StoreConfig store;
   OutputConfig output;

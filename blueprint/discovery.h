@@ -7,9 +7,8 @@
 // (the poll is retried; nothing is marked done) and oddities that do not stop
 // it (a record it could not parse) as warnings.
 //
-// Implementations: static (blueprint/static_discovery.h) and Slurm
-// (blueprint/slurm_discovery.h); Kubernetes/Kueue drops in behind the same
-// interface.
+// Implementations: static (blueprint/static_discovery.h), Slurm
+// (blueprint/slurm_discovery.h) and Kueue (blueprint/kueue_discovery.h).
 //
 // Thread-safety: discover() is called from one thread at a time.
 #pragma once
@@ -21,6 +20,7 @@
 
 #include "blueprint/attempt.h"
 #include "blueprint/collector.h"
+#include "blueprint/placement.h"
 
 namespace culprit::blueprint {
 
@@ -42,6 +42,20 @@ class Discovery {
   virtual bool discover(const DiscoveryWindow& window, DiscoveryResult& out, std::string& error) = 0;
   // Collectors that come with the attempts (a bundle's own files), or null.
   virtual const Collector* own_collector() const { return nullptr; }
+  // How far back --once (and the first --watch poll) looks; 0: everything.
+  virtual int64_t lookback() const { return 0; }
+
+  // Placement (Kubernetes): where recorded placements are read from, and
+  // one snapshot of the running workloads' pods for `--record-placement`.
+  // Discoveries without pods ignore both.
+  virtual void set_placement_book(PlacementBook*) {}
+  virtual bool record_placement(PlacementBook&, int64_t& recorded, std::string& error) {
+    recorded = 0;
+    (void)error;
+    return true;
+  }
+  virtual bool records_placement() const { return false; }
+  virtual int64_t placement_interval() const { return 0; }
 };
 
 }  // namespace culprit::blueprint

@@ -23,6 +23,7 @@ void Collected::merge(Collected&& o) {
   for (auto& x : o.observations) observations.push_back(std::move(x));
   for (auto& r : o.reports) reports.push_back(std::move(r));
   bytes += o.bytes;
+  wire_bytes += o.wire_bytes;
   files_out_of_scope += o.files_out_of_scope;
 }
 

@@ -6,7 +6,13 @@
 #include <thread>
 
 #include "base/timestamp.h"
+#include "blueprint/config.h"
 #include "blueprint/files_collector.h"
+#include "blueprint/kube_client.h"
+#include "blueprint/kube_logs_collector.h"
+#include "blueprint/kueue_discovery.h"
+#include "blueprint/loki_collector.h"
+#include "blueprint/promql_collector.h"
 #include "blueprint/slurm_discovery.h"
 #include "blueprint/static_discovery.h"
 
@@ -111,11 +117,59 @@ void write_text(std::ostream& out, const Attempt& a, const ojson& v) {
 
 }  // namespace
 
-void make_pipeline(const BlueprintConfig& c, RunSetup& s) {
+bool make_pipeline(const BlueprintConfig& c, RunSetup& s, std::string& error) {
+  std::shared_ptr<const KubeClient> kube;
+  if (c.kubernetes.enabled && (c.kueue.enabled || c.kube_logs.enabled)) {
+    KubeEndpoint ep;
+    if (!resolve_kube_endpoint(c.kubernetes.connection, ep, error)) {
+      error = "kubernetes: " + error;
+      return false;
+    }
+    kube = std::make_shared<KubeClient>(std::move(ep), c.kubernetes.connection.page_size);
+  }
+  auto secret = [&](const std::string& file, const std::string& env, const char* what, std::string& out) {
+    if (file.empty() && env.empty()) return true;
+    std::string err;
+    if (read_secret(file, env, out, err)) return true;
+    error = fmt::format("{}: {}", what, err);
+    return false;
+  };
   if (c.static_discovery.enabled) s.discoveries.push_back(std::make_unique<StaticDiscovery>(c.static_discovery, c.cluster));
   if (c.slurm.enabled) s.discoveries.push_back(std::make_unique<SlurmDiscovery>(c.slurm));
+  if (c.kueue.enabled) s.discoveries.push_back(std::make_unique<KueueDiscovery>(c.kueue, c.cluster, kube));
   if (!c.files.sources.empty()) s.collectors.push_back(std::make_unique<FilesCollector>(c.files));
+  if (c.kube_logs.enabled) s.collectors.push_back(std::make_unique<KubeLogsCollector>(c.kube_logs, kube));
+  if (c.loki.enabled) {
+    std::string token, password;
+    if (!secret(c.loki.auth.token_file, c.loki.auth.token_env, "collectors.loki token", token) ||
+        !secret(c.loki.auth.password_file, c.loki.auth.password_env, "collectors.loki password", password))
+      return false;
+    s.collectors.push_back(std::make_unique<LokiCollector>(c.loki, token, password));
+  }
+  if (c.promql.enabled) {
+    std::string token, password;
+    if (!secret(c.promql.auth.token_file, c.promql.auth.token_env, "collectors.promql token", token) ||
+        !secret(c.promql.auth.password_file, c.promql.auth.password_env, "collectors.promql password", password))
+      return false;
+    s.collectors.push_back(std::make_unique<PromqlCollector>(c.promql, token, password));
+  }
+  return true;
 }
+
+namespace {
+
+// One placement snapshot of every discovery that records placement.
+void record_placements(RunSetup& s, Progress& p, const std::atomic<bool>& stop) {
+  for (auto& d : s.discoveries) {
+    if (stop.load() || !d->records_placement()) continue;
+    int64_t n = 0;
+    std::string err;
+    if (!d->record_placement(*s.store, n, err)) p.line(fmt::format("{} placement: {}", d->name(), err));
+    else if (n) p.line(fmt::format("{} placement: {} pod{} placed", d->name(), n, n == 1 ? "" : "s"));
+  }
+}
+
+}  // namespace
 
 int run_blueprint(RunSetup& s, const std::atomic<bool>& stop) {
   const BlueprintConfig& cfg = *s.config;
@@ -126,6 +180,11 @@ int run_blueprint(RunSetup& s, const std::atomic<bool>& stop) {
   std::string err;
   p.line(fmt::format("store {} (schema v{}), attribution {}, {}", s.store->url(), s.store->schema_version(),
                      s.attribution->describe(), s.watch ? fmt::format("watching every {}", format_duration(cfg.watch.interval)) : "once"));
+  for (auto& d : s.discoveries) d->set_placement_book(s.store.get());
+  int64_t placement_every = 0;
+  for (auto& d : s.discoveries)
+    if (d->records_placement() && d->placement_interval() > 0)
+      placement_every = placement_every ? std::min(placement_every, d->placement_interval()) : d->placement_interval();
   while (!stop.load()) {
     ++polls;
     int64_t run_id = 0;
@@ -133,6 +192,7 @@ int run_blueprint(RunSetup& s, const std::atomic<bool>& stop) {
       p.line("store error: " + err);
       return 3;
     }
+    if (s.record_placement) record_placements(s, p, stop);
     RunCounts before = p.counts;
     int64_t ignored = 0;  // records discovery saw but does not attribute (running, unwanted states)
     bool poll_failed = false;
@@ -147,8 +207,9 @@ int run_blueprint(RunSetup& s, const std::atomic<bool>& stop) {
         p.line("store error: " + err);
         return 3;
       }
-      int64_t lookback = d->name() == "slurm" ? cfg.slurm.lookback : 0;
-      w.since = cursor ? *cursor - cfg.watch.overlap : until - lookback;
+      int64_t lookback = d->lookback();
+      if (cursor) w.since = *cursor - cfg.watch.overlap;
+      else if (lookback > 0) w.since = until - lookback;
       DiscoveryResult found;
       if (!d->discover(w, found, err)) {
         p.line(fmt::format("{} discovery failed: {}", d->name(), err));
@@ -181,6 +242,7 @@ int run_blueprint(RunSetup& s, const std::atomic<bool>& stop) {
         if (a.evidence_after) req.scope_start = std::max(req.scope_start.value_or(*a.evidence_after), *a.evidence_after);
         if (a.end) req.scope_end = *a.end + cfg.attribution.slack_after;
         req.wanted_sources = s.wanted_sources;
+        if (s.line_filters) req.line_filters = &*s.line_filters;
         req.stop = &stop;
         Collected ev;
         if (!a.bundle_dir.empty()) bundle.collect(req, ev);
@@ -191,6 +253,7 @@ int run_blueprint(RunSetup& s, const std::atomic<bool>& stop) {
             ev.merge(std::move(one));
           }
         p.bytes += ev.bytes;
+        int64_t wire = ev.wire_bytes;
         ojson verdict;
         AttributionError aerr;
         bool ok = s.attribution->attribute(a, std::move(ev), verdict, aerr);
@@ -212,7 +275,8 @@ int run_blueprint(RunSetup& s, const std::atomic<bool>& stop) {
         }
         ++p.counts.attributed;
         std::string latency = a.end ? fmt::format(", {:.1f} s after the job ended", static_cast<double>(now_ns() - *a.end) / 1e9) : "";
-        p.attempt_line(fmt::format("{} {}: {}{}{}", a.key, a.state, verdict_line(verdict), inserted ? "" : " (already stored)", latency));
+        p.attempt_line(fmt::format("{} {}: {}{}{}{}", a.key, a.state, verdict_line(verdict), inserted ? "" : " (already stored)", latency,
+                                   wire ? fmt::format(", {} over the network", human_bytes(static_cast<double>(wire))) : ""));
         if (s.out) {
           if (cfg.output.stdout_format == "jsonl") {
             ojson line;
@@ -249,7 +313,15 @@ int run_blueprint(RunSetup& s, const std::atomic<bool>& stop) {
     if (poll_failed && !s.watch) return 3;
     if (!s.watch || (s.max_polls && polls >= s.max_polls)) break;
     auto wake = std::chrono::steady_clock::now() + std::chrono::nanoseconds(cfg.watch.interval);
-    while (!stop.load() && std::chrono::steady_clock::now() < wake) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    auto next_placement = std::chrono::steady_clock::now() + std::chrono::nanoseconds(placement_every);
+    while (!stop.load() && std::chrono::steady_clock::now() < wake) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (s.record_placement && placement_every && std::chrono::steady_clock::now() >= next_placement &&
+          std::chrono::steady_clock::now() < wake) {
+        record_placements(s, p, stop);
+        next_placement = std::chrono::steady_clock::now() + std::chrono::nanoseconds(placement_every);
+      }
+    }
   }
   if (stop.load()) p.line("stopped by a signal; progress is in the store");
   p.end();

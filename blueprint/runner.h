@@ -12,6 +12,11 @@
 // again; attempts already attributed are skipped by key, so overlap and
 // restarts never duplicate.
 //
+// Placement: with `record_placement`, every poll (and, with --watch, every
+// discovery's placement_interval in between) first stores where the pods
+// of the running Kubernetes workloads are (blueprint/placement.h), so a
+// later attribution still knows their nodes when the pods are gone.
+//
 // Stopping: when `stop` is set (SIGTERM/SIGINT), the attempt in progress is
 // finished and stored (collectors stop early and say "partial"), then
 // run() returns. Nothing is half-written: each attempt is one transaction.
@@ -23,7 +28,9 @@
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -43,6 +50,10 @@ struct RunSetup {
   std::unique_ptr<Attribution> attribution;
   std::unique_ptr<Store> store;
   std::set<std::string> wanted_sources;                // the catalog's sources ("" = unknown: all)
+  // The catalog's line filters per source (push_down.h), for collectors that
+  // push them down; unset when the catalog is not known here.
+  std::optional<std::map<std::string, LineFilter>> line_filters;
+  bool record_placement = false;                       // --record-placement: snapshot running workloads' pods
   bool watch = false;
   int max_polls = 0;                                   // --watch: stop after this many polls (0: never; tests)
   std::ostream* out = nullptr;                         // stdout sink (verdicts), or null
@@ -54,7 +65,9 @@ struct RunSetup {
 // failed and was left for the next run; 3 discovery or the store failed.
 int run_blueprint(RunSetup& setup, const std::atomic<bool>& stop);
 
-// Builds the discoveries and collectors a configuration asks for.
-void make_pipeline(const BlueprintConfig& config, RunSetup& setup);
+// Builds the discoveries and collectors a configuration asks for. False
+// with `error` when one cannot be built (a kubeconfig that cannot be used,
+// a secret that cannot be read).
+bool make_pipeline(const BlueprintConfig& config, RunSetup& setup, std::string& error);
 
 }  // namespace culprit::blueprint

@@ -35,6 +35,7 @@ class SlurmDiscovery final : public Discovery {
   explicit SlurmDiscovery(SlurmDiscoveryConfig config) : config_(std::move(config)) {}
   std::string name() const override { return "slurm"; }
   bool discover(const DiscoveryWindow& window, DiscoveryResult& out, std::string& error) override;
+  int64_t lookback() const override { return config_.lookback; }
 
  private:
   SlurmDiscoveryConfig config_;

@@ -183,6 +183,22 @@ CREATE TABLE runs (
   status TEXT NOT NULL
 );
 )SQL"},
+    {2, "placements: pod -> node placement of Kubernetes workloads (culprit run --record-placement)", R"SQL(
+CREATE TABLE placements (
+  workload_uid TEXT NOT NULL,
+  namespace TEXT NOT NULL,
+  workload TEXT NOT NULL,
+  admitted_ns BIGINT NOT NULL,
+  pod TEXT NOT NULL,
+  pod_uid TEXT NOT NULL,
+  node TEXT NOT NULL,
+  first_seen_ns BIGINT NOT NULL,
+  last_seen_ns BIGINT NOT NULL,
+  PRIMARY KEY (workload_uid, admitted_ns, pod_uid)
+);
+CREATE INDEX placements_workload ON placements (namespace, workload);
+CREATE INDEX placements_node ON placements (node, admitted_ns);
+)SQL"},
 };
 
 std::string dialect_sql(const std::string& sql, const std::string& dialect) {
@@ -520,6 +536,49 @@ bool Store::finish_run(int64_t run_id, const RunCounts& c, const std::string& st
   return db_->query("UPDATE runs SET finished_ns = ?, discovered = ?, skipped = ?, attributed = ?, failed = ?, status = ? "
                     "WHERE id = ?",
                     {now_ns(), c.discovered, c.skipped, c.attributed, c.failed, status, run_id}, nullptr, error);
+}
+
+bool Store::record_placements(const std::vector<PlacementRecord>& records, std::string& error) {
+  if (records.empty()) return true;
+  Transaction tx(*db_, true);
+  if (!tx.ok()) {
+    error = tx.error();
+    return false;
+  }
+  for (const auto& r : records)
+    if (!db_->query("INSERT INTO placements (workload_uid, namespace, workload, admitted_ns, pod, pod_uid, node, first_seen_ns, "
+                    "last_seen_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (workload_uid, admitted_ns, pod_uid) DO UPDATE "
+                    "SET last_seen_ns = excluded.last_seen_ns, node = excluded.node",
+                    {r.workload_uid, r.namespace_, r.workload, r.admitted_ns, r.pod, r.pod_uid, r.node, r.first_seen_ns,
+                     r.last_seen_ns},
+                    nullptr, error))
+      return false;
+  return tx.commit(error);
+}
+
+bool Store::placements(const std::string& workload_uid, std::vector<PlacementRecord>& out, std::string& error) {
+  std::vector<SqlRow> rows;
+  out.clear();
+  if (!db_->query("SELECT workload_uid, namespace, workload, admitted_ns, pod, pod_uid, node, first_seen_ns, last_seen_ns "
+                  "FROM placements WHERE workload_uid = ? ORDER BY admitted_ns, pod, pod_uid",
+                  {workload_uid}, &rows, error))
+    return false;
+  for (const auto& row : rows) {
+    PlacementRecord r;
+    auto str = [&](size_t i) { return row[i] ? *row[i] : std::string(); };
+    auto num = [&](size_t i) { return row[i] ? std::stoll(*row[i]) : int64_t{0}; };
+    r.workload_uid = str(0);
+    r.namespace_ = str(1);
+    r.workload = str(2);
+    r.admitted_ns = num(3);
+    r.pod = str(4);
+    r.pod_uid = str(5);
+    r.node = str(6);
+    r.first_seen_ns = num(7);
+    r.last_seen_ns = num(8);
+    out.push_back(std::move(r));
+  }
+  return true;
 }
 
 }  // namespace culprit::blueprint

@@ -25,18 +25,19 @@
 #include <nlohmann/json.hpp>
 
 #include "blueprint/attempt.h"
+#include "blueprint/placement.h"
 #include "blueprint/sql.h"
 
 namespace culprit::blueprint {
 
 // The schema version this binary writes (docs/blueprint.md lists each one).
-inline constexpr int kStoreSchemaVersion = 1;
+inline constexpr int kStoreSchemaVersion = 2;
 
 struct RunCounts {
   int64_t discovered = 0, skipped = 0, attributed = 0, failed = 0;
 };
 
-class Store {
+class Store final : public PlacementBook {
  public:
   // Opens (creating and migrating as needed). Null with `error`.
   static std::unique_ptr<Store> open(const std::string& url, const std::string& password, std::string& error);
@@ -62,6 +63,10 @@ class Store {
   // One row per `culprit run` poll (what it did, for operators).
   bool begin_run(const std::string& mode, int64_t& run_id, std::string& error);
   bool finish_run(int64_t run_id, const RunCounts& counts, const std::string& status, std::string& error);
+
+  // Pod placements of Kubernetes workloads (--record-placement; placement.h).
+  bool record_placements(const std::vector<PlacementRecord>& records, std::string& error) override;
+  bool placements(const std::string& workload_uid, std::vector<PlacementRecord>& out, std::string& error) override;
 
  private:
   Store() = default;

@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "blueprint/config.h"
+#include "blueprint/push_down.h"
 #include "blueprint/runner.h"
 #include "cli/args.h"
 #include "cli/catalog_choice.h"
@@ -22,10 +23,12 @@ namespace {
 const char* kRunHelp = R"(Usage: culprit run --config FILE (--once | --watch) [options]
 
 The blueprint: discovers workload attempts that ended (Slurm through sacct,
-or the workloads and bundles the configuration lists), collects their
-evidence (log files by path template), attributes each one (in this process
-or through a `culprit serve`), and writes the verdicts to the store and to
-stdout. Attempts already in the store are skipped, so runs can repeat.
+Kueue Workloads through the Kubernetes API, or the workloads and bundles the
+configuration lists), collects their evidence (log files by path template,
+Loki, Kubernetes pod logs and Events, PromQL metrics), attributes each one
+(in this process or through a `culprit serve`), and writes the verdicts to
+the store and to stdout. Attempts already in the store are skipped, so runs
+can repeat.
 See docs/blueprint.md and docs/blueprint-config.md.
 
 Options:
@@ -42,6 +45,10 @@ Options:
   --format jsonl|text|none
                        what stdout gets per attempt (default: the
                        configuration's output.stdout, else jsonl)
+  --record-placement   also store where the pods of running Kubernetes
+                       workloads are (every poll, and every
+                       discovery.kueue.placement_interval with --watch), so
+                       attempts whose pods are gone still know their nodes
   --check              validate the configuration and exit
   --polls N            with --watch: stop after N polls
   --engine jit|interp, --no-cache, --cache-dir DIR, --rules PATH, --no-stdlib
@@ -65,7 +72,7 @@ int usage(const std::string& msg) {
 
 int cmd_run(int argc, char** argv) {
   ArgSpec spec = with_catalog_options(
-      {{"once", "watch", "help", "check"}, {"config", "store", "service", "token-file", "format", "polls"}});
+      {{"once", "watch", "help", "check", "record-placement"}, {"config", "store", "service", "token-file", "format", "polls"}});
   Args a;
   std::string err;
   if (!parse_args(argc, argv, 2, spec, a, err)) return usage(err);
@@ -125,14 +132,22 @@ int cmd_run(int argc, char** argv) {
     cfg.attribution.service->token_file = *t;
     cfg.attribution.service->token_env.clear();
   }
+  if (a.has("record-placement") && !cfg.kueue.enabled)
+    return usage("--record-placement needs discovery.kueue in the configuration");
   if (a.has("check")) {
-    std::cout << fmt::format("ok: {}: {}{}{} collector source{}, store {}, attribution {}\n", *config_path,
+    std::vector<std::string> remote;
+    if (cfg.kube_logs.enabled) remote.push_back("Kubernetes pod logs and events");
+    if (cfg.loki.enabled) remote.push_back(fmt::format("Loki ({} stream{})", cfg.loki.streams.size(), cfg.loki.streams.size() == 1 ? "" : "s"));
+    if (cfg.promql.enabled) remote.push_back(fmt::format("PromQL ({} quer{})", cfg.promql.queries.size(), cfg.promql.queries.size() == 1 ? "y" : "ies"));
+    std::cout << fmt::format("ok: {}: {}{}{}{} file source{}{}, store {}, attribution {}\n", *config_path,
                              cfg.static_discovery.enabled ? fmt::format("static discovery ({} bundles, {} workloads), ",
                                                                          cfg.static_discovery.bundles.size(),
                                                                          cfg.static_discovery.workloads.size())
                                                           : "",
-                             cfg.slurm.enabled ? "Slurm discovery, " : "", cfg.files.sources.size(),
-                             cfg.files.sources.size() == 1 ? "" : "s", blueprint::redact_url(cfg.store.url),
+                             cfg.slurm.enabled ? "Slurm discovery, " : "", cfg.kueue.enabled ? "Kueue discovery, " : "",
+                             cfg.files.sources.size(), cfg.files.sources.size() == 1 ? "" : "s",
+                             remote.empty() ? "" : fmt::format(", {}", fmt::join(remote, ", ")),
+                             blueprint::redact_url(cfg.store.url),
                              cfg.attribution.service ? cfg.attribution.service->url : "in-process");
     return 0;
   }
@@ -144,6 +159,7 @@ int cmd_run(int argc, char** argv) {
   setup.log = &std::cerr;
   setup.log_is_terminal = isatty(STDERR_FILENO);
   setup.out = cfg.output.stdout_format == "none" ? nullptr : &std::cout;
+  setup.record_placement = a.has("record-placement");
 
   if (cfg.attribution.service) {
     for (const char* local : {"rules", "engine", "cache-dir"})
@@ -161,6 +177,36 @@ int cmd_run(int argc, char** argv) {
       std::cerr << "culprit run: " << err << "\n";
       return 2;
     }
+    if (cfg.loki.enabled && cfg.loki.push_down) {
+      // Push-down needs the catalog's atoms: use the local catalog only when
+      // it is the one the service runs (same digest), else read unfiltered.
+      std::string digest;
+      if (!svc->catalog_digest(digest, err)) {
+        std::cerr << "culprit run: " << err << "\n";
+        return 3;
+      }
+      AttributorConfig acfg;
+      Args catalog_args = a;
+      if (!cfg.attribution.stdlib) catalog_args.flags.insert("no-stdlib");
+      auto& rules = catalog_args.options["rules"];
+      rules.insert(rules.begin(), cfg.attribution.rules.begin(), cfg.attribution.rules.end());
+      acfg.self_test = false;
+      std::shared_ptr<const Attributor> local;
+      if (catalog_config(catalog_args, {}, acfg, err)) {
+        acfg.self_test = false;  // only its atoms are used here; the service runs the tests
+        acfg.jit = false;
+        AttributorStart start;
+        local = Attributor::open(acfg, start);
+      }
+      if (local && local->catalog().digest == digest) {
+        setup.line_filters = blueprint::catalog_line_filters(*local->program());
+        for (const auto& x : local->catalog().extractors)
+          for (const auto& src : x.sources) setup.wanted_sources.insert(src);
+      } else {
+        std::cerr << fmt::format("culprit run: warning: the service's catalog ({}) is not this binary's; Loki lines are "
+                                 "read without the catalog's line filter\n", digest.substr(0, 12));
+      }
+    }
     setup.attribution = std::move(svc);
   } else {
     AttributorConfig acfg;
@@ -175,6 +221,7 @@ int cmd_run(int argc, char** argv) {
     if (!attributor) return 2;
     for (const auto& x : attributor->catalog().extractors)
       for (const auto& s : x.sources) setup.wanted_sources.insert(s);
+    setup.line_filters = blueprint::catalog_line_filters(*attributor->program());
     DiagnoseOptions opt;
     opt.threads = cfg.attribution.threads;
     opt.slack_before = cfg.attribution.slack_before;
@@ -193,7 +240,10 @@ int cmd_run(int argc, char** argv) {
     std::cerr << "culprit run: " << err << "\n";
     return 3;
   }
-  blueprint::make_pipeline(cfg, setup);
+  if (!blueprint::make_pipeline(cfg, setup, err)) {
+    std::cerr << "culprit run: " << err << "\n";
+    return 2;
+  }
 
   // A service that answers before reading the whole body (401, 413) closes
   // the connection: that is an error answer to report, not a reason to die.

@@ -146,6 +146,15 @@ struct ScenarioLog {
   SourceRange where;
 };
 
+// A metric sample (docs/bundle.md, observations): host, source, time,
+// metric name, labels, value.
+struct ScenarioMetric {
+  std::string host, source, ts, name;
+  std::vector<std::pair<std::string, std::string>> labels;  // as written
+  double value = 0;
+  SourceRange where;
+};
+
 enum class ScenarioExpectKind { Status, Domain, SubDomain, Culprits, SymptomState, NoSymptom };
 
 struct ScenarioExpect {
@@ -169,6 +178,7 @@ struct Scenario {
   std::string window_start, window_end;
   SourceRange window_range;
   std::vector<ScenarioLog> logs;
+  std::vector<ScenarioMetric> metrics;
   std::vector<ScenarioExpect> expects;
 };
 

@@ -177,6 +177,13 @@ struct ScenarioLog {
   std::string host, source, text;
 };
 
+struct ScenarioMetric {
+  std::string host, source, name;
+  std::string labels;                  // "k=v,k=v" sorted by key, as observations carry them
+  double value = 0;
+  int64_t ts = 0;
+};
+
 struct ScenarioExpect {
   ast::ScenarioExpectKind kind;
   SourceRange where;
@@ -195,6 +202,7 @@ struct Scenario {
   int64_t terminal_exit = 1;
   std::optional<int64_t> window_start, window_end;
   std::vector<ScenarioLog> logs;
+  std::vector<ScenarioMetric> metrics;
   std::vector<ScenarioExpect> expects;
 };
 

@@ -571,6 +571,20 @@ class Translator {
         log.text = unquote(l->STRING(1));
         log.where = range(l);
         s.logs.push_back(std::move(log));
+      } else if (auto* m = dynamic_cast<P::ScenarioMetricContext*>(item)) {
+        ast::ScenarioMetric sm;
+        sm.host = unquote(m->STRING(0));
+        sm.source = name(m->name());
+        sm.ts = unquote(m->STRING(1));
+        sm.name = unquote(m->STRING(2));
+        if (auto* ls = m->metricLabels())
+          for (size_t k = 0; k < ls->name().size(); ++k) sm.labels.emplace_back(name(ls->name(k)), unquote(ls->STRING(k)));
+        auto* num = m->signedNumber();
+        std::string text = num->INT() ? num->INT()->getText() : num->FLOAT()->getText();
+        sm.value = std::strtod(text.c_str(), nullptr);
+        if (num->getText()[0] == '-') sm.value = -sm.value;
+        sm.where = range(m);
+        s.metrics.push_back(std::move(sm));
       } else if (auto* e = dynamic_cast<P::ScenarioExpectItemContext*>(item)) {
         ast::ScenarioExpect x;
         auto* se = e->scenarioExpect();

@@ -1150,9 +1150,26 @@ void Analyzer::analyze_scenario(const ast::Scenario& sc) {
       err("E0301", sc.window_range, "scenario window bounds must be RFC 3339 times");
   }
   for (const auto& l : sc.logs) out.logs.push_back({l.host, l.source, l.text});
+  for (const auto& m : sc.metrics) {
+    ir::ScenarioMetric x;
+    x.host = m.host;
+    x.source = m.source;
+    x.name = m.name;
+    x.value = m.value;
+    auto ts = parse_rfc3339(m.ts);
+    if (!ts) err("E0301", m.where, "a scenario metric's time must be an RFC 3339 time with a zone");
+    x.ts = ts.value_or(0);
+    if (m.name.empty()) err("E0301", m.where, "a scenario metric needs a metric name");
+    std::map<std::string, std::string> labels;
+    for (const auto& [k, v] : m.labels)
+      if (!labels.emplace(k, v).second) err("E0103", m.where, fmt::format("label '{}' is given twice", k));
+    for (const auto& [k, v] : labels) x.labels += (x.labels.empty() ? "" : ",") + k + "=" + v;
+    out.metrics.push_back(std::move(x));
+  }
   if (out.nodes.empty()) {
     std::set<std::string> hosts;
     for (const auto& l : sc.logs) hosts.insert(l.host);
+    for (const auto& m : sc.metrics) hosts.insert(m.host);
     out.nodes.assign(hosts.begin(), hosts.end());
   }
   if (sc.expects.empty()) err("E0503", sc.where, fmt::format("scenario '{}' names no target: add at least one 'expect'", sc.title));

@@ -68,6 +68,7 @@ scenarioItem : 'nodes' STRING (',' STRING)*                    # scenarioNodes
              | 'terminal' name ('exit' signedInt)?             # scenarioTerminal
              | 'window' STRING 'to' STRING                     # scenarioWindow
              | 'log' STRING name STRING                        # scenarioLog
+             | 'metric' STRING name STRING STRING metricLabels? signedNumber # scenarioMetric
              | 'expect' scenarioExpect                         # scenarioExpectItem
              ;
 scenarioExpect : 'status' name                                 # expectStatus
@@ -78,6 +79,8 @@ scenarioExpect : 'status' name                                 # expectStatus
                | 'no' 'symptom' kindPattern ('on' STRING)?     # expectNoSymptom
                ;
 signedInt   : '-'? INT ;
+signedNumber: '-'? (INT | FLOAT) ;
+metricLabels: '{' (name ':' STRING (',' name ':' STRING)*)? '}' ;
 
 // ------------------------------------------------------------ expressions
 // Precedence, tightest first: field access, unary, * %, + -, shifts, &, ^, |,
@@ -130,7 +133,7 @@ name        : IDENT
             | 'before' | 'after' | 'around' | 'group' | 'by' | 'as' | 'from'
             | 'catalog' | 'test' | 'no' | 'stage' | 'match' | 'emit' | 'to'
             | 'scrub' | 'demote' | 'classify' | 'set' | 'rule' | 'extractor'
-            | 'scenario' | 'expect' | 'because' | 'workload'
+            | 'scenario' | 'expect' | 'because' | 'workload' | 'metric'
             ;
 
 // ------------------------------------------------------------------ lexer

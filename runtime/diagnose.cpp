@@ -242,6 +242,16 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
       else nodes_with_any.insert(r.host);
     }
   }
+  // A collector that searched a node's log for a source and returned no
+  // line (a remote store that sent only the lines the catalog can match)
+  // still covered that node: absence of matches is not absence of the log.
+  for (const auto& c : req.collectors)
+    if (!c.source.empty())
+      for (const auto& n : c.nodes_covered)
+        if (workload_nodes.count(n)) {
+          host_sources.insert({c.source, n});
+          nodes_with_any.insert(n);
+        }
   for (const auto& e : metric_events) {
     host_sources.insert({e.where.source, e.host});
     cov.sources[e.where.source].events += 1;

@@ -101,6 +101,20 @@ TestResult run_scenario(std::shared_ptr<const Program> program, Scanner& scanner
     o.line = ++line_no[{l.host, l.source}];
     req.observations.push_back(std::move(o));
   }
+  std::map<std::string, int64_t> metric_no;
+  for (const auto& m : sc.metrics) {
+    Observation o;
+    o.is_metric = true;
+    o.host = m.host;
+    o.source = m.source;
+    o.metric = m.name;
+    o.labels = m.labels;
+    o.value = m.value;
+    o.ts = m.ts;
+    o.file = fmt::format("scenario/{}/{}.metrics", m.host, m.source);
+    o.line = ++metric_no[m.host + "/" + m.source];
+    req.observations.push_back(std::move(o));
+  }
   DiagnoseOptions opt;
   opt.threads = 1;
   Verdict v;

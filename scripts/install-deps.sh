@@ -10,6 +10,9 @@ packages=(
   libfmt-dev nlohmann-json3-dev doctest-dev
   libcpp-httplib-dev libsqlite3-dev
   libyaml-cpp-dev libpq-dev zlib1g-dev  # the blueprint: configuration, PostgreSQL store, gzip logs
+  libcurl4-openssl-dev                  # the blueprint's HTTP connectors (Loki, PromQL, Kubernetes)
+  openssl                               # the Kubernetes test server's CA (tests/blueprint/check_kube.sh)
+  prometheus                            # the PromQL collector's real-Prometheus test (tests/blueprint/check_promql.sh)
   slurm-wlm slurmdbd munge mariadb-server bc   # the blueprint's real-Slurm test (tests/blueprint/check_slurm.sh)
   postgresql sqlite3                    # the blueprint's store tests (a real PostgreSQL server)
   python3 python3-jsonschema            # verdict schema validation in tests
@@ -17,6 +20,9 @@ packages=(
   jq                                    # the curl recipes of docs/service.md (tests/service/check_recipes.sh)
   ripgrep time                          # scan benchmark peers (bench/run.sh)
 )
+# The Kubernetes tests drive their API server with kubectl: any kubectl on
+# PATH will do, else Debian's (kubernetes-client, kubectl 1.20).
+command -v kubectl >/dev/null 2>&1 || packages+=(kubernetes-client)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -36,7 +36,7 @@ TEST_CASE("config: an unknown key gives file:line:col and the nearest known key"
 
 TEST_CASE("config: a key nothing resembles lists the known ones") {
   std::string out = errors_of("discovery:\n  static: {}\nzzzzzz: 1\n");
-  CHECK(out.find("3:1: error[B0102]: unknown key 'zzzzzz' in 'the configuration' (known: cluster, discovery") != std::string::npos);
+  CHECK(out.find("3:1: error[B0102]: unknown key 'zzzzzz' in 'the configuration' (known: cluster, kubernetes, discovery, collectors") != std::string::npos);
 }
 
 TEST_CASE("config: wrong types, bad values and missing keys are all reported, not only the first") {
