@@ -105,7 +105,8 @@ std::string fleet_page(const PageFrame& frame, const FleetQuery& q, const bluepr
   out += "<div class=\"actions\"><button type=\"submit\">Show</button></div>\n</form>\n";
   out += window_links(q, f);
   if (q.defaulted)
-    out += "<p class=\"muted\">Showing the 30 days up to the newest verdict in the store.</p>\n";
+    out += "<p class=\"muted\">Showing the store's verdicts up to the newest one (a year at most); pick a window "
+           "above for another.</p>\n";
   std::string qs = fmt::format("from={}&amp;to={}&amp;bucket={}", esc(q.from), esc(q.to), esc(q.bucket));
 
   // Verdicts by outcome per bucket.

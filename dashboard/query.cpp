@@ -230,8 +230,8 @@ std::string sort_url(const ListQuery& q, const std::string& sort) {
   return list_url(s);
 }
 
-bool parse_fleet_query(const Params& p, std::optional<int64_t> newest_end_ns, int64_t now_ns, FleetQuery& f,
-                       std::string& error) {
+bool parse_fleet_query(const Params& p, std::optional<int64_t> oldest_end_ns, std::optional<int64_t> newest_end_ns,
+                       int64_t now_ns, FleetQuery& f, std::string& error) {
   auto bad = [&](const char* key, const std::string& why) {
     error = fmt::format("parameter '{}': {}", key, why);
     return false;
@@ -252,7 +252,13 @@ bool parse_fleet_query(const Params& p, std::optional<int64_t> newest_end_ns, in
   int64_t anchor_day_end = (std::max<int64_t>(anchor, 0) / kDayNs + 1) * kDayNs;  // the end of its UTC day
   f.defaulted = !a && !b;
   if (!b) b = a ? std::min(*a + 30 * kDayNs, anchor_day_end) : anchor_day_end;
-  if (!a) a = *b - 30 * kDayNs;
+  if (!a) {
+    // By default everything the store holds, when that is a year or less:
+    // a young store (or the examples) shows all its verdicts at once.
+    a = *b - 30 * kDayNs;
+    if (f.defaulted && oldest_end_ns && *oldest_end_ns < *a)
+      a = std::max(*b - 365 * kDayNs, (*oldest_end_ns / kDayNs) * kDayNs);
+  }
   if (*a >= *b) return bad("to", "the range ends before it starts");
   if (*b - *a > 3660 * kDayNs) return bad("from", "the window is longer than ten years");
   f.from_ns = *a;

@@ -57,10 +57,12 @@ struct FleetQuery {
 };
 
 // Parses from, to (YYYY-MM-DD), bucket (day|week) and min (1..1000).
-// Without from/to the window is the 30 days up to the newest verdict (or to
-// today when the store is empty), so an old store still shows its data.
-bool parse_fleet_query(const Params& params, std::optional<int64_t> newest_end_ns, int64_t now_ns, FleetQuery& out,
-                       std::string& error);
+// Without from/to the window ends with the day of the newest verdict (or
+// today when the store is empty), so an old store still shows its data, and
+// starts with the day of the oldest, at least 30 and at most 365 days
+// before. Past 120 days the bars are per week unless `bucket` says.
+bool parse_fleet_query(const Params& params, std::optional<int64_t> oldest_end_ns, std::optional<int64_t> newest_end_ns,
+                       int64_t now_ns, FleetQuery& out, std::string& error);
 
 // Names and values of the list's sort keys, for headers and the API.
 std::optional<blueprint::VerdictSort> sort_key(const std::string& name);

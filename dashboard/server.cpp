@@ -319,7 +319,7 @@ void Dashboard::handle_fleet(const httplib::Request& req, httplib::Response& res
   bool bad = false;
   if (!with_store(req, res, t, what != "page", [&](blueprint::StoreReader& r, std::string& e) {
         if (!facets(r, f, e)) return false;
-        if (!parse_fleet_query(req.params, f.last_end_ns, now_ns(), q, error)) {
+        if (!parse_fleet_query(req.params, f.first_end_ns, f.last_end_ns, now_ns(), q, error)) {
           bad = true;
           return true;
         }
