@@ -271,6 +271,24 @@
         search.focus();
       }
     });
+    // A filter form leaves its unset fields out of the URL (the server reads
+    // an empty value as unset too, so without this script nothing changes
+    // but the URL's length). They are enabled again when the page comes back
+    // from the browser's history.
+    var forms = document.querySelectorAll("form[method=get]");
+    function unsetFields(f) {
+      return Array.prototype.filter.call(f.elements, function (e) {
+        return e.name && e.type !== "checkbox" && (e.value === "" || (e.name === "role" && e.value === "any"));
+      });
+    }
+    Array.prototype.forEach.call(forms, function (f) {
+      f.addEventListener("submit", function () { unsetFields(f).forEach(function (e) { e.disabled = true; }); });
+    });
+    window.addEventListener("pageshow", function () {
+      Array.prototype.forEach.call(forms, function (f) {
+        Array.prototype.forEach.call(f.elements, function (e) { e.disabled = false; });
+      });
+    });
     // Redraw the charts at the new width when the window is resized.
     var timer = null;
     window.addEventListener("resize", function () {

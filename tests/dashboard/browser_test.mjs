@@ -72,7 +72,7 @@ try {
   jobs = await rowJobs(page);
   check(jobs.length > 0 && jobs.length < expect.total && jobs.every((j) => j.startsWith(prefix)),
         `the job-id search narrows the list to ids starting with ${prefix} (${jobs.join(", ")})`);
-  check(page.url().includes(`q=${prefix}`), `the URL carries the search (${page.url()})`);
+  check(new URL(page.url()).search === `?q=${prefix}&per_page=100`, `the URL carries the search, and only what is set (${page.url()})`);
   await page.goto(`${base}/workloads?per_page=100`, { waitUntil: "networkidle0" });
   await page.click("input[name=status][value=unattributed]");
   await Promise.all([page.waitForNavigation({ waitUntil: "networkidle0" }), page.click("form.filters button[type=submit]")]);
