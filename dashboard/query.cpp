@@ -110,6 +110,7 @@ std::optional<blueprint::VerdictSort> sort_key(const std::string& name) {
 }
 
 bool parse_list_query(const Params& p, ListQuery& q, std::string& error) {
+  q = ListQuery{};
   auto bad = [&](const char* key, const std::string& why) {
     error = fmt::format("parameter '{}': {}", key, why);
     return false;
@@ -232,6 +233,7 @@ std::string sort_url(const ListQuery& q, const std::string& sort) {
 
 bool parse_fleet_query(const Params& p, std::optional<int64_t> oldest_end_ns, std::optional<int64_t> newest_end_ns,
                        int64_t now_ns, FleetQuery& f, std::string& error) {
+  f = FleetQuery{};
   auto bad = [&](const char* key, const std::string& why) {
     error = fmt::format("parameter '{}': {}", key, why);
     return false;
