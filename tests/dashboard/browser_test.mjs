@@ -49,6 +49,42 @@ async function shot(page, name) {
   await page.screenshot({ path: file, fullPage: true });
   return file;
 }
+// WCAG contrast of every visible text element of the page (not SVG: the
+// charts' numbers are in tables too): 4.5:1, or 3:1 for large text.
+async function contrast(page, where) {
+  const low = await page.evaluate(() => {
+    function rgba(s) { const m = s.match(/[\d.]+/g).map(Number); return { r: m[0], g: m[1], b: m[2], a: m.length > 3 ? m[3] : 1 }; }
+    function lum(c) {
+      const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+      return 0.2126 * f(c.r) + 0.7152 * f(c.g) + 0.0722 * f(c.b);
+    }
+    function background(e) {
+      for (; e; e = e.parentElement) {
+        const c = rgba(getComputedStyle(e).backgroundColor);
+        if (c.a > 0.5) return c;
+      }
+      return rgba(getComputedStyle(document.documentElement).backgroundColor || "rgb(255,255,255)");
+    }
+    const out = [];
+    let n = 0;
+    for (const e of document.querySelectorAll("body *")) {
+      if (e.closest("svg") || !e.getClientRects().length) continue;
+      const own = Array.prototype.some.call(e.childNodes, (n) => n.nodeType === 3 && n.textContent.trim());
+      if (!own) continue;
+      const st = getComputedStyle(e);
+      if (st.visibility === "hidden" || Number(st.opacity) === 0 || e.closest(".sr-only, .skip")) continue;
+      const fg = rgba(st.color), bg = background(e);
+      n++;
+      const a = lum(fg) + 0.05, b = lum(bg) + 0.05, ratio = Math.max(a, b) / Math.min(a, b);
+      const size = parseFloat(st.fontSize), bold = Number(st.fontWeight) >= 700;
+      const need = size >= 24 || (bold && size >= 18.66) ? 3 : 4.5;
+      if (ratio < need) out.push(`${e.tagName.toLowerCase()}.${e.className} "${e.textContent.trim().slice(0, 30)}" ${ratio.toFixed(2)}`);
+    }
+    return { out, n };
+  });
+  check(low.n > 20 && low.out.length === 0,
+        `${where}: all ${low.n} texts have WCAG AA contrast${low.out.length ? " (" + low.out.slice(0, 5).join("; ") + ")" : ""}`);
+}
 const text = (page, sel) => page.$eval(sel, (e) => e.textContent.replace(/\s+/g, " ").trim());
 const rowJobs = (page) => page.$$eval("#workloads tbody tr td.job a", (as) => as.map((a) => a.textContent.trim()));
 
@@ -60,6 +96,7 @@ try {
   check(jobs.length === expect.total, `the list shows every verdict (${jobs.length} rows, want ${expect.total})`);
   check((await text(page, "#result")).includes(`of ${expect.total} verdicts`), "the list says how many verdicts match");
   await shot(page, "list.png");
+  await contrast(page, "the list");
 
   // Keyboard: "/" jumps to the job-id search.
   await page.keyboard.press("/");
@@ -120,6 +157,7 @@ try {
   check(tl.n > 0 && tl.cause > 0 && tl.rows > 1, `the timeline draws symptoms per node with the cause marked (${JSON.stringify(tl)})`);
   check((await page.$$("section[aria-labelledby=coverage-h] li, section[aria-labelledby=coverage-h] p")).length > 0, "coverage is told");
   await shot(page, "workload.png");
+  await contrast(page, "the workload page");
   const json = await page.$eval("a[href$='/verdict.json']", (a) => a.href);
   const verdict = await page.evaluate(async (u) => (await fetch(u)).json(), json);
   check(verdict.schema === "culprit.verdict/v1" && verdict.status === "attributed", "the verdict JSON link gives the verdict");
@@ -136,6 +174,7 @@ try {
   const offenders = await page.$$eval("#offenders tbody tr th", (ths) => ths.map((t) => t.textContent.trim()));
   check(offenders.includes(expect.culprit), `repeat offenders list ${expect.culprit} (${offenders.join(", ")})`);
   await shot(page, "fleet.png");
+  await contrast(page, "the fleet view");
 
   // --- dark mode
   const dark = await newPage({ dark: true });
@@ -144,6 +183,11 @@ try {
   const lum = bg.match(/\d+/g).slice(0, 3).map(Number).reduce((a, b) => a + b, 0) / 765;
   check(lum < 0.3, `prefers-color-scheme: dark gives a dark page (${bg})`);
   await shot(dark, "workload-dark.png");
+  await contrast(dark, "the workload page, dark");
+  await dark.goto(`${base}/fleet?from=${expect.first_day}&to=${expect.last_day}&min=1`, { waitUntil: "networkidle0" });
+  await contrast(dark, "the fleet view, dark");
+  await dark.goto(`${base}/workloads?per_page=100`, { waitUntil: "networkidle0" });
+  await contrast(dark, "the list, dark");
 
   // --- without JavaScript the list and the workload page still read
   const nojs = await newPage({ javascript: false });
