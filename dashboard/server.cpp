@@ -145,6 +145,8 @@ class Dashboard {
 
   void handle_list(const httplib::Request& req, httplib::Response& res, bool json);
   void handle_workload(const httplib::Request& req, httplib::Response& res);
+  // The verdict of the route's id into `d`; false when the response (404, 503) is already made.
+  bool load_verdict(const httplib::Request& req, httplib::Response& res, Timing& t, blueprint::VerdictDetail& d);
   void handle_verdict_json(const httplib::Request& req, httplib::Response& res);
   void handle_timeline(const httplib::Request& req, httplib::Response& res);
   void handle_fleet(const httplib::Request& req, httplib::Response& res, const std::string& what);
@@ -279,29 +281,33 @@ void Dashboard::handle_workload(const httplib::Request& req, httplib::Response& 
   finish(res, t);
 }
 
+bool Dashboard::load_verdict(const httplib::Request& req, httplib::Response& res, Timing& t, blueprint::VerdictDetail& d) {
+  int64_t id = 0;
+  if (!parse_id(req.matches[1], id)) {
+    send_error(req, res, 404, "no such verdict");
+    return false;
+  }
+  bool found = false;
+  if (!with_store(req, res, t, true, [&](blueprint::StoreReader& r, std::string& e) { return r.verdict(id, d, found, e); }))
+    return false;
+  if (!found) send_error(req, res, 404, fmt::format("there is no verdict {} in this store", id));
+  return found;
+}
+
 void Dashboard::handle_verdict_json(const httplib::Request& req, httplib::Response& res) {
   Timing t;
-  int64_t id = 0;
-  if (!parse_id(req.matches[1], id)) return send_error(req, res, 404, "no such verdict");
   blueprint::VerdictDetail d;
-  bool found = false;
-  if (!with_store(req, res, t, true, [&](blueprint::StoreReader& r, std::string& e) { return r.verdict(id, d, found, e); })) return;
-  if (!found) return send_error(req, res, 404, fmt::format("there is no verdict {} in this store", id));
+  if (!load_verdict(req, res, t, d)) return;
   res.set_header("Cache-Control", "no-store");
-  res.set_header("Content-Disposition",
-                 fmt::format("inline; filename=\"verdict-{}.json\"", id));
+  res.set_header("Content-Disposition", fmt::format("inline; filename=\"verdict-{}.json\"", d.summary.id));
   res.set_content(d.verdict_json, "application/json");  // exactly the stored bytes
   finish(res, t);
 }
 
 void Dashboard::handle_timeline(const httplib::Request& req, httplib::Response& res) {
   Timing t;
-  int64_t id = 0;
-  if (!parse_id(req.matches[1], id)) return send_error(req, res, 404, "no such verdict");
   blueprint::VerdictDetail d;
-  bool found = false;
-  if (!with_store(req, res, t, true, [&](blueprint::StoreReader& r, std::string& e) { return r.verdict(id, d, found, e); })) return;
-  if (!found) return send_error(req, res, 404, fmt::format("there is no verdict {} in this store", id));
+  if (!load_verdict(req, res, t, d)) return;
   VerdictView view;
   std::string error;
   if (!make_verdict_view(d.verdict_json, view, error)) return send_error(req, res, 500, error);

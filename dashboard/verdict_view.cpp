@@ -13,11 +13,7 @@ namespace culprit::dashboard {
 
 namespace {
 
-std::string s_or(const ojson& j, const char* key) {
-  if (!j.is_object()) return "";
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
+std::string s_or(const ojson& j, const char* key) { return string_member(j, key); }
 int64_t i_or(const ojson& j, const char* key) {
   if (!j.is_object()) return 0;
   auto it = j.find(key);
@@ -120,6 +116,12 @@ void coverage_sentences(const ojson& cov, std::vector<std::string>& out) {
 }
 
 }  // namespace
+
+std::string string_member(const ojson& j, const char* key) {
+  if (!j.is_object()) return "";
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
 
 bool make_verdict_view(const std::string& text, VerdictView& view, std::string& error) {
   view.verdict = ojson::parse(text, nullptr, false);

@@ -14,11 +14,7 @@ namespace culprit::dashboard {
 
 namespace {
 
-std::string s_or(const ojson& j, const char* key) {
-  if (!j.is_object()) return "";
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
+std::string s_or(const ojson& j, const char* key) { return string_member(j, key); }
 
 std::string node_link(const std::string& node, bool culprit) {
   return fmt::format("<a href=\"/workloads?node={}{}\">{}</a>", url_encode(node), culprit ? "&amp;role=culprit" : "",
