@@ -82,7 +82,7 @@ std::string order_by(VerdictSort sort, bool desc) {
 }
 
 // The WHERE clause of a filter; values go to `params`, never into the text.
-std::string where_of(const VerdictFilter& f, bool sqlite, std::vector<SqlValue>& params) {
+std::string where_of(const VerdictFilter& f, bool bytewise, std::vector<SqlValue>& params) {
   std::vector<std::string> conds;
   if (f.end_from_ns) {
     conds.push_back("v.end_ns >= ?");
@@ -125,11 +125,12 @@ std::string where_of(const VerdictFilter& f, bool sqlite, std::vector<SqlValue>&
   }
   if (!f.workload_prefix.empty()) {
     // The id itself, or ids that begin with it ("48213" finds "48213_7" and
-    // "48213-by-template"). SQLite compares text bytewise, so a prefix is an
-    // index range [p, p + U+10FFFF); PostgreSQL's collation may not be
-    // bytewise, so it compares the leading characters (its heap rows are
-    // small, the verdict JSON being stored apart, so that scan is cheap).
-    if (sqlite) {
+    // "48213-by-template"). Where text compares bytewise (SQLite; a
+    // PostgreSQL database whose collation is C or POSIX) a prefix is an
+    // index range [p, p + U+10FFFF); under another collation PostgreSQL
+    // compares the leading characters (a scan of its small heap rows, the
+    // verdict JSON being stored apart).
+    if (bytewise) {
       conds.push_back("v.workload_id >= ? AND v.workload_id < ?");
       params.emplace_back(f.workload_prefix);
       params.emplace_back(f.workload_prefix + "\xF4\x8F\xBF\xBF");
@@ -186,6 +187,10 @@ std::unique_ptr<StoreReader> StoreReader::open(const std::string& url, const std
       return nullptr;
     }
     if (!db.exec("SET statement_timeout = '20s'", error)) return nullptr;
+    rows.clear();
+    if (!db.query("SELECT datcollate FROM pg_database WHERE datname = current_database()", {}, &rows, error)) return nullptr;
+    std::string collate = rows.empty() ? "" : str(rows[0][0]);
+    r->bytewise_ = collate == "C" || collate == "POSIX" || collate == "C.UTF-8" || collate == "C.utf8";
   }
   rows.clear();
   std::string e;
@@ -247,7 +252,7 @@ std::string StoreReader::list_hint(const VerdictFilter& filter, const VerdictPag
 bool StoreReader::list(const VerdictFilter& filter, const VerdictPage& page, std::vector<VerdictSummary>& out,
                        int64_t& total, std::string& error) {
   std::vector<SqlValue> params;
-  std::string where = where_of(filter, db_->dialect() == "sqlite", params);
+  std::string where = where_of(filter, bytewise_, params);
   std::string from = " FROM verdicts v" + list_hint(filter, page);
   std::vector<SqlRow> rows;
   if (!db_->query("SELECT COUNT(*)" + from + where, params, &rows, error)) return false;
@@ -287,7 +292,7 @@ bool StoreReader::list(const VerdictFilter& filter, const VerdictPage& page, std
 bool StoreReader::explain_list(const VerdictFilter& filter, const VerdictPage& page, std::vector<std::string>& plan,
                                std::string& error) {
   std::vector<SqlValue> params;
-  std::string where = where_of(filter, db_->dialect() == "sqlite", params);
+  std::string where = where_of(filter, bytewise_, params);
   params.emplace_back(page.limit);
   params.emplace_back(page.offset);
   bool sqlite = db_->dialect() == "sqlite";

@@ -152,6 +152,7 @@ class StoreReader {
   std::string url_;
   int version_ = 0;
   bool indexed_ = false;  // the readers' indexes are there
+  bool bytewise_ = true;  // text compares bytewise (SQLite; PostgreSQL under the C collation)
 };
 
 }  // namespace culprit::blueprint
