@@ -24,6 +24,7 @@
 
 #include "cli/args.h"
 #include "cli/catalog_choice.h"
+#include "cli/dashboard_command.h"
 #include "cli/eval.h"
 #include "cli/export_patterns.h"
 #include "cli/remote_diagnose.h"
@@ -68,6 +69,7 @@ Usage:
   culprit run --config FILE --once|--watch
                                       the blueprint: discover, collect, attribute, store
                                       (docs/blueprint.md)
+  culprit dashboard [--store URL]     the read-only web view of a store (docs/dashboard.md)
   culprit export-patterns [options]   print the extractors' regexes (for benchmark peers)
   culprit --version                   print versions
   culprit COMMAND --help              help for one command
@@ -419,6 +421,7 @@ int run(int argc, char** argv) {
   if (cmd == "--version" || cmd == "version") return cmd_version();
   if (cmd == "serve") return culprit::cli::cmd_serve(argc, argv);
   if (cmd == "run") return culprit::cli::cmd_run(argc, argv);
+  if (cmd == "dashboard") return culprit::cli::cmd_dashboard(argc, argv);
   if (culprit::cli::wants_remote_diagnose(argc, argv)) return culprit::cli::cmd_diagnose_remote(argc, argv);
   if (cmd == "diagnose") return cmd_diagnose(argc, argv);
   if (cmd == "test") return culprit::cli::cmd_test(argc, argv);

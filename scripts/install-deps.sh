@@ -19,6 +19,7 @@ packages=(
   wrk curl                              # service load benchmark (bench/service/run_wrk.sh)
   jq                                    # the curl recipes of docs/service.md (tests/service/check_recipes.sh)
   ripgrep time                          # scan benchmark peers (bench/run.sh)
+  chromium fonts-dejavu-core            # the dashboard's browser test (tests/dashboard/check_browser.sh)
 )
 # The Kubernetes tests drive their API server with kubectl: any kubectl on
 # PATH will do, else Debian's (kubernetes-client, kubectl 1.20).
@@ -27,12 +28,24 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-if [ ${#missing[@]} -eq 0 ]; then
-  echo "install-deps: all ${#packages[@]} packages present"
-  exit 0
-fi
+# Node.js and npm drive the browser test; a machine may have them from
+# elsewhere (NodeSource's nodejs bundles npm), and Debian's npm would clash.
+command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
-echo "install-deps: installing ${missing[*]}"
-$sudo apt-get update -q
-DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=900 install -y -q --no-install-recommends "${missing[@]}"
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+else
+  echo "install-deps: installing ${missing[*]}"
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=900 install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# puppeteer-core (the pinned version in tests/dashboard/package-lock.json)
+# drives the system's Chromium; it downloads no browser.
+dash="$(cd "$(dirname "$0")/.." && pwd)/tests/dashboard"
+if ! cmp -s "$dash/package-lock.json" "$dash/node_modules/.culprit-installed-lock" 2>/dev/null; then
+  echo "install-deps: npm ci in tests/dashboard (puppeteer-core)"
+  (cd "$dash" && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
+  cp "$dash/package-lock.json" "$dash/node_modules/.culprit-installed-lock"
+fi

@@ -1,0 +1,12 @@
+// `culprit dashboard --store URL [--listen HOST:PORT]`: the read-only web
+// view of a blueprint store (docs/dashboard.md).
+#pragma once
+
+namespace culprit::cli {
+
+// Parses the options, then serves until SIGTERM or SIGINT. Returns 0 when
+// stopped, 2 on bad usage or an address that cannot be bound, 3 when the
+// store cannot be opened.
+int cmd_dashboard(int argc, char** argv);
+
+}  // namespace culprit::cli

@@ -1,0 +1,282 @@
+#include "dashboard/query.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "base/text_util.h"
+#include "base/timestamp.h"
+#include "dashboard/html.h"
+
+namespace culprit::dashboard {
+
+namespace {
+
+constexpr int64_t kDayNs = 86400LL * 1000000000LL;
+constexpr size_t kMaxValue = 256;  // no filter value the store holds is longer
+
+bool is_word_char(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; }
+
+// "nvlink.signal_integrity": dotted lower-case words (the verdict schema's pattern).
+bool valid_sub_domain(const std::string& s) {
+  if (s.empty() || s.size() > 128) return false;
+  bool word = false;
+  for (char c : s) {
+    if (c == '.') {
+      if (!word) return false;
+      word = false;
+    } else if (is_word_char(c)) {
+      word = true;
+    } else {
+      return false;
+    }
+  }
+  return word;
+}
+
+// Host names, Kubernetes node names, IPs: letters, digits, '.', '-', '_', ':'.
+bool valid_node(const std::string& s) {
+  if (s.empty() || s.size() > 253) return false;
+  for (char c : s)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_' ||
+          c == ':'))
+      return false;
+  return true;
+}
+
+bool valid_scheduler(const std::string& s) {
+  if (s.empty() || s.size() > 64) return false;
+  for (char c : s)
+    if (!is_word_char(c) && c != '-') return false;
+  return true;
+}
+
+// Free text bound as a parameter (job ids, catalog versions): any UTF-8
+// without control characters.
+bool valid_text(const std::string& s) {
+  if (s.size() > kMaxValue || !is_valid_utf8(s)) return false;
+  for (unsigned char c : s)
+    if (c < 0x20 || c == 0x7f) return false;
+  return true;
+}
+
+bool parse_int(const std::string& s, int64_t lo, int64_t hi, int64_t& out) {
+  if (s.empty() || s.size() > 10) return false;
+  int64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + (c - '0');
+  }
+  if (v < lo || v > hi) return false;
+  out = v;
+  return true;
+}
+
+// The one value of a parameter: the last one given, trimmed; "" when absent.
+std::string one(const Params& p, const char* key) {
+  auto range = p.equal_range(key);
+  std::string v;
+  for (auto it = range.first; it != range.second; ++it) v = std::string(trim(it->second));
+  return v;
+}
+
+const std::vector<std::pair<std::string, blueprint::VerdictSort>>& sorts() {
+  static const std::vector<std::pair<std::string, blueprint::VerdictSort>> k = {
+      {"end", blueprint::VerdictSort::End},
+      {"workload", blueprint::VerdictSort::Workload}, {"status", blueprint::VerdictSort::Status},
+      {"cause", blueprint::VerdictSort::Cause},     {"nodes", blueprint::VerdictSort::Nodes},
+      {"scheduler", blueprint::VerdictSort::Scheduler}, {"state", blueprint::VerdictSort::State}};
+  return k;
+}
+
+}  // namespace
+
+std::optional<int64_t> parse_day_or_time(const std::string& s, bool& day) {
+  day = s.size() == 10;
+  if (day) {
+    // YYYY-MM-DD, digits where digits belong (parse_rfc3339 checks the calendar).
+    for (size_t i = 0; i < 10; ++i)
+      if ((i == 4 || i == 7) ? s[i] != '-' : (s[i] < '0' || s[i] > '9')) return std::nullopt;
+    return parse_rfc3339(s + "T00:00:00Z");
+  }
+  return parse_rfc3339(s);
+}
+
+std::optional<blueprint::VerdictSort> sort_key(const std::string& name) {
+  for (const auto& [n, k] : sorts())
+    if (n == name) return k;
+  return std::nullopt;
+}
+
+bool parse_list_query(const Params& p, ListQuery& q, std::string& error) {
+  q = ListQuery{};
+  auto bad = [&](const char* key, const std::string& why) {
+    error = fmt::format("parameter '{}': {}", key, why);
+    return false;
+  };
+  for (const auto& [k, v] : p)
+    if (v.size() > kMaxValue) return bad(k.c_str(), fmt::format("longer than {} bytes", kMaxValue));
+
+  q.from = one(p, "from");
+  q.to = one(p, "to");
+  bool day = false;
+  if (!q.from.empty()) {
+    auto t = parse_day_or_time(q.from, day);
+    if (!t) return bad("from", "not a date (YYYY-MM-DD) or an RFC 3339 time");
+    q.filter.end_from_ns = *t;
+  }
+  if (!q.to.empty()) {
+    auto t = parse_day_or_time(q.to, day);
+    if (!t) return bad("to", "not a date (YYYY-MM-DD) or an RFC 3339 time");
+    q.filter.end_before_ns = day ? *t + kDayNs : *t;  // a day is inclusive
+  }
+  if (q.filter.end_from_ns && q.filter.end_before_ns && *q.filter.end_from_ns >= *q.filter.end_before_ns)
+    return bad("to", "the range ends before it starts");
+
+  std::set<std::string> statuses;
+  auto range = p.equal_range("status");
+  for (auto it = range.first; it != range.second; ++it) {
+    std::string v(trim(it->second));
+    if (v.empty()) continue;
+    if (v != "attributed" && v != "ambiguous" && v != "unattributed" && v != "no_failure")
+      return bad("status", "must be attributed, ambiguous, unattributed or no_failure");
+    statuses.insert(v);
+  }
+  q.filter.statuses.assign(statuses.begin(), statuses.end());
+
+  q.filter.domain = one(p, "domain");
+  if (!q.filter.domain.empty() && q.filter.domain != "hardware" && q.filter.domain != "software" &&
+      q.filter.domain != "infrastructure" && q.filter.domain != "user" && q.filter.domain != "none")
+    return bad("domain", "must be hardware, software, infrastructure, user or none");
+  q.filter.sub_domain = one(p, "sub_domain");
+  if (!q.filter.sub_domain.empty() && !valid_sub_domain(q.filter.sub_domain))
+    return bad("sub_domain", "must be dotted lower-case words, such as nvlink.signal_integrity");
+  q.filter.node = one(p, "node");
+  if (!q.filter.node.empty() && !valid_node(q.filter.node))
+    return bad("node", "a node name has only letters, digits and . - _ :");
+  q.role = one(p, "role");
+  if (q.role.empty()) q.role = "any";
+  if (q.role != "any" && q.role != "culprit") return bad("role", "must be any or culprit");
+  q.filter.node_is_culprit = q.role == "culprit";
+  q.filter.scheduler = one(p, "scheduler");
+  if (!q.filter.scheduler.empty() && !valid_scheduler(q.filter.scheduler))
+    return bad("scheduler", "a scheduler name has only lower-case letters, digits, _ and -");
+  q.filter.catalog_version = one(p, "catalog");
+  if (!valid_text(q.filter.catalog_version)) return bad("catalog", "control characters or invalid UTF-8");
+  q.filter.workload_prefix = one(p, "q");
+  if (!valid_text(q.filter.workload_prefix)) return bad("q", "control characters or invalid UTF-8");
+
+  std::string sort = one(p, "sort");
+  if (!sort.empty()) {
+    auto k = sort_key(sort);
+    if (!k) return bad("sort", "must be end, workload, status, cause, nodes, scheduler or state");
+    q.sort = sort;
+    q.page.sort = *k;
+  }
+  std::string order = one(p, "order");
+  if (!order.empty()) {
+    if (order != "asc" && order != "desc") return bad("order", "must be asc or desc");
+    q.order = order;
+  }
+  q.page.descending = q.order == "desc";
+  std::string page = one(p, "page"), per = one(p, "per_page");
+  if (!page.empty() && !parse_int(page, 1, 1000000, q.page_no)) return bad("page", "must be a number from 1");
+  if (!per.empty() && !parse_int(per, 10, 500, q.per_page)) return bad("per_page", "must be a number from 10 to 500");
+  q.page.limit = q.per_page;
+  q.page.offset = (q.page_no - 1) * q.per_page;
+  return true;
+}
+
+std::vector<std::pair<std::string, std::string>> list_params(const ListQuery& q) {
+  std::vector<std::pair<std::string, std::string>> out;
+  out.emplace_back("q", q.filter.workload_prefix);
+  out.emplace_back("from", q.from);
+  out.emplace_back("to", q.to);
+  for (const auto& s : q.filter.statuses) out.emplace_back("status", s);
+  out.emplace_back("domain", q.filter.domain);
+  out.emplace_back("sub_domain", q.filter.sub_domain);
+  out.emplace_back("node", q.filter.node);
+  if (q.role != "any") out.emplace_back("role", q.role);
+  out.emplace_back("scheduler", q.filter.scheduler);
+  out.emplace_back("catalog", q.filter.catalog_version);
+  if (q.sort != "end") out.emplace_back("sort", q.sort);
+  if (q.order != "desc") out.emplace_back("order", q.order);
+  if (q.per_page != 50) out.emplace_back("per_page", std::to_string(q.per_page));
+  if (q.page_no != 1) out.emplace_back("page", std::to_string(q.page_no));
+  return out;
+}
+
+std::string list_url(const ListQuery& q, const std::string& key, const std::string& value) {
+  auto params = list_params(q);
+  if (!key.empty()) {
+    params.erase(std::remove_if(params.begin(), params.end(), [&](const auto& kv) { return kv.first == key; }), params.end());
+    // Any change of filter or order starts again at the first page.
+    if (key != "page")
+      params.erase(std::remove_if(params.begin(), params.end(), [](const auto& kv) { return kv.first == "page"; }),
+                   params.end());
+    if (!value.empty() && !(key == "page" && value == "1")) params.emplace_back(key, value);
+  }
+  return "/workloads" + query_string(params);
+}
+
+std::string sort_url(const ListQuery& q, const std::string& sort) {
+  ListQuery s = q;
+  s.page_no = 1;
+  // The first click sorts text ascending and times and counts newest/most first.
+  bool text = sort == "workload" || sort == "status" || sort == "cause" || sort == "scheduler" || sort == "state";
+  if (q.sort == sort) s.order = q.order == "desc" ? "asc" : "desc";
+  else s.order = text ? "asc" : "desc";
+  s.sort = sort;
+  return list_url(s);
+}
+
+bool parse_fleet_query(const Params& p, std::optional<int64_t> oldest_end_ns, std::optional<int64_t> newest_end_ns,
+                       int64_t now_ns, FleetQuery& f, std::string& error) {
+  f = FleetQuery{};
+  auto bad = [&](const char* key, const std::string& why) {
+    error = fmt::format("parameter '{}': {}", key, why);
+    return false;
+  };
+  std::string from = one(p, "from"), to = one(p, "to"), bucket = one(p, "bucket"), min = one(p, "min");
+  bool day = false;
+  std::optional<int64_t> a, b;
+  if (!from.empty()) {
+    a = parse_day_or_time(from, day);
+    if (!a || !day) return bad("from", "not a date (YYYY-MM-DD)");
+  }
+  if (!to.empty()) {
+    b = parse_day_or_time(to, day);
+    if (!b || !day) return bad("to", "not a date (YYYY-MM-DD)");
+    *b += kDayNs;
+  }
+  int64_t anchor = newest_end_ns.value_or(now_ns);
+  int64_t anchor_day_end = (std::max<int64_t>(anchor, 0) / kDayNs + 1) * kDayNs;  // the end of its UTC day
+  f.defaulted = !a && !b;
+  if (!b) b = a ? std::min(*a + 30 * kDayNs, anchor_day_end) : anchor_day_end;
+  if (!a) {
+    // By default everything the store holds, when that is a year or less:
+    // a young store (or the examples) shows all its verdicts at once.
+    a = *b - 30 * kDayNs;
+    if (f.defaulted && oldest_end_ns && *oldest_end_ns < *a)
+      a = std::max(*b - 365 * kDayNs, (*oldest_end_ns / kDayNs) * kDayNs);
+  }
+  if (*a >= *b) return bad("to", "the range ends before it starts");
+  if (*b - *a > 3660 * kDayNs) return bad("from", "the window is longer than ten years");
+  f.from_ns = *a;
+  f.before_ns = *b;
+  f.from = format_rfc3339(*a).substr(0, 10);
+  f.to = format_rfc3339(*b - kDayNs).substr(0, 10);
+  if (!bucket.empty()) {
+    if (bucket != "day" && bucket != "week") return bad("bucket", "must be day or week");
+    f.bucket = bucket;
+  } else if (*b - *a > 120 * kDayNs) {
+    f.bucket = "week";  // a day per bar stops being readable past a few months
+  }
+  f.bucket_ns = f.bucket == "week" ? 7 * kDayNs : kDayNs;
+  if ((*b - *a) / f.bucket_ns > 800) return bad("bucket", "too many bars for this window: use bucket=week");
+  if (!min.empty() && !parse_int(min, 1, 1000, f.min_attempts)) return bad("min", "must be a number from 1 to 1000");
+  return true;
+}
+
+}  // namespace culprit::dashboard

@@ -1,0 +1,73 @@
+// The dashboard's URL state: the query parameters of the workload list and
+// the fleet view, validated into store filters, and written back into links
+// (sorting, paging, "narrow to this node") that keep every other filter.
+//
+// Validation is strict and happens before any SQL: a parameter whose value
+// is not one the store can hold (a status outside the verdict's enum, a
+// sub_domain that is not dotted lower-case words, a date that is not a
+// date) is a 400 with a message naming the parameter. Values that pass are
+// bound, never spliced, so anything else (a job id with quotes in it)
+// merely matches nothing. Empty values mean "not set", as forms send them;
+// unknown parameters are ignored.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "blueprint/store_reader.h"
+
+namespace culprit::dashboard {
+
+using Params = std::multimap<std::string, std::string>;  // as cpp-httplib parses them
+
+struct ListQuery {
+  blueprint::VerdictFilter filter;
+  blueprint::VerdictPage page;
+  // As given, to fill the form and build links.
+  std::string from, to, sort = "end", order = "desc", role = "any";
+  int64_t page_no = 1, per_page = 50;
+};
+
+// Parses the list's parameters: from, to (YYYY-MM-DD, UTC days, `to`
+// inclusive; or RFC 3339 instants, `to` exclusive), status (repeatable),
+// domain, sub_domain, node, role (any|culprit), scheduler, catalog, q (the
+// job id or its beginning), sort, order (asc|desc), page, per_page.
+bool parse_list_query(const Params& params, ListQuery& out, std::string& error);
+
+// The list's parameters as URL pairs (defaults left out), for links.
+std::vector<std::pair<std::string, std::string>> list_params(const ListQuery& q);
+// "/workloads?..." for `q` with one parameter replaced (or added).
+std::string list_url(const ListQuery& q, const std::string& key = "", const std::string& value = "");
+// The same filters sorted by `sort`: the order flips when it already is.
+std::string sort_url(const ListQuery& q, const std::string& sort);
+
+struct FleetQuery {
+  int64_t from_ns = 0, before_ns = 0;   // whole UTC days
+  std::string from, to;                 // as shown (YYYY-MM-DD, `to` inclusive)
+  int64_t bucket_ns = 86400LL * 1000000000LL;
+  std::string bucket = "day";           // day | week
+  int64_t min_attempts = 2;             // repeat-offender threshold
+  bool defaulted = false;               // the window was chosen by the dashboard
+};
+
+// Parses from, to (YYYY-MM-DD), bucket (day|week) and min (1..1000).
+// Without from/to the window ends with the day of the newest verdict (or
+// today when the store is empty), so an old store still shows its data, and
+// starts with the day of the oldest, at least 30 and at most 365 days
+// before. Past 120 days the bars are per week unless `bucket` says.
+bool parse_fleet_query(const Params& params, std::optional<int64_t> oldest_end_ns, std::optional<int64_t> newest_end_ns,
+                       int64_t now_ns, FleetQuery& out, std::string& error);
+
+// Names and values of the list's sort keys, for headers and the API.
+std::optional<blueprint::VerdictSort> sort_key(const std::string& name);
+
+// A YYYY-MM-DD day or an RFC 3339 instant. `day` tells which it was.
+std::optional<int64_t> parse_day_or_time(const std::string& s, bool& day);
+
+}  // namespace culprit::dashboard
