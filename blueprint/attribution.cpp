@@ -8,6 +8,7 @@
 #include "base/text_util.h"
 #include "base/timestamp.h"
 #include "runtime/collector_report_json.h"
+#include "runtime/observation_writer.h"
 #include "runtime/verdict_json.h"
 
 namespace culprit::blueprint {
@@ -61,95 +62,6 @@ std::unique_ptr<ServiceAttribution> ServiceAttribution::make(const ServiceClient
   }
   return s;
 }
-
-namespace {
-
-// Produces the NDJSON body piece by piece, so a large attempt is never held
-// twice in memory.
-class BodyWriter {
- public:
-  BodyWriter(std::string head, std::vector<Observation>&& obs, std::vector<LogFile>&& files)
-      : head_(std::move(head)), obs_(std::move(obs)), files_(std::move(files)) {}
-
-  // The next chunk (about 1 MiB), or false at the end / on a read error.
-  bool next(std::string& chunk) {
-    chunk.clear();
-    if (!head_.empty()) {
-      chunk = std::move(head_);
-      head_.clear();
-      return true;
-    }
-    while (chunk.size() < (1u << 20)) {
-      if (obs_i_ < obs_.size()) {
-        const Observation& o = obs_[obs_i_++];
-        ojson j;
-        j["host"] = o.host;
-        j["source"] = o.source;
-        if (o.ts) j["ts"] = format_rfc3339(*o.ts);
-        if (o.is_metric) {
-          j["metric"] = o.metric;
-          j["value"] = o.value;
-          ojson labels = ojson::object();
-          for (auto kv : split(o.labels, ',')) {
-            size_t eq = kv.find('=');
-            if (eq != std::string_view::npos) labels[std::string(kv.substr(0, eq))] = std::string(kv.substr(eq + 1));
-          }
-          j["labels"] = labels;
-        } else {
-          j["text"] = o.text;
-        }
-        if (!o.file.empty()) j["file"] = o.file;
-        if (o.line > 0) j["line"] = o.line;
-        if (o.offset > 0) j["offset"] = o.offset;
-        chunk += j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-        chunk += '\n';
-        continue;
-      }
-      if (file_i_ >= files_.size()) break;
-      if (!in_.is_open()) {
-        in_.open(files_[file_i_].path, std::ios::binary);
-        line_ = 0;
-        offset_ = 0;
-        if (!in_) {
-          error_ = "cannot read " + files_[file_i_].path;
-          return false;
-        }
-      }
-      std::string text;
-      if (!std::getline(in_, text)) {
-        in_.close();
-        ++file_i_;
-        continue;
-      }
-      bool had_newline = !in_.eof();
-      if (had_newline) text += '\n';
-      const LogFile& f = files_[file_i_];
-      ojson j;
-      j["host"] = f.host;
-      j["source"] = f.source;
-      j["file"] = f.display_path;
-      j["line"] = ++line_;
-      j["offset"] = offset_;
-      offset_ += static_cast<int64_t>(text.size());
-      j["text"] = std::move(text);
-      chunk += j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-      chunk += '\n';
-    }
-    return !chunk.empty();
-  }
-  const std::string& error() const { return error_; }
-
- private:
-  std::string head_;
-  std::vector<Observation> obs_;
-  std::vector<LogFile> files_;
-  size_t obs_i_ = 0, file_i_ = 0;
-  std::ifstream in_;
-  int64_t line_ = 0, offset_ = 0;
-  std::string error_;
-};
-
-}  // namespace
 
 bool ServiceAttribution::ready(std::string& error) const {
   httplib::Client c(url_);
@@ -212,7 +124,10 @@ bool ServiceAttribution::attribute(const Attempt& attempt, Collected&& ev, ojson
   ojson reports = ojson::array();
   for (const auto& r : ev.reports) reports.push_back(collector_report_to_json(r));
   head["collectors"] = reports;
-  auto writer = std::make_shared<BodyWriter>(head.dump() + "\n", std::move(ev.observations), std::move(ev.files));
+  // The head line, then the evidence streamed in chunks of about 1 MiB
+  // (the same lines `diagnose --server` sends for a bundle).
+  auto writer = std::make_shared<NdjsonObservationWriter>(std::move(ev.observations), std::move(ev.files));
+  auto head_line = std::make_shared<std::string>(head.dump() + "\n");
   httplib::Client c(url_);
   int64_t secs = std::max<int64_t>(1, timeout_ns_ / 1000000000);
   c.set_connection_timeout(10, 0);
@@ -223,9 +138,14 @@ bool ServiceAttribution::attribute(const Attempt& attempt, Collected&& ev, ojson
   std::string path = std::string("/v1/attributions?explain=") + (explain_ ? "true" : "false");
   auto r = c.Post(
       path.c_str(), headers,
-      [writer](size_t, httplib::DataSink& sink) {
+      [writer, head_line](size_t, httplib::DataSink& sink) {
+        if (!head_line->empty()) {
+          std::string line = std::move(*head_line);
+          head_line->clear();
+          return sink.write(line.data(), line.size());
+        }
         std::string chunk;
-        if (writer->next(chunk)) return sink.write(chunk.data(), chunk.size());
+        if (writer->next(chunk, 1u << 20)) return sink.write(chunk.data(), chunk.size());
         if (!writer->error().empty()) return false;
         sink.done();
         return true;
