@@ -1,5 +1,5 @@
 // The store: where `culprit run` records attempts and verdicts, and what the
-// dashboard and `culprit offenders` read. SQLite (embedded, the default) or
+// dashboard reads. SQLite (embedded, the default) or
 // PostgreSQL (one store shared by several blueprints), one schema for both
 // (docs/blueprint.md, "The store").
 //
