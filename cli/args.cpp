@@ -99,4 +99,22 @@ bool read_token_file(const std::string& path, std::string& token, std::string& e
   return true;
 }
 
+bool parse_listen(const std::string& value, std::string& host, int& port, std::string& err) {
+  size_t colon = value.rfind(':');
+  if (colon == std::string::npos || colon == 0) {
+    err = "--listen must be HOST:PORT";
+    return false;
+  }
+  host = value.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  char* end = nullptr;
+  long p = std::strtol(value.c_str() + colon + 1, &end, 10);
+  if (*end || p < 0 || p > 65535 || colon + 1 == value.size()) {
+    err = "--listen: bad port";
+    return false;
+  }
+  port = static_cast<int>(p);
+  return true;
+}
+
 }  // namespace culprit::cli

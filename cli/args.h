@@ -36,4 +36,9 @@ bool parse_size(const std::string& s, size_t& out);
 // removed. False with `err` when the file cannot be read or that line is empty.
 bool read_token_file(const std::string& path, std::string& token, std::string& err);
 
+// A --listen value, HOST:PORT (an IPv6 host in brackets, [::1]:8080, is
+// given without them). False with `err` ("--listen must be HOST:PORT",
+// "--listen: bad port") otherwise.
+bool parse_listen(const std::string& value, std::string& host, int& port, std::string& err);
+
 }  // namespace culprit::cli

@@ -81,16 +81,8 @@ int cmd_dashboard(int argc, char** argv) {
   }
   if (auto f = a.last("password-file"))
     if (!blueprint::read_secret(*f, "", cfg.password, err)) return usage("--password-file: " + err);
-  if (auto l = a.last("listen")) {
-    size_t colon = l->rfind(':');
-    if (colon == std::string::npos || colon == 0) return usage("--listen must be HOST:PORT");
-    cfg.host = l->substr(0, colon);
-    if (cfg.host.size() > 2 && cfg.host.front() == '[' && cfg.host.back() == ']') cfg.host = cfg.host.substr(1, cfg.host.size() - 2);
-    char* end = nullptr;
-    long p = std::strtol(l->c_str() + colon + 1, &end, 10);
-    if (*end || p < 0 || p > 65535 || colon + 1 == l->size()) return usage("--listen: bad port");
-    cfg.port = static_cast<int>(p);
-  }
+  if (auto l = a.last("listen"))
+    if (!parse_listen(*l, cfg.host, cfg.port, err)) return usage(err);
   if (auto t = a.last("threads")) {
     char* end = nullptr;
     long n = std::strtol(t->c_str(), &end, 10);

@@ -74,15 +74,8 @@ int cmd_serve(int argc, char** argv) {
   }
   if (!a.positionals.empty()) return usage("unexpected argument '" + a.positionals[0] + "'");
   service::ServiceConfig cfg;
-  if (auto l = a.last("listen")) {
-    size_t colon = l->rfind(':');
-    if (colon == std::string::npos || colon == 0) return usage("--listen must be HOST:PORT");
-    cfg.host = l->substr(0, colon);
-    char* end = nullptr;
-    long p = std::strtol(l->c_str() + colon + 1, &end, 10);
-    if (*end || p < 0 || p > 65535 || colon + 1 == l->size()) return usage("--listen: bad port");
-    cfg.port = static_cast<int>(p);
-  }
+  if (auto l = a.last("listen"))
+    if (!parse_listen(*l, cfg.host, cfg.port, err)) return usage(err);
   if (auto t = a.last("threads")) {
     char* end = nullptr;
     long n = std::strtol(t->c_str(), &end, 10);
