@@ -87,6 +87,8 @@ symptoms with their original log lines, and what evidence was missing.
 
 Options:
   --format text|json     output format (default: text on a terminal, else json)
+  --schema v2|v1         the JSON verdict's schema: culprit.verdict/v2 (the
+                         default, with the recommendation) or v1 (without)
   --rules PATH           add a rule directory or .attr file (repeatable)
   --no-stdlib            do not load the bundled catalog
   --cascade              list every symptom with its rule and evidence lines
@@ -147,7 +149,7 @@ int usage_error(const std::string& cmd, const std::string& msg) {
 int cmd_diagnose(int argc, char** argv) {
   ArgSpec spec = with_catalog_options({{"explain", "cascade", "skip-self-test", "help"},
                                        {"format", "threads", "slack-before", "slack-after", "color", "width",
-                                        "server"}});
+                                        "server", "schema"}});
   Args a;
   std::string err;
   if (!culprit::cli::parse_args(argc, argv, 2, spec, a, err)) return usage_error("diagnose", err);
@@ -158,6 +160,10 @@ int cmd_diagnose(int argc, char** argv) {
   if (a.positionals.size() != 1) return usage_error("diagnose", "expected exactly one BUNDLE directory");
   std::string format = a.last("format").value_or(isatty(STDOUT_FILENO) ? "text" : "json");
   if (format != "text" && format != "json") return usage_error("diagnose", "--format must be text or json");
+  culprit::VerdictSchema schema = culprit::VerdictSchema::V2;
+  if (auto s = a.last("schema"); s && !culprit::parse_verdict_schema(*s, schema))
+    return usage_error("diagnose", "--schema must be v2 or v1");
+  if (a.last("schema") && format != "json") return usage_error("diagnose", "--schema applies only with --format json");
   culprit::DiagnoseOptions opt;
   if (auto t = a.last("threads")) {
     char* end = nullptr;
@@ -203,7 +209,7 @@ int cmd_diagnose(int argc, char** argv) {
     return kBadInput;
   }
   if (format == "json") {
-    culprit::write_verdict_json(std::cout, verdict, a.has("explain"));
+    culprit::write_verdict_json(std::cout, verdict, a.has("explain"), schema);
   } else {
     std::cout << culprit::verdict_to_text(verdict, text_opt);
   }

@@ -35,6 +35,7 @@ file, line number and byte offset, so provenance and coverage are identical.
 
 Options:
   --format text|json     output format (default: text on a terminal, else json)
+  --schema v2|v1         the JSON verdict's schema (default v2; v1 has no recommendation)
   --cascade              list every symptom with its rule and evidence lines
   --explain              --cascade plus the derivation trail
   --width N              fit the text report to N columns (default: the
@@ -165,7 +166,7 @@ int report_error(const httplib::Result& r, const std::string& url) {
 int cmd_diagnose_remote(int argc, char** argv) {
   ArgSpec spec{{"explain", "cascade", "help", "no-stdlib", "skip-self-test", "no-cache"},
                     {"server", "format", "color", "width", "token-file", "rules", "threads", "slack-before", "slack-after",
-                     "engine", "cache-dir"}};
+                     "engine", "cache-dir", "schema"}};
   Args a;
   std::string err;
   if (!parse_args(argc, argv, 2, spec, a, err)) return usage(err);
@@ -181,6 +182,9 @@ int cmd_diagnose_remote(int argc, char** argv) {
   std::string url = *a.last("server");
   std::string format = a.last("format").value_or(isatty(STDOUT_FILENO) ? "text" : "json");
   if (format != "text" && format != "json") return usage("--format must be text or json");
+  auto schema = a.last("schema");
+  if (schema && *schema != "v1" && *schema != "v2") return usage("--schema must be v2 or v1");
+  if (schema && format != "json") return usage("--schema applies only with --format json");
   TextOptions text;
   if (!text_options(a, text, err)) return usage(err);
   std::string token;
@@ -217,6 +221,7 @@ int cmd_diagnose_remote(int argc, char** argv) {
   if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
   if (format == "text") headers.emplace("Accept", "text/plain");
   std::string query = a.has("explain") ? "?explain=true" : "?explain=false";
+  if (schema) query += "&schema=" + *schema;
   if (format == "text") {
     if (text.color) query += "&color=true";
     if (text.cascade) query += "&cascade=true";

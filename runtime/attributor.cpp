@@ -6,6 +6,15 @@
 
 namespace culprit {
 
+namespace {
+// The directories of the catalog's parts, in load order.
+std::vector<std::string> root_paths(const ir::Catalog& c) {
+  std::vector<std::string> out;
+  for (const auto& p : c.parts) out.push_back(p.root);
+  return out;
+}
+}  // namespace
+
 std::shared_ptr<const Attributor> Attributor::open(const AttributorConfig& config, AttributorStart& start) {
   if (config.rule_paths.empty()) {
     start.error = "no rules to load";
@@ -21,6 +30,14 @@ std::shared_ptr<const Attributor> Attributor::open(const AttributorConfig& confi
   if (!loaded.ok()) {
     size_t n = start.diagnostics.error_count();
     start.error = fmt::format("the rules do not compile ({} error{})", n, n == 1 ? "" : "s");
+    return nullptr;
+  }
+  // The recovery tables load before anything is compiled to native code:
+  // a table that does not parse refuses the catalog as a rule would.
+  auto recovery = load_recovery_table(root_paths(*loaded.catalog), start.diagnostics, loaded.catalog.get());
+  if (!recovery) {
+    size_t n = start.diagnostics.error_count();
+    start.error = fmt::format("the recovery table does not load ({} error{})", n, n == 1 ? "" : "s");
     return nullptr;
   }
   std::string error;
@@ -40,12 +57,21 @@ std::shared_ptr<const Attributor> Attributor::open(const AttributorConfig& confi
       return nullptr;
     }
   }
-  return std::make_shared<const Attributor>(std::move(program));
+  return std::make_shared<const Attributor>(std::move(program), std::move(recovery));
+}
+
+EngineInfo Attributor::info() const {
+  EngineInfo e = engine_info(*program_);
+  e.recovery_digest = recovery_->digest;
+  return e;
 }
 
 bool Attributor::attribute(DiagnoseRequest&& evidence, const DiagnoseOptions& options, Verdict& out,
                            std::string& error) const {
-  return diagnose(program_, std::move(evidence), options, out, error);
+  if (!diagnose(program_, std::move(evidence), options, out, error)) return false;
+  out.recommendation = recommend(out, *recovery_);
+  out.engine.recovery_digest = recovery_->digest;
+  return true;
 }
 
 }  // namespace culprit

@@ -37,6 +37,7 @@
 #include "runtime/model.h"
 #include "runtime/native_code.h"
 #include "runtime/program.h"
+#include "runtime/recovery.h"
 #include "runtime/self_test.h"
 
 namespace culprit {
@@ -74,13 +75,18 @@ class Attributor {
 
   const std::shared_ptr<const Program>& program() const { return program_; }
   const ir::Catalog& catalog() const { return program_->catalog(); }
-  // The versions that every verdict reports (engine, catalog, libraries).
-  EngineInfo info() const { return engine_info(*program_); }
+  // The recovery table every verdict's recommendation comes from.
+  const RecoveryTable& recovery() const { return *recovery_; }
+  // The versions that every verdict reports (engine, catalog, libraries,
+  // recovery tables).
+  EngineInfo info() const;
 
-  explicit Attributor(std::shared_ptr<const Program> program) : program_(std::move(program)) {}
+  Attributor(std::shared_ptr<const Program> program, std::shared_ptr<const RecoveryTable> recovery)
+      : program_(std::move(program)), recovery_(std::move(recovery)) {}
 
  private:
   std::shared_ptr<const Program> program_;
+  std::shared_ptr<const RecoveryTable> recovery_;
 };
 
 }  // namespace culprit

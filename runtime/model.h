@@ -137,6 +137,27 @@ struct Outcome {
   std::string overridden_by, override_reason;  // set by a post_outcome rule
 };
 
+// One recommended action (runtime/recovery.h, docs/recovery.md): for the job
+// (scope "job") or for one culprit node (scope "node").
+struct RecommendedAction {
+  std::string scope;                   // "job" | "node"
+  std::string node;                    // the culprit node; "" for the job
+  std::string action;                  // job: restart | restart_excluding | stop_fix_config | stop_fix_code | none;
+                                       // node: drain | reset_gpu | reboot | inspect_link | replace_suspect
+  std::vector<std::string> nodes;      // restart_excluding: the nodes to leave out (sorted)
+  std::map<std::string, std::string> target;  // what to act on: pci, links, device, port (when the cause names them)
+  std::string rule;                    // the rule that made the cause symptom
+  std::string basis;                   // the recovery-table entry: "class hardware/gpu.memory", "xid 48 WORKFLOW_XID_48"
+  std::string reason;                  // one sentence for operators
+  std::vector<std::string> symptoms;   // ids of the symptoms it rests on (sorted)
+  std::vector<std::string> evidence;   // "file:line" of their first evidence lines (sorted, at most 5 per symptom)
+};
+
+struct Recommendation {
+  RecommendedAction job;
+  std::vector<RecommendedAction> nodes;  // sorted by (node, action in vocabulary order, target)
+};
+
 struct TerminalState {
   std::string state;                  // "" when unknown
   std::optional<int64_t> exit_code;
@@ -164,6 +185,7 @@ struct EngineInfo {
   std::string catalog_name, catalog_version, catalog_digest;
   std::vector<CatalogRef> catalog_parts;   // every part, in load order (the first is catalog_name's)
   std::string hyperscan_version, re2_version, antlr_version;
+  std::string recovery_digest;        // "sha256:..." over the recovery tables read; "" when there was none
 };
 
 struct Verdict {
@@ -174,6 +196,7 @@ struct Verdict {
   Coverage coverage;
   EngineInfo engine;
   std::vector<TrailEntry> trail;      // derivation trail (always collected; printed by --explain)
+  Recommendation recommendation;      // what follows from it (runtime/recovery.h); set by the Attributor
   int64_t slack_before_ns = 0, slack_after_ns = 0;
 };
 

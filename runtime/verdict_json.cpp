@@ -42,9 +42,36 @@ const char* state_name(SymptomState s) {
 
 // The verdict is assembled in three parts so that write_verdict_json can
 // stream the symptoms (the part that grows with the workload) one at a time.
-J verdict_head(const Verdict& v) {
+J action_json(const RecommendedAction& a) {
   J j;
-  j["schema"] = kVerdictSchema;
+  if (a.scope == "node") j["node"] = a.node;
+  j["action"] = a.action;
+  if (a.scope == "job") j["nodes"] = a.nodes;
+  if (a.scope == "node") {
+    J t = J::object();
+    for (const auto& [k, val] : a.target) t[k] = val;
+    j["target"] = std::move(t);
+  }
+  j["rule"] = a.rule.empty() ? J(nullptr) : J(a.rule);
+  j["basis"] = a.basis;
+  j["reason"] = a.reason;
+  j["symptoms"] = a.symptoms;
+  j["evidence"] = a.evidence;
+  return j;
+}
+
+J recommendation_json(const Recommendation& r) {
+  J j;
+  j["job"] = action_json(r.job);
+  J nodes = J::array();
+  for (const auto& a : r.nodes) nodes.push_back(action_json(a));
+  j["nodes"] = std::move(nodes);
+  return j;
+}
+
+J verdict_head(const Verdict& v, VerdictSchema schema) {
+  J j;
+  j["schema"] = schema == VerdictSchema::V1 ? kVerdictSchemaV1 : kVerdictSchema;
   J w;
   w["id"] = v.workload.workload_id;
   w["scheduler"] = v.workload.scheduler;
@@ -93,6 +120,7 @@ J verdict_head(const Verdict& v) {
     j["outcome_override"] = ov;
   }
   j["affected_nodes"] = v.affected_nodes;
+  if (schema == VerdictSchema::V2) j["recommendation"] = recommendation_json(v.recommendation);
   return j;
 }
 
@@ -134,7 +162,7 @@ J symptom_json(const Symptom& s) {
   return sj;
 }
 
-J verdict_tail(const Verdict& v, bool include_trail) {
+J verdict_tail(const Verdict& v, bool include_trail, VerdictSchema schema) {
   J j;
   J cov;
   J scope;
@@ -208,6 +236,8 @@ J verdict_tail(const Verdict& v, bool include_trail) {
   eng["hyperscan"] = v.engine.hyperscan_version;
   eng["re2"] = v.engine.re2_version;
   eng["antlr_runtime"] = v.engine.antlr_version;
+  if (schema == VerdictSchema::V2)
+    eng["recovery_table"] = v.engine.recovery_digest.empty() ? J(nullptr) : J(v.engine.recovery_digest);
   j["engine"] = eng;
   if (include_trail) {
     J tr = J::array();
@@ -239,6 +269,13 @@ void write_nested(std::ostream& out, const J& j, size_t indent) {
 }
 }  // namespace
 
+bool parse_verdict_schema(const std::string& text, VerdictSchema& out) {
+  if (text == "v2" || text == "2" || text == kVerdictSchema) out = VerdictSchema::V2;
+  else if (text == "v1" || text == "1" || text == kVerdictSchemaV1) out = VerdictSchema::V1;
+  else return false;
+  return true;
+}
+
 nlohmann::ordered_json value_to_json(const Value& v) {
   switch (v.type) {
     case Type::Null: return nullptr;
@@ -252,23 +289,23 @@ nlohmann::ordered_json value_to_json(const Value& v) {
   return nullptr;
 }
 
-nlohmann::ordered_json verdict_to_json(const Verdict& v, bool include_trail) {
-  J j = verdict_head(v);
+nlohmann::ordered_json verdict_to_json(const Verdict& v, bool include_trail, VerdictSchema schema) {
+  J j = verdict_head(v, schema);
   J syms = J::array();
   for (const auto& s : v.symptoms) syms.push_back(symptom_json(s));
   j["symptoms"] = std::move(syms);
-  J tail = verdict_tail(v, include_trail);
+  J tail = verdict_tail(v, include_trail, schema);
   for (auto& [key, value] : tail.items()) j[key] = std::move(value);
   return j;
 }
 
-std::string verdict_to_json_text(const Verdict& v, bool include_trail) {
+std::string verdict_to_json_text(const Verdict& v, bool include_trail, VerdictSchema schema) {
   // Evidence text is sanitized at scan time; `replace` is a last guard so a
   // stray invalid byte can never make serialization throw.
-  return verdict_to_json(v, include_trail).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return verdict_to_json(v, include_trail, schema).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-void write_verdict_json(std::ostream& out, const Verdict& v, bool include_trail) {
+void write_verdict_json(std::ostream& out, const Verdict& v, bool include_trail, VerdictSchema schema) {
   // The same bytes as verdict_to_json_text, written member by member (and
   // symptom by symptom) so that the whole document never exists in memory.
   bool first = true;
@@ -277,7 +314,7 @@ void write_verdict_json(std::ostream& out, const Verdict& v, bool include_trail)
     first = false;
     write_nested(out, value, 2);
   };
-  const J head = verdict_head(v);
+  const J head = verdict_head(v, schema);
   for (const auto& [key, value] : head.items()) member(key, value);
   out << (first ? "{\n  " : ",\n  ") << "\"symptoms\": ";
   first = false;
@@ -291,7 +328,7 @@ void write_verdict_json(std::ostream& out, const Verdict& v, bool include_trail)
     }
     out << "\n  ]";
   }
-  const J tail = verdict_tail(v, include_trail);
+  const J tail = verdict_tail(v, include_trail, schema);
   for (const auto& [key, value] : tail.items()) member(key, value);
   out << "\n}\n";
 }

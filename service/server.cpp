@@ -390,6 +390,13 @@ void Service::attribute(const httplib::Request& req, httplib::Response& res, Wor
   for (const auto& [s, c] : v.coverage.sources) bytes += c.bytes_read;
   metrics_.verdict(v.outcome.status, v.outcome.domain, rules, bytes);
   bool explain = req.get_param_value("explain") == "true" || req.get_param_value("explain") == "1";
+  // ?schema=v1 serves the verdict without the recommendation, for readers
+  // of culprit.verdict/v1 (docs/service.md); v2 is the default.
+  VerdictSchema schema = VerdictSchema::V2;
+  if (req.has_param("schema") && !parse_verdict_schema(req.get_param_value("schema"), schema)) {
+    send_error(res, 400, "bad_request", "the schema parameter must be v2 or v1");
+    return;
+  }
   res.status = 200;
   if (req.get_header_value("Accept").find("text/plain") != std::string::npos) {
     TextOptions t;
@@ -400,7 +407,7 @@ void Service::attribute(const httplib::Request& req, httplib::Response& res, Wor
     if (req.has_param("width")) t.width = std::min<size_t>(std::strtoul(req.get_param_value("width").c_str(), nullptr, 10), 100000);
     res.set_content(verdict_to_text(v, t), "text/plain; charset=utf-8");
   } else {
-    res.set_content(verdict_to_json_text(v, explain), "application/json");
+    res.set_content(verdict_to_json_text(v, explain, schema), "application/json");
   }
 }
 

@@ -78,7 +78,7 @@ python3 -c "
 import json,sys
 lines=[json.loads(l) for l in open(sys.argv[1])]
 assert len(lines)==int(sys.argv[2]), len(lines)
-assert all(l['verdict']['schema']=='culprit.verdict/v1' and l['attempt']['key'] for l in lines)
+assert all(l['verdict']['schema']=='culprit.verdict/v2' and l['attempt']['key'] for l in lines)
 " "$D/out.jsonl" $((bundles + 1)) || fail "stdout JSON lines"
 "$CULPRIT" run --config "$CONFIG" --once --store "sqlite:$D/j.db" --format jsonl > "$D/out2.jsonl" 2> "$D/err2.txt" || fail "second run"
 [ ! -s "$D/out2.jsonl" ] || fail "a second run printed verdicts again"

@@ -93,7 +93,7 @@ if len(lat) < 6:
 else:
     print(f"  job end -> stored verdict: min {min(lat):.1f} s, median {sorted(lat)[len(lat) // 2]:.1f} s, max {max(lat):.1f} s over {len(lat)} attempts")
 lines = [json.loads(l) for l in open(f"{d}/verdicts.jsonl")]
-if len(lines) != 6 or any(l["verdict"]["schema"] != "culprit.verdict/v1" for l in lines):
+if len(lines) != 6 or any(l["verdict"]["schema"] != "culprit.verdict/v2" for l in lines):
     problems.append(f"stdout had {len(lines)} verdict lines, expected 6")
 
 for p in problems:

@@ -253,15 +253,36 @@ expect_in err "cannot reach the service at http://127.0.0.1:$port: cannot connec
 # --------------------------------------------------------------- diagnose
 run diagnose examples/nvlink-xid149 --format json
 expect_status 0
-expect_in out '"schema": "culprit.verdict/v1"' "a verdict document"
+expect_in out '"schema": "culprit.verdict/v2"' "a verdict document"
 checks=$((checks + 1))
-/usr/bin/python3 - "$tmp/out" <<'EOF' || fail "$what: stdout is not a JSON verdict with a status and a workload"
+/usr/bin/python3 - "$tmp/out" <<'EOF' || fail "$what: stdout is not a JSON verdict with a status, a workload and a recommendation"
 import json, sys
 v = json.load(open(sys.argv[1]))
-assert v["schema"] == "culprit.verdict/v1"
+assert v["schema"] == "culprit.verdict/v2"
 assert v["status"] in ("attributed", "ambiguous", "unattributed", "no_failure")
 assert v["workload"]["id"] == "48213"
+assert v["recommendation"]["job"]["action"] == "restart_excluding"
 EOF
+cp "$tmp/out" "$tmp/v2.json"
+
+# The previous schema on request: the same document without the recommendation.
+run diagnose examples/nvlink-xid149 --format json --schema v1
+expect_status 0
+expect_in out '"schema": "culprit.verdict/v1"' "a v1 verdict document"
+checks=$((checks + 1))
+/usr/bin/python3 - "$tmp/out" "$tmp/v2.json" <<'EOF' || fail "$what: the v1 document is not v2 minus the recommendation"
+import json, sys
+v1, v2 = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert "recommendation" not in v1 and "recovery_table" not in v1["engine"]
+v2.pop("recommendation"); v2["engine"].pop("recovery_table"); v2["schema"] = v1["schema"]
+assert v1 == v2
+EOF
+run diagnose examples/nvlink-xid149 --format json --schema v3
+expect_status 2
+expect_in err "--schema must be v2 or v1" "the choices"
+run diagnose examples/nvlink-xid149 --format text --schema v1
+expect_status 2
+expect_in err "--schema applies only with --format json" "why"
 
 run diagnose examples/nvlink-xid149 --format text --color never
 expect_status 0

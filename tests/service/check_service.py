@@ -188,7 +188,8 @@ def run_all(srv):
         check(v["engine"]["catalog"]["digest"] == digest, f"{ex}: verdict does not name the served catalog")
     for fmt_args in (["--format", "json", "--explain"], ["--format", "text", "--color", "never"],
                      ["--format", "text", "--explain", "--color", "always"],
-                     ["--format", "text", "--cascade", "--width", "100", "--color", "never"]):
+                     ["--format", "text", "--cascade", "--width", "100", "--color", "never"],
+                     ["--format", "json", "--schema", "v1"]):
         ex = "nvlink-xid149"
         local = subprocess.run([BIN, "diagnose", f"examples/{ex}", *fmt_args], capture_output=True).stdout
         remote = subprocess.run([BIN, "diagnose", "--server", srv.url, "--token-file", tf, f"examples/{ex}", *fmt_args],
@@ -203,6 +204,15 @@ def run_all(srv):
     st, _, body = srv.request("POST", "/v1/attributions", json.dumps({"context": ctx, "observations": obs}),
                               {"Content-Type": "application/json"})
     check(st == 200 and body == expected[ex], f"{ex}: JSON-object one-shot differs ({st})")
+    # ?schema=v1: the previous schema, without the recommendation; anything else is a 400.
+    st, _, body = srv.request("POST", "/v1/attributions?schema=v1", json.dumps({"context": ctx, "observations": obs}),
+                              {"Content-Type": "application/json"})
+    v1 = json.loads(body) if st == 200 else {}
+    check(v1.get("schema") == "culprit.verdict/v1" and "recommendation" not in v1, f"?schema=v1 gives {st} {body[:200]}")
+    check(json.loads(expected[ex])["recommendation"]["job"]["action"] == "stop_fix_config", "v2 carries the recommendation")
+    st, _, body = srv.request("POST", "/v1/attributions?schema=v9", json.dumps({"context": ctx, "observations": obs}),
+                              {"Content-Type": "application/json"})
+    check(st == 400 and (error_of(body) or {}).get("code") == "bad_request", f"?schema=v9 gives {st} {body[:200]}")
 
     # ------------------------------------------------ sessions, in pieces
     for ex in EXAMPLES[:8]:

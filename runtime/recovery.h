@@ -1,0 +1,84 @@
+// What follows from a verdict: the recovery table and the recommendation it
+// gives (docs/recovery.md).
+//
+// A verdict names a cause; the recovery table, a data file of the catalog
+// (`recovery.table` next to the .attr files of a catalog directory), says what
+// an operator does about that cause: for the job (restart, restart without the
+// culprit nodes, stop and fix the configuration or the code, nothing) and for
+// each culprit node (drain, reset a GPU, reboot, inspect a link, replace a
+// suspect part). The table holds NVIDIA's XID resolution buckets (which XID
+// asks for RESET_GPU, RESTART_BM, ...) and one line per (domain, sub_domain)
+// class the rules classify; the code below only applies it, so a site changes
+// what Culprit recommends by editing data, never C++.
+//
+//   Diagnostics diags;
+//   auto table = culprit::load_recovery_table({"stdlib-rules", "site-rules"}, diags);
+//   if (!table) { print diags.render(); }
+//   verdict.recommendation = culprit::recommend(verdict, *table);
+//
+// Guarantees of recommend(): a verdict that is not `attributed` (ambiguous,
+// unattributed, no_failure) gets the job action `none` and no node action at
+// all, whatever the table says: nothing destructive follows from a guess.
+// Node actions go only to culprit nodes (never control-plane hosts or
+// job-level symptoms). The result is sorted and deterministic.
+//
+// Thread-safety: a RecoveryTable is immutable once loaded; share it freely.
+// No exception escapes; problems of the file are coded diagnostics
+// (E0901-E0909) with file:line:col, the line and a caret.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/diagnostics.h"
+#include "compiler/ir.h"
+#include "runtime/model.h"
+
+namespace culprit {
+
+// The vocabulary, in the order actions are listed.
+inline const std::vector<std::string>& job_actions() {
+  static const std::vector<std::string> v = {"restart", "restart_excluding", "stop_fix_config", "stop_fix_code", "none"};
+  return v;
+}
+inline const std::vector<std::string>& node_actions() {
+  static const std::vector<std::string> v = {"drain", "reset_gpu", "reboot", "inspect_link", "replace_suspect"};
+  return v;
+}
+// Node actions a verdict that is not attributed never carries.
+bool is_destructive(const std::string& node_action);
+
+struct RecoveryEntry {
+  std::string key;                    // "class hardware/gpu.memory", "domain hardware", "bucket RESET_GPU"
+  std::string job;                    // a job action; "" for buckets
+  std::vector<std::string> actions;   // node actions, and "xid" (the cause's XID bucket)
+  std::string note;
+  std::string where;                  // "recovery.table:42" (for messages)
+};
+
+struct RecoveryTable {
+  std::map<std::string, RecoveryEntry> buckets;            // by bucket name
+  std::map<int64_t, std::string> xids;                     // XID -> bucket name
+  std::map<std::string, RecoveryEntry> classes;            // "domain/sub_domain" -> entry
+  std::map<std::string, RecoveryEntry> domains;            // domain -> fallback entry
+  std::vector<std::string> files;                          // the files read, in load order
+  std::string digest;                                      // "sha256:..." over their bytes ("" when none)
+};
+
+// Reads `recovery.table` of every directory in `roots` (missing files are
+// fine; later ones replace entries of earlier ones key by key). Null, with
+// errors in `diags`, when a file cannot be read or does not parse. Warns
+// (E0908) for every class of `catalog` (when given) that has no line and
+// falls back to its domain's.
+std::shared_ptr<const RecoveryTable> load_recovery_table(const std::vector<std::string>& roots, Diagnostics& diags,
+                                                         const ir::Catalog* catalog = nullptr);
+// One file's text (tests, and load_recovery_table). Adds to `table`.
+bool parse_recovery_table(const std::string& path, const std::string& text, RecoveryTable& table, Diagnostics& diags);
+
+// The recommendation for `verdict` under `table`.
+Recommendation recommend(const Verdict& verdict, const RecoveryTable& table);
+
+}  // namespace culprit
