@@ -195,8 +195,13 @@ HttpResponse HttpClient::post_form(const std::string& path, const std::string& f
   return perform("POST", path, form, stop, {});
 }
 
+HttpResponse HttpClient::post_json(const std::string& path, const std::string& json, const std::atomic<bool>* stop) const {
+  return perform("POST", path, json, stop, {}, "application/json");
+}
+
 HttpResponse HttpClient::perform(const std::string& method, const std::string& path, const std::string& body,
-                                 const std::atomic<bool>* stop, const std::function<bool(std::string_view)>& on_body) const {
+                                 const std::atomic<bool>* stop, const std::function<bool(std::string_view)>& on_body,
+                                 const char* content_type) const {
   HttpResponse res;
   std::string url = config_.base_url + path;
   std::string connect_to;
@@ -293,7 +298,7 @@ HttpResponse HttpClient::perform(const std::string& method, const std::string& p
     for (const auto& l : lines) headers = curl_slist_append(headers, l.c_str());
     headers = curl_slist_append(headers, "Accept: application/json, */*");
     if (method == "POST") {
-      headers = curl_slist_append(headers, "Content-Type: application/x-www-form-urlencoded");
+      headers = curl_slist_append(headers, (std::string("Content-Type: ") + content_type).c_str());
       curl_easy_setopt(h, CURLOPT_POST, 1L);
       curl_easy_setopt(h, CURLOPT_POSTFIELDS, body.data());
       curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));

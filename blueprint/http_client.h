@@ -88,13 +88,17 @@ class HttpClient {
                    const std::function<bool(std::string_view)>& on_body = {}) const;
   // POST an application/x-www-form-urlencoded body (Prometheus, Loki series).
   HttpResponse post_form(const std::string& path, const std::string& form, const std::atomic<bool>* stop = nullptr) const;
+  // POST a JSON document (webhooks). Retried as any request is: a transport
+  // error, 429 or 5xx, up to `retries` times with backoff.
+  HttpResponse post_json(const std::string& path, const std::string& json, const std::atomic<bool>* stop = nullptr) const;
 
   // Percent-encodes one query-string value or form field.
   static std::string escape(std::string_view s);
 
  private:
   HttpResponse perform(const std::string& method, const std::string& path, const std::string& body,
-                       const std::atomic<bool>* stop, const std::function<bool(std::string_view)>& on_body) const;
+                       const std::atomic<bool>* stop, const std::function<bool(std::string_view)>& on_body,
+                       const char* content_type = "application/x-www-form-urlencoded") const;
   std::string bearer_token(std::string& error) const;
 
   HttpClientConfig config_;

@@ -115,6 +115,30 @@ void write_text(std::ostream& out, const Attempt& a, const ojson& v) {
   for (const auto& w : v["coverage"]["warnings"]) out << "  warning: " << w.get<std::string>() << "\n";
 }
 
+// What the policy decided for each recommendation (stdout jsonl: "recovery").
+ojson recovery_json(const std::vector<RecommendationRecord>& records) {
+  ojson list = ojson::array();
+  for (const auto& r : records) {
+    ojson j;
+    j["scope"] = r.scope;
+    j["node"] = r.node.empty() ? ojson(nullptr) : ojson(r.node);
+    j["action"] = r.action;
+    j["decision"] = r.decision;
+    j["decided_by"] = r.decided_by;
+    j["reason"] = r.decision_reason;
+    j["handoff"] = r.handoff;
+    list.push_back(std::move(j));
+  }
+  return list;
+}
+
+// One line per recommended action: "recommended: drain node-02 -> act (no policy)".
+void write_recovery_text(std::ostream& out, const std::vector<RecommendationRecord>& records) {
+  for (const auto& r : records)
+    out << fmt::format("  recommended: {}{} -> {} ({})\n", r.action, r.node.empty() ? "" : " " + r.node, r.decision,
+                       r.decided_by);
+}
+
 }  // namespace
 
 bool make_pipeline(const BlueprintConfig& c, RunSetup& s, std::string& error) {
@@ -258,9 +282,20 @@ int run_blueprint(RunSetup& s, const std::atomic<bool>& stop) {
         AttributionError aerr;
         bool ok = s.attribution->attribute(a, std::move(ev), verdict, aerr);
         bool inserted = false;
-        if (ok && !s.store->record_verdict(a, d->name(), verdict, s.attribution->describe(), inserted, err)) {
+        int64_t verdict_id = 0;
+        if (ok && !s.store->record_verdict(a, d->name(), verdict, s.attribution->describe(), inserted, err, &verdict_id)) {
           p.line(fmt::format("store error for {}: {}", a.key, err));
           return 3;
+        }
+        HandoffResult handed;
+        if (ok && inserted && s.handoff) {
+          // Only a verdict stored now is handed off: a re-run never drains twice.
+          if (!s.handoff->handle(a, verdict, *s.store, handed, err) ||
+              !s.store->record_recommendations(verdict_id, handed.records, err)) {
+            p.line(fmt::format("store error for {}: {}", a.key, err));
+            return 3;
+          }
+          if (handed.failed) status = 1;
         }
         if (!ok) {
           ++p.counts.failed;
@@ -277,14 +312,17 @@ int run_blueprint(RunSetup& s, const std::atomic<bool>& stop) {
         std::string latency = a.end ? fmt::format(", {:.1f} s after the job ended", static_cast<double>(now_ns() - *a.end) / 1e9) : "";
         p.attempt_line(fmt::format("{} {}: {}{}{}{}", a.key, a.state, verdict_line(verdict), inserted ? "" : " (already stored)", latency,
                                    wire ? fmt::format(", {} over the network", human_bytes(static_cast<double>(wire))) : ""));
+        for (const auto& l : handed.lines) p.line(l);
         if (s.out) {
           if (cfg.output.stdout_format == "jsonl") {
             ojson line;
             line["attempt"] = attempt_json(a);
             line["verdict"] = verdict;
+            if (!handed.records.empty()) line["recovery"] = recovery_json(handed.records);
             *s.out << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
           } else if (cfg.output.stdout_format == "text") {
             write_text(*s.out, a, verdict);
+            write_recovery_text(*s.out, handed.records);
           }
           s.out->flush();
         }

@@ -39,6 +39,7 @@
 #include "blueprint/collector.h"
 #include "blueprint/config.h"
 #include "blueprint/discovery.h"
+#include "blueprint/handoff.h"
 #include "blueprint/store.h"
 
 namespace culprit::blueprint {
@@ -49,6 +50,9 @@ struct RunSetup {
   std::vector<std::unique_ptr<Collector>> collectors;  // for attempts without a bundle
   std::unique_ptr<Attribution> attribution;
   std::unique_ptr<Store> store;
+  // Decides and hands off the recommendations of every newly stored verdict
+  // and records them in the store (blueprint/handoff.h); null: neither.
+  std::unique_ptr<Handoff> handoff;
   std::set<std::string> wanted_sources;                // the catalog's sources ("" = unknown: all)
   // The catalog's line filters per source (push_down.h), for collectors that
   // push them down; unset when the catalog is not known here.
@@ -62,7 +66,8 @@ struct RunSetup {
 };
 
 // Exit status: 0 every attempt attributed (or skipped); 1 some attempt
-// failed and was left for the next run; 3 discovery or the store failed.
+// failed and was left for the next run, or a hand-off (scontrol, webhook)
+// failed; 3 discovery or the store failed.
 int run_blueprint(RunSetup& setup, const std::atomic<bool>& stop);
 
 // Builds the discoveries and collectors a configuration asks for. False

@@ -199,6 +199,26 @@ CREATE TABLE placements (
 CREATE INDEX placements_workload ON placements (namespace, workload);
 CREATE INDEX placements_node ON placements (node, admitted_ns);
 )SQL"},
+    {3, "recommendations: what each verdict recommended, what the policy decided and what was handed off (culprit run)", R"SQL(
+CREATE TABLE recommendations (
+  verdict_ref BIGINT NOT NULL REFERENCES verdicts (id),
+  ordinal INTEGER NOT NULL,
+  scope TEXT NOT NULL,
+  node TEXT NOT NULL,
+  action TEXT NOT NULL,
+  target TEXT NOT NULL,
+  rule TEXT NOT NULL,
+  basis TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  decision TEXT NOT NULL,
+  decided_by TEXT NOT NULL,
+  decision_reason TEXT NOT NULL,
+  handoff TEXT NOT NULL,
+  decided_ns BIGINT NOT NULL,
+  PRIMARY KEY (verdict_ref, ordinal)
+);
+CREATE INDEX recommendations_node ON recommendations (node, decided_ns);
+)SQL"},
 };
 
 // Indexes that serve readers only (the dashboard's list and fleet view,
@@ -433,7 +453,7 @@ bool Store::record_failure(const Attempt& a, const std::string& discovered_by, c
 }
 
 bool Store::record_verdict(const Attempt& a, const std::string& discovered_by, const ojson& v,
-                           const std::string& attributed_by, bool& inserted, std::string& error) {
+                           const std::string& attributed_by, bool& inserted, std::string& error, int64_t* verdict_id) {
   inserted = false;
   SqlConnection& db = *db_;
   Transaction tx(db, true);
@@ -476,6 +496,7 @@ bool Store::record_verdict(const Attempt& a, const std::string& discovered_by, c
     return false;
   if (rows.empty()) return tx.commit(error);  // stored before (by this or another blueprint)
   int64_t vid = std::stoll(*rows[0][0]);
+  if (verdict_id) *verdict_id = vid;
 
   for (const auto& n : v["culprit_nodes"])
     if (!db.query("INSERT INTO verdict_culprits (verdict_ref, node, domain, sub_domain, status, end_ns) VALUES (?, ?, ?, ?, ?, ?)",
@@ -612,6 +633,59 @@ bool Store::placements(const std::string& workload_uid, std::vector<PlacementRec
     out.push_back(std::move(r));
   }
   return true;
+}
+
+bool Store::culprit_attempts(const std::string& node, const std::string& domain, const std::string& sub_domain,
+                             int64_t from_ns, int64_t until_ns, int64_t& count, std::string& error) {
+  // Distinct attempts: a workload attributed by two catalogs is one fault.
+  std::string sql =
+      "SELECT COUNT(DISTINCT v.attempt_ref) FROM verdict_culprits c JOIN verdicts v ON v.id = c.verdict_ref "
+      "WHERE c.node = ? AND c.status = 'attributed' AND c.end_ns >= ? AND c.end_ns <= ?";
+  std::vector<SqlValue> args = {node, from_ns, until_ns};
+  if (!domain.empty()) {
+    sql += " AND c.domain = ?";
+    args.push_back(domain);
+  }
+  if (!sub_domain.empty() && sub_domain != "*") {
+    if (sub_domain.size() > 2 && sub_domain.compare(sub_domain.size() - 2, 2, ".*") == 0) {
+      std::string stem = sub_domain.substr(0, sub_domain.size() - 2);
+      // '_' of sub_domains is a LIKE wildcard: escape it (and '%', '\\').
+      std::string like;
+      for (char ch : stem) {
+        if (ch == '_' || ch == '%' || ch == '\\') like += '\\';
+        like += ch;
+      }
+      sql += " AND (c.sub_domain = ? OR c.sub_domain LIKE ? ESCAPE '\\')";
+      args.push_back(stem);
+      args.push_back(like + ".%");
+    } else {
+      sql += " AND c.sub_domain = ?";
+      args.push_back(sub_domain);
+    }
+  }
+  std::vector<SqlRow> rows;
+  if (!db_->query(sql, args, &rows, error)) return false;
+  count = rows.empty() || !rows[0][0] ? 0 : std::stoll(*rows[0][0]);
+  return true;
+}
+
+bool Store::record_recommendations(int64_t verdict_id, const std::vector<RecommendationRecord>& records,
+                                   std::string& error) {
+  Transaction tx(*db_, true);
+  if (!tx.ok()) {
+    error = tx.error();
+    return false;
+  }
+  int64_t ord = 0, now = now_ns();
+  for (const auto& r : records)
+    if (!db_->query("INSERT INTO recommendations (verdict_ref, ordinal, scope, node, action, target, rule, basis, reason, "
+                    "decision, decided_by, decision_reason, handoff, decided_ns) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                    {verdict_id, ord++, r.scope, r.node, r.action, r.target_json, r.rule, r.basis, r.reason, r.decision,
+                     r.decided_by, r.decision_reason, r.handoff, now},
+                    nullptr, error))
+      return false;
+  return tx.commit(error);
 }
 
 }  // namespace culprit::blueprint

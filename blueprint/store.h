@@ -26,18 +26,29 @@
 
 #include "blueprint/attempt.h"
 #include "blueprint/placement.h"
+#include "blueprint/recovery_policy.h"
 #include "blueprint/sql.h"
 
 namespace culprit::blueprint {
 
 // The schema version this binary writes (docs/blueprint.md lists each one).
-inline constexpr int kStoreSchemaVersion = 2;
+inline constexpr int kStoreSchemaVersion = 3;
+
+// One recommended action as `culprit run` stored it (table recommendations):
+// what the verdict recommended, what the policy decided, what was done.
+struct RecommendationRecord {
+  std::string scope, node, action;     // scope "job" | "node"; node "" for the job
+  std::string target_json;             // the action's target (or, for the job, its nodes), as JSON
+  std::string rule, basis, reason;     // from the verdict's recommendation
+  std::string decision, decided_by, decision_reason;  // blueprint/recovery_policy.h
+  std::string handoff;                 // what was done: "printed: scontrol ...", "applied: ...", "webhook: HTTP 200", "failed: ..."
+};
 
 struct RunCounts {
   int64_t discovered = 0, skipped = 0, attributed = 0, failed = 0;
 };
 
-class Store final : public PlacementBook {
+class Store final : public PlacementBook, public FaultHistory {
  public:
   // Opens (creating and migrating as needed). Null with `error`.
   static std::unique_ptr<Store> open(const std::string& url, const std::string& password, std::string& error);
@@ -47,10 +58,17 @@ class Store final : public PlacementBook {
 
   // Whether `key` already has a verdict (from any catalog).
   bool attributed(const std::string& key, bool& yes, std::string& error);
-  // Stores the verdict of an attempt (culprit.verdict/v1 JSON). `inserted`
-  // is false when this verdict (attempt, catalog digest) was already there.
+  // Stores the verdict of an attempt (culprit.verdict/v2 or v1 JSON).
+  // `inserted` is false when this verdict (attempt, catalog digest) was
+  // already there; when it is true, `verdict_id` (if given) is its row id.
   bool record_verdict(const Attempt& attempt, const std::string& discovered_by, const nlohmann::ordered_json& verdict,
-                      const std::string& attributed_by, bool& inserted, std::string& error);
+                      const std::string& attributed_by, bool& inserted, std::string& error, int64_t* verdict_id = nullptr);
+  // The recommendations of verdict `verdict_id` and what became of them, in order.
+  bool record_recommendations(int64_t verdict_id, const std::vector<RecommendationRecord>& records, std::string& error);
+  // FaultHistory: attempts whose attributed verdicts name `node` a culprit
+  // (the recovery policy's "faults in a window"), each attempt counted once.
+  bool culprit_attempts(const std::string& node, const std::string& domain, const std::string& sub_domain,
+                        int64_t from_ns, int64_t until_ns, int64_t& count, std::string& error) override;
   // Notes a failed attempt (collection or attribution error) so it shows in
   // the store; it stays unattributed and is tried again by the next run.
   bool record_failure(const Attempt& attempt, const std::string& discovered_by, const std::string& message,

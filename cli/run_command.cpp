@@ -7,10 +7,14 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <fstream>
 #include <iostream>
+#include <optional>
 
+#include "base/timestamp.h"
 #include "blueprint/config.h"
 #include "blueprint/push_down.h"
+#include "blueprint/recovery_policy.h"
 #include "blueprint/runner.h"
 #include "cli/args.h"
 #include "cli/catalog_choice.h"
@@ -49,15 +53,28 @@ Options:
                        workloads are (every poll, and every
                        discovery.kueue.placement_interval with --watch), so
                        attempts whose pods are gone still know their nodes
-  --check              validate the configuration and exit
+  --policy FILE        the recovery policy (YAML, docs/recovery.md): which
+                       recommendations act and which are held
+  --emit-recommendations FILE|-
+                       append each recommendation of a new verdict, with the
+                       policy's decision, as a JSON line (- : stdout, with
+                       --format none)
+  --webhook URL        POST each recommendation (JSON) to URL; failures are
+                       reported and make the exit status 1
+  --webhook-timeout DUR
+                       per attempt of a webhook call (default 10s; 3 retries)
+  --apply              run the Slurm drain commands of recommendations that
+                       act (without it they are only printed)
+  --check              validate the configuration (and --policy) and exit
   --polls N            with --watch: stop after N polls
   --engine jit|interp, --no-cache, --cache-dir DIR, --rules PATH, --no-stdlib
                        the in-process catalog (added to the configuration's)
   -h, --help           this help
 
 Exit status: 0 every attempt attributed or already stored, 1 some attempt
-failed and is left for the next run, 2 bad usage or configuration, 3 the
-store, the service or discovery could not be used.
+failed and is left for the next run or a hand-off (scontrol, webhook)
+failed, 2 bad usage, configuration or policy, 3 the store, the service or
+discovery could not be used.
 )";
 
 std::atomic<bool> g_stop{false};
@@ -72,7 +89,9 @@ int usage(const std::string& msg) {
 
 int cmd_run(int argc, char** argv) {
   ArgSpec spec = with_catalog_options(
-      {{"once", "watch", "help", "check", "record-placement"}, {"config", "store", "service", "token-file", "format", "polls"}});
+      {{"once", "watch", "help", "check", "record-placement", "apply"},
+       {"config", "store", "service", "token-file", "format", "polls", "policy", "emit-recommendations", "webhook",
+        "webhook-timeout"}});
   Args a;
   std::string err;
   if (!parse_args(argc, argv, 2, spec, a, err)) return usage(err);
@@ -134,11 +153,50 @@ int cmd_run(int argc, char** argv) {
   }
   if (a.has("record-placement") && !cfg.kueue.enabled)
     return usage("--record-placement needs discovery.kueue in the configuration");
+  std::optional<blueprint::RecoveryPolicy> policy;
+  if (auto pf = a.last("policy")) {
+    Diagnostics pdiags;
+    policy.emplace();
+    std::string perr;
+    bool pok = blueprint::load_recovery_policy(*pf, *policy, pdiags, perr);
+    if (!pdiags.all().empty()) std::cerr << pdiags.render(auto_color(STDERR_FILENO));
+    if (!perr.empty()) {
+      std::cerr << "culprit run: " << perr << "\n";
+      return 2;
+    }
+    if (!pok) {
+      std::cerr << fmt::format("culprit run: {} has {} error{}\n", *pf, pdiags.error_count(), pdiags.error_count() == 1 ? "" : "s");
+      return 2;
+    }
+  }
+  if (a.has("apply") && !cfg.slurm.enabled)
+    return usage("--apply runs Slurm drain commands: it needs discovery.slurm in the configuration");
+  auto emit = a.last("emit-recommendations");
+  if (emit && *emit == "-" && cfg.output.stdout_format != "none")
+    return usage("--emit-recommendations - shares stdout with the verdicts: add --format none, or give a FILE");
+  blueprint::HandoffConfig hcfg;
+  if (auto w = a.last("webhook")) {
+    if (w->rfind("http://", 0) != 0 && w->rfind("https://", 0) != 0) return usage("--webhook must be an http:// or https:// URL");
+    hcfg.webhook_url = *w;
+  }
+  if (auto t = a.last("webhook-timeout")) {
+    auto d = parse_duration(*t);
+    if (!d || *d <= 0) return usage("--webhook-timeout must be a duration such as 10s");
+    if (!a.last("webhook")) return usage("--webhook-timeout applies only with --webhook");
+    hcfg.webhook_timeout_ns = *d;
+  }
+  hcfg.apply = a.has("apply");
+  hcfg.slurm_conf = cfg.slurm.slurm_conf;
   if (a.has("check")) {
     std::vector<std::string> remote;
     if (cfg.kube_logs.enabled) remote.push_back("Kubernetes pod logs and events");
     if (cfg.loki.enabled) remote.push_back(fmt::format("Loki ({} stream{})", cfg.loki.streams.size(), cfg.loki.streams.size() == 1 ? "" : "s"));
     if (cfg.promql.enabled) remote.push_back(fmt::format("PromQL ({} quer{})", cfg.promql.queries.size(), cfg.promql.queries.size() == 1 ? "y" : "ies"));
+    if (policy)
+      std::cout << fmt::format("ok: {}: {} rule{}{}, default {}\n", *a.last("policy"), policy->rules.size(),
+                               policy->rules.size() == 1 ? "" : "s",
+                               policy->replace_suspect ? ", replace_suspect after repeated faults" : "",
+                               policy->default_decision);
     std::cout << fmt::format("ok: {}: {}{}{}{} file source{}{}, store {}, attribution {}\n", *config_path,
                              cfg.static_discovery.enabled ? fmt::format("static discovery ({} bundles, {} workloads), ",
                                                                          cfg.static_discovery.bundles.size(),
@@ -244,6 +302,22 @@ int cmd_run(int argc, char** argv) {
     std::cerr << "culprit run: " << err << "\n";
     return 2;
   }
+  std::ofstream emit_file;
+  if (emit) {
+    if (*emit == "-") {
+      hcfg.emit = &std::cout;
+    } else {
+      emit_file.open(*emit, std::ios::app | std::ios::binary);
+      if (!emit_file) {
+        std::cerr << fmt::format("culprit run: cannot open {} for --emit-recommendations\n", *emit);
+        return 2;
+      }
+      hcfg.emit = &emit_file;
+    }
+  }
+  if (policy) hcfg.policy = &*policy;
+  setup.handoff = blueprint::Handoff::make(hcfg, err);
+  if (!setup.handoff) return usage(err);
 
   // A service that answers before reading the whole body (401, 413) closes
   // the connection: that is an error answer to report, not a reason to die.

@@ -1,0 +1,230 @@
+#include "blueprint/handoff.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "base/timestamp.h"
+#include "blueprint/http_client.h"
+#include "blueprint/process.h"
+
+namespace culprit::blueprint {
+
+using ojson = nlohmann::ordered_json;
+
+namespace {
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string str_or(const ojson& j, const char* key) {
+  return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
+}
+
+// The command as a person would type it (the reason quoted).
+std::string shell_text(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const auto& a : argv) {
+    if (!out.empty()) out += ' ';
+    auto eq = a.find('=');
+    if (a.find(' ') != std::string::npos && eq != std::string::npos)
+      out += a.substr(0, eq + 1) + "\"" + a.substr(eq + 1) + "\"";
+    else
+      out += a;
+  }
+  return out;
+}
+
+std::string first_line(const std::string& s) {
+  std::string t = s.substr(0, s.find('\n'));
+  while (!t.empty() && (t.back() == '\r' || t.back() == ' ')) t.pop_back();
+  return t;
+}
+
+}  // namespace
+
+Handoff::~Handoff() = default;
+
+std::unique_ptr<Handoff> Handoff::make(HandoffConfig config, std::string& error) {
+  std::unique_ptr<Handoff> h(new Handoff(std::move(config)));
+  const std::string& url = h->config_.webhook_url;
+  if (!url.empty()) {
+    auto scheme = url.find("://");
+    if (scheme == std::string::npos || (url.compare(0, scheme, "http") != 0 && url.compare(0, scheme, "https") != 0)) {
+      error = fmt::format("--webhook must be an http:// or https:// URL, not '{}'", url);
+      return nullptr;
+    }
+    auto slash = url.find('/', scheme + 3);
+    HttpClientConfig hc;
+    hc.base_url = slash == std::string::npos ? url : url.substr(0, slash);
+    h->webhook_path_ = slash == std::string::npos ? "/" : url.substr(slash);
+    hc.retries = h->config_.webhook_retries;
+    hc.timeout_ns = h->config_.webhook_timeout_ns;
+    hc.connect_timeout_ns = std::min<int64_t>(hc.timeout_ns, 5LL * 1000000000);
+    hc.backoff_base_ns = 200000000;
+    hc.backoff_max_ns = 2LL * 1000000000;
+    h->webhook_ = std::make_unique<HttpClient>(hc);
+  }
+  return h;
+}
+
+ojson Handoff::record_json(const Attempt& a, const ojson& verdict, const ojson& action, const RecommendationRecord& r,
+                           const std::string& command) {
+  ojson j;
+  j["schema"] = "culprit.recommendation/v1";
+  ojson at;
+  at["key"] = a.key;
+  at["scheduler"] = a.scheduler;
+  at["cluster"] = a.cluster;
+  at["workload_id"] = a.workload_id;
+  at["end"] = a.end ? ojson(format_rfc3339(*a.end)) : ojson(nullptr);
+  j["attempt"] = at;
+  ojson v;
+  v["status"] = verdict.value("status", "");
+  v["domain"] = verdict.contains("domain") ? verdict["domain"] : ojson(nullptr);
+  v["sub_domain"] = verdict.contains("sub_domain") ? verdict["sub_domain"] : ojson(nullptr);
+  v["catalog_digest"] = verdict.contains("engine") ? str_or(verdict["engine"]["catalog"], "digest") : "";
+  j["verdict"] = v;
+  j["scope"] = r.scope;
+  j["node"] = r.node.empty() ? ojson(nullptr) : ojson(r.node);
+  j["action"] = r.action;
+  if (r.scope == "job") j["nodes"] = action.contains("nodes") ? action["nodes"] : ojson::array();
+  else j["target"] = action.contains("target") ? action["target"] : ojson::object();
+  j["rule"] = action.contains("rule") ? action["rule"] : ojson(nullptr);
+  j["basis"] = r.basis;
+  j["reason"] = r.reason;
+  j["symptoms"] = action.contains("symptoms") ? action["symptoms"] : ojson::array();
+  j["evidence"] = action.contains("evidence") ? action["evidence"] : ojson::array();
+  j["decision"] = r.decision;
+  j["decided_by"] = r.decided_by;
+  j["decision_reason"] = r.decision_reason;
+  j["command"] = command.empty() ? ojson(nullptr) : ojson(command);
+  return j;
+}
+
+bool Handoff::handle(const Attempt& a, const ojson& verdict, FaultHistory& history, HandoffResult& out,
+                     std::string& error) {
+  out = HandoffResult{};
+  if (!verdict.contains("recommendation") || !verdict["recommendation"].is_object()) return true;  // a v1 verdict
+  const ojson& rec = verdict["recommendation"];
+  std::string status = str_or(verdict, "status"), domain = str_or(verdict, "domain"), sub = str_or(verdict, "sub_domain");
+  int64_t end = a.end ? *a.end : now_ns();
+
+  // The actions in the order they are handed off: the job's, then the nodes'.
+  std::vector<ojson> actions;
+  ojson job = rec["job"];
+  job["scope"] = "job";
+  actions.push_back(job);
+  for (const auto& n : rec["nodes"]) {
+    ojson x = n;
+    x["scope"] = "node";
+    actions.push_back(std::move(x));
+  }
+  // The policy's repeat rule: a node that keeps failing is a suspect part.
+  const RecoveryPolicy* policy = config_.policy;
+  if (policy && policy->replace_suspect && status == "attributed" && domain == policy->replace_suspect->domain) {
+    const ReplacePolicy& rp = *policy->replace_suspect;
+    for (const auto& node : verdict["culprit_nodes"]) {
+      std::string name = node.get<std::string>();
+      bool already = false;
+      for (const auto& x : actions)
+        if (str_or(x, "node") == name && str_or(x, "action") == "replace_suspect") already = true;
+      if (already) continue;
+      int64_t n = 0;
+      if (!history.culprit_attempts(name, rp.domain, "", end - rp.within_ns, end, n, error)) return false;
+      if (n < rp.faults) continue;
+      ojson x;
+      x["scope"] = "node";
+      x["node"] = name;
+      x["action"] = "replace_suspect";
+      x["target"] = ojson::object();
+      x["rule"] = job.contains("rule") ? job["rule"] : ojson(nullptr);
+      x["basis"] = "policy " + rp.where;
+      x["reason"] = fmt::format("replace the suspect part of {}: the culprit of {} {} attempts in {} ({} needs {})", name, n,
+                                rp.domain, format_duration(rp.within_ns), rp.where, rp.faults);
+      x["symptoms"] = job["symptoms"];
+      x["evidence"] = job["evidence"];
+      actions.push_back(std::move(x));
+    }
+  }
+
+  for (const auto& x : actions) {
+    RecommendationRecord r;
+    r.scope = str_or(x, "scope");
+    r.node = str_or(x, "node");
+    r.action = str_or(x, "action");
+    r.target_json = (r.scope == "job" ? (x.contains("nodes") ? x["nodes"] : ojson::array())
+                                      : (x.contains("target") ? x["target"] : ojson::object()))
+                        .dump();
+    r.rule = str_or(x, "rule");
+    r.basis = str_or(x, "basis");
+    r.reason = str_or(x, "reason");
+    PolicyDecision d;
+    if (!decide(policy, r.action, r.node, domain, sub, end, history, d, error)) return false;
+    r.decision = d.decision;
+    r.decided_by = d.decided_by;
+    r.decision_reason = d.reason;
+    (d.decision == "act" ? out.acted : out.held)++;
+    if (d.decision == "hold" && r.scope == "node")
+      out.lines.push_back(fmt::format("{}: {} {} held: {}", a.key, r.action, r.node, d.reason));
+
+    std::vector<std::string> done;
+    std::string command;
+    if (r.decision == "act" && r.scope == "node" && r.action == "drain" && a.scheduler == "slurm") {
+      std::vector<std::string> argv = {config_.scontrol, "update", "nodename=" + r.node, "state=drain",
+                                       fmt::format("reason=culprit: {} {}", sub.empty() ? domain : sub, a.key)};
+      std::vector<std::string> shown = argv;
+      shown[0] = "scontrol";
+      command = shell_text(shown);
+      if (!config_.apply) {
+        out.lines.push_back(fmt::format("{}: to drain {} (--apply runs it): {}", a.key, r.node, command));
+        done.push_back("printed: " + command);
+      } else {
+        std::map<std::string, std::string> env;
+        if (!config_.slurm_conf.empty()) env["SLURM_CONF"] = config_.slurm_conf;
+        ProcessResult pr;
+        std::string perr;
+        if (!run_process(argv, env, 30LL * 1000000000, pr, perr)) {
+          ++out.failed;
+          out.lines.push_back(fmt::format("{}: could not run {}: {}", a.key, command, perr));
+          done.push_back(fmt::format("failed: {}: {}", command, perr));
+        } else if (pr.exit_status != 0) {
+          ++out.failed;
+          std::string why = pr.timed_out ? "timed out" : pr.signal ? fmt::format("killed by signal {}", pr.signal)
+                                                                   : fmt::format("exited {}", pr.exit_status);
+          out.lines.push_back(fmt::format("{}: {} {}: {}", a.key, command, why, first_line(pr.err)));
+          done.push_back(fmt::format("failed: {} {}: {}", command, why, first_line(pr.err)));
+        } else {
+          out.lines.push_back(fmt::format("{}: drained {}: {}", a.key, r.node, command));
+          done.push_back("applied: " + command);
+        }
+      }
+    }
+    ojson doc = record_json(a, verdict, x, r, command);
+    if (webhook_) {
+      HttpResponse resp = webhook_->post_json(webhook_path_, doc.dump(-1, ' ', false, ojson::error_handler_t::replace));
+      if (resp.ok()) {
+        done.push_back(fmt::format("webhook: HTTP {}{}", resp.status,
+                                   resp.attempts > 1 ? fmt::format(" after {} attempts", resp.attempts) : ""));
+      } else {
+        ++out.failed;
+        std::string why = fmt::format("{} ({} attempt{})", resp.describe(), resp.attempts, resp.attempts == 1 ? "" : "s");
+        out.lines.push_back(fmt::format("{}: webhook {} failed for {} {}: {}", a.key, config_.webhook_url, r.action,
+                                        r.node.empty() ? "(job)" : r.node, why));
+        done.push_back("webhook failed: " + why);
+      }
+    }
+    if (done.empty()) done.push_back(r.decision == "act" ? "recorded" : "held");
+    for (const auto& s : done) r.handoff += (r.handoff.empty() ? "" : "; ") + s;
+    if (config_.emit) {
+      doc["handoff"] = r.handoff;
+      *config_.emit << doc.dump(-1, ' ', false, ojson::error_handler_t::replace) << "\n";
+      config_.emit->flush();
+    }
+    out.records.push_back(std::move(r));
+  }
+  return true;
+}
+
+}  // namespace culprit::blueprint
