@@ -413,22 +413,27 @@ bool StoreReader::outcomes(int64_t from_ns, int64_t before_ns, int64_t bucket_ns
 
 bool StoreReader::offenders(int64_t from_ns, int64_t before_ns, int64_t min_attempts, int64_t limit,
                             std::vector<Offender>& out, std::string& error) {
-  std::vector<SqlRow> rows;
+  std::vector<SqlRow> rows, totals;
   out.clear();
-  if (!db_->query("SELECT node, domain, sub_domain, COUNT(*), MAX(end_ns) FROM verdict_culprits "
-                  "WHERE end_ns >= ? AND end_ns < ? AND status = 'attributed' GROUP BY node, domain, sub_domain",
-                  {from_ns, before_ns}, &rows, error))
+  // Attempts, not verdicts: an attempt judged by two catalogs is one fault
+  // (and counts once in its node's total even if they disagree on the class).
+  if (!db_->query("SELECT c.node, c.domain, c.sub_domain, COUNT(DISTINCT v.attempt_ref), MAX(c.end_ns) "
+                  "FROM verdict_culprits c JOIN verdicts v ON v.id = c.verdict_ref "
+                  "WHERE c.end_ns >= ? AND c.end_ns < ? AND c.status = 'attributed' GROUP BY c.node, c.domain, c.sub_domain",
+                  {from_ns, before_ns}, &rows, error) ||
+      !db_->query("SELECT c.node, COUNT(DISTINCT v.attempt_ref) FROM verdict_culprits c JOIN verdicts v ON v.id = c.verdict_ref "
+                  "WHERE c.end_ns >= ? AND c.end_ns < ? AND c.status = 'attributed' GROUP BY c.node",
+                  {from_ns, before_ns}, &totals, error))
     return false;
   std::map<std::string, Offender> by_node;
   for (const auto& r : rows) {
     Offender& o = by_node[str(r[0])];
     o.node = str(r[0]);
-    int64_t n = i64(r[3]);
-    o.attempts += n;
-    o.causes.emplace_back(str(r[1]) + "/" + str(r[2]), n);
+    o.causes.emplace_back(str(r[1]) + "/" + str(r[2]), i64(r[3]));
     auto last = opt_i64(r[4]);
     if (last && (!o.last_end_ns || *last > *o.last_end_ns)) o.last_end_ns = last;
   }
+  for (const auto& r : totals) by_node[str(r[0])].attempts = i64(r[1]);
   for (auto& [node, o] : by_node) {
     if (o.attempts < min_attempts) continue;
     std::sort(o.causes.begin(), o.causes.end(),

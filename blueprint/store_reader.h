@@ -104,7 +104,7 @@ struct OutcomeCount {
 // A node that was the culprit of attributed verdicts in a window.
 struct Offender {
   std::string node;
-  int64_t attempts = 0;                                 // verdicts naming it a culprit
+  int64_t attempts = 0;                                 // attempts whose attributed verdicts name it a culprit
   std::vector<std::pair<std::string, int64_t>> causes;  // "domain/sub_domain" -> count, most first
   std::optional<int64_t> last_end_ns;
 };
@@ -135,8 +135,9 @@ class StoreReader {
   // (buckets start at multiples of bucket_ns since the epoch, UTC).
   bool outcomes(int64_t from_ns, int64_t before_ns, int64_t bucket_ns, std::vector<OutcomeCount>& out,
                 std::string& error);
-  // Nodes named culprit by at least `min_attempts` attributed verdicts with
-  // end in [from, before), most often first (then by name), at most `limit`.
+  // Nodes named culprit of at least `min_attempts` attempts (by attributed
+  // verdicts) with end in [from, before), most often first (then by name),
+  // at most `limit` (-1: all). Causes: (domain/sub_domain, attempts), most first.
   bool offenders(int64_t from_ns, int64_t before_ns, int64_t min_attempts, int64_t limit, std::vector<Offender>& out,
                  std::string& error);
 

@@ -53,6 +53,23 @@ int usage(const std::string& msg) {
 
 }  // namespace
 
+bool check_store_url(const std::string& s, std::string& error) {
+  size_t scheme = s.find("://");
+  if (scheme != std::string::npos) {
+    std::string rest = s.substr(scheme + 3);
+    size_t at = rest.find('@');
+    if (at != std::string::npos && rest.substr(0, at).find(':') != std::string::npos) {
+      error = "--store carries a password (visible to every user in the process list): use --password-file, "
+              "PGPASSWORD or PGPASSFILE";
+      return false;
+    }
+  } else if (s.rfind("sqlite:", 0) != 0) {
+    error = "--store must be sqlite:PATH or postgresql://[user@]host[:port]/database";
+    return false;
+  }
+  return true;
+}
+
 int cmd_dashboard(int argc, char** argv) {
   ArgSpec spec{{"no-access-log", "help"},
                {"store", "password-file", "listen", "threads", "read-timeout", "write-timeout", "port-file"}};
@@ -66,19 +83,7 @@ int cmd_dashboard(int argc, char** argv) {
   if (!a.positionals.empty()) return usage("unexpected argument '" + a.positionals[0] + "'");
   dashboard::DashboardConfig cfg;
   cfg.store_url = a.last("store").value_or("sqlite:culprit.db");
-  {
-    const std::string& s = cfg.store_url;
-    size_t scheme = s.find("://");
-    if (scheme != std::string::npos) {
-      std::string rest = s.substr(scheme + 3);
-      size_t at = rest.find('@');
-      if (at != std::string::npos && rest.substr(0, at).find(':') != std::string::npos)
-        return usage("--store carries a password (visible to every user in the process list): use --password-file, "
-                     "PGPASSWORD or PGPASSFILE");
-    } else if (s.rfind("sqlite:", 0) != 0) {
-      return usage("--store must be sqlite:PATH or postgresql://[user@]host[:port]/database");
-    }
-  }
+  if (!check_store_url(cfg.store_url, err)) return usage(err);
   if (auto f = a.last("password-file"))
     if (!blueprint::read_secret(*f, "", cfg.password, err)) return usage("--password-file: " + err);
   if (auto l = a.last("listen"))

@@ -32,6 +32,7 @@
 #include "cli/serve_command.h"
 #include "cli/test_command.h"
 #include "cli/match_command.h"
+#include "cli/offenders_command.h"
 #include "cli/fmt_command.h"
 #include "cli/text_output.h"
 #include "compiler/catalog_loader.h"
@@ -70,6 +71,8 @@ Usage:
                                       the blueprint: discover, collect, attribute, store
                                       (docs/blueprint.md)
   culprit dashboard [--store URL]     the read-only web view of a store (docs/dashboard.md)
+  culprit offenders [--store URL] [--since 7d] [--min N]
+                                      nodes that were the culprit of repeated attempts (docs/recovery.md)
   culprit export-patterns [options]   print the extractors' regexes (for benchmark peers)
   culprit --version                   print versions
   culprit COMMAND --help              help for one command
@@ -428,6 +431,7 @@ int run(int argc, char** argv) {
   if (cmd == "serve") return culprit::cli::cmd_serve(argc, argv);
   if (cmd == "run") return culprit::cli::cmd_run(argc, argv);
   if (cmd == "dashboard") return culprit::cli::cmd_dashboard(argc, argv);
+  if (cmd == "offenders") return culprit::cli::cmd_offenders(argc, argv);
   if (culprit::cli::wants_remote_diagnose(argc, argv)) return culprit::cli::cmd_diagnose_remote(argc, argv);
   if (cmd == "diagnose") return cmd_diagnose(argc, argv);
   if (cmd == "test") return culprit::cli::cmd_test(argc, argv);
@@ -437,7 +441,7 @@ int run(int argc, char** argv) {
   if (cmd == "fmt") return culprit::cli::cmd_fmt(argc, argv);
   if (cmd == "export-patterns") return culprit::cli::cmd_export_patterns(argc, argv);
   std::string hint;
-  if (auto m = culprit::closest_match(cmd, {"diagnose", "test", "check", "eval", "serve", "export-patterns", "match", "fmt", "run", "help"}))
+  if (auto m = culprit::closest_match(cmd, {"diagnose", "test", "check", "eval", "serve", "export-patterns", "match", "fmt", "run", "dashboard", "offenders", "help"}))
     hint = fmt::format(" (did you mean '{}'?)", *m);
   std::cerr << fmt::format("culprit: unknown command '{}'{}\n\n{}", cmd, hint, kMainHelp);
   return kBadInput;

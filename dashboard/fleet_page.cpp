@@ -215,11 +215,8 @@ ojson unattributed_json(const FleetQuery& q, const std::vector<blueprint::Outcom
   return j;
 }
 
-ojson offenders_json(const FleetQuery& q, const std::vector<blueprint::Offender>& offenders) {
-  ojson j;
-  j["from"] = q.from;
-  j["to"] = q.to;
-  j["min_attempts"] = q.min_attempts;
+namespace {
+ojson offender_list(const std::vector<blueprint::Offender>& offenders) {
   ojson list = ojson::array();
   for (const auto& o : offenders) {
     ojson causes = ojson::array();
@@ -232,7 +229,26 @@ ojson offenders_json(const FleetQuery& q, const std::vector<blueprint::Offender>
     list.push_back({{"node", o.node}, {"attempts", o.attempts}, {"causes", causes},
                     {"last", o.last_end_ns ? ojson(format_rfc3339(*o.last_end_ns)) : ojson(nullptr)}});
   }
-  j["offenders"] = list;
+  return list;
+}
+}  // namespace
+
+ojson offenders_json(const FleetQuery& q, const std::vector<blueprint::Offender>& offenders) {
+  ojson j;
+  j["from"] = q.from;
+  j["to"] = q.to;
+  j["min_attempts"] = q.min_attempts;
+  j["offenders"] = offender_list(offenders);
+  return j;
+}
+
+ojson offenders_window_json(int64_t from_ns, int64_t until_ns, int64_t min_attempts,
+                            const std::vector<blueprint::Offender>& offenders) {
+  ojson j;
+  j["since"] = format_rfc3339(from_ns);
+  j["until"] = format_rfc3339(until_ns);
+  j["min_attempts"] = min_attempts;
+  j["offenders"] = offender_list(offenders);
   return j;
 }
 

@@ -231,6 +231,43 @@ std::string sort_url(const ListQuery& q, const std::string& sort) {
   return list_url(s);
 }
 
+bool parse_offenders_query(const std::string& since, const std::string& until, const std::string& min, int64_t now_ns,
+                           OffendersQuery& out, std::string& error) {
+  out = OffendersQuery{};
+  out.until_ns = now_ns;
+  if (!until.empty()) {
+    auto t = parse_rfc3339(until);
+    if (!t) {
+      error = fmt::format("until '{}' is not an RFC 3339 time (2026-05-11T00:00:00Z)", until);
+      return false;
+    }
+    out.until_ns = *t;
+  }
+  std::string s = since.empty() ? "7d" : since;
+  if (auto d = parse_duration(s); d && *d > 0) {
+    out.from_ns = out.until_ns - *d;
+  } else if (auto t = parse_rfc3339(s)) {
+    out.from_ns = *t;
+  } else {
+    error = fmt::format("since '{}' is neither a duration (7d, 12h) nor an RFC 3339 time", s);
+    return false;
+  }
+  if (out.from_ns >= out.until_ns) {
+    error = "since must be before until";
+    return false;
+  }
+  if (!min.empty()) {
+    char* end = nullptr;
+    long n = std::strtol(min.c_str(), &end, 10);
+    if (*end || n < 1 || n > 1000) {
+      error = fmt::format("min '{}' must be a whole number of attempts from 1 to 1000", min);
+      return false;
+    }
+    out.min_attempts = n;
+  }
+  return true;
+}
+
 bool parse_fleet_query(const Params& p, std::optional<int64_t> oldest_end_ns, std::optional<int64_t> newest_end_ns,
                        int64_t now_ns, FleetQuery& f, std::string& error) {
   f = FleetQuery{};

@@ -61,6 +61,17 @@ struct FleetQuery {
 // today when the store is empty), so an old store still shows its data, and
 // starts with the day of the oldest, at least 30 and at most 365 days
 // before. Past 120 days the bars are per week unless `bucket` says.
+// The repeat-offenders window of `culprit offenders` and GET /api/offenders:
+// `since` a duration back from `until` ("7d", the default) or an RFC 3339
+// time; `until` an RFC 3339 time (default: now); `min` attempts, 1..1000
+// (default 2). Attempts that ended in [from_ns, until_ns) count.
+struct OffendersQuery {
+  int64_t from_ns = 0, until_ns = 0;
+  int64_t min_attempts = 2;
+};
+bool parse_offenders_query(const std::string& since, const std::string& until, const std::string& min, int64_t now_ns,
+                           OffendersQuery& out, std::string& error);
+
 bool parse_fleet_query(const Params& params, std::optional<int64_t> oldest_end_ns, std::optional<int64_t> newest_end_ns,
                        int64_t now_ns, FleetQuery& out, std::string& error);
 

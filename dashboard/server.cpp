@@ -150,6 +150,7 @@ class Dashboard {
   void handle_verdict_json(const httplib::Request& req, httplib::Response& res);
   void handle_timeline(const httplib::Request& req, httplib::Response& res);
   void handle_fleet(const httplib::Request& req, httplib::Response& res, const std::string& what);
+  void handle_offenders(const httplib::Request& req, httplib::Response& res);
   void handle_asset(const httplib::Request& req, httplib::Response& res);
 
   DashboardConfig cfg_;
@@ -315,6 +316,27 @@ void Dashboard::handle_timeline(const httplib::Request& req, httplib::Response& 
   finish(res, t);
 }
 
+// The repeat offenders of a window back from now (or `until`): the same
+// document as `culprit offenders --format json`.
+void Dashboard::handle_offenders(const httplib::Request& req, httplib::Response& res) {
+  Timing t;
+  for (const auto& [k, v] : req.params)
+    if (k != "since" && k != "until" && k != "min")
+      return send_error(req, res, 400, fmt::format("unknown parameter '{}' (since, until, min)", k));
+  OffendersQuery q;
+  std::string error;
+  if (!parse_offenders_query(req.get_param_value("since"), req.get_param_value("until"), req.get_param_value("min"), now_ns(),
+                             q, error))
+    return send_error(req, res, 400, error);
+  std::vector<blueprint::Offender> offenders;
+  if (!with_store(req, res, t, true, [&](blueprint::StoreReader& r, std::string& e) {
+        return r.offenders(q.from_ns, q.until_ns, q.min_attempts, -1, offenders, e);
+      }))
+    return;
+  send_json(res, 200, offenders_window_json(q.from_ns, q.until_ns, q.min_attempts, offenders));
+  finish(res, t);
+}
+
 void Dashboard::handle_fleet(const httplib::Request& req, httplib::Response& res, const std::string& what) {
   Timing t;
   blueprint::StoreFacets f;
@@ -438,6 +460,7 @@ void Dashboard::install_routes() {
   svr_.Get("/api/fleet/unattributed",
            [this](const httplib::Request& q, httplib::Response& s) { handle_fleet(q, s, "unattributed"); });
   svr_.Get("/api/fleet/offenders", [this](const httplib::Request& q, httplib::Response& s) { handle_fleet(q, s, "offenders"); });
+  svr_.Get("/api/offenders", [this](const httplib::Request& q, httplib::Response& s) { handle_offenders(q, s); });
   svr_.Get(R"(/assets/[A-Za-z0-9._-]+)", [this](const httplib::Request& q, httplib::Response& s) { handle_asset(q, s); });
   svr_.Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
     send_json(res, 200, {{"status", "ok"}, {"store", pool_.url()}, {"schema_version", pool_.schema_version()}, {"read_only", true}});

@@ -1,4 +1,4 @@
-// A stored verdict (culprit.verdict/v1 JSON) arranged the way the workload
+// A stored verdict (culprit.verdict/v1 or v2 JSON) arranged the way the workload
 // page tells it: the cascade as a tree, the timeline's rows, and the
 // coverage gaps in plain words. The page (workload_page.cpp) and the
 // timeline endpoint (api.cpp) both read this, so they agree.
@@ -51,7 +51,7 @@ struct VerdictView {
 std::string string_member(const ojson& j, const char* key);
 
 // Parses and arranges a verdict. False with `error` when it is not a
-// culprit.verdict/v1 document.
+// culprit.verdict/v1 or v2 document.
 bool make_verdict_view(const std::string& json_text, VerdictView& out, std::string& error);
 
 // The timeline as JSON for the page's script: window, rows and one entry

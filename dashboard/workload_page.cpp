@@ -280,6 +280,27 @@ std::string related_section(const std::vector<blueprint::RelatedVerdict>& relate
   return out;
 }
 
+// What follows from the verdict (culprit.verdict/v2's recommendation,
+// docs/recovery.md): the job's action, then each node's. A v1 verdict has
+// none and shows nothing.
+std::string recommendation_section(const ojson& v) {
+  if (!v.is_object() || !v.contains("recommendation") || !v["recommendation"].is_object()) return "";
+  const ojson& r = v["recommendation"];
+  std::string out = "<section aria-labelledby=\"recommend-h\"><h2 id=\"recommend-h\">What to do</h2>\n<ul class=\"recommend\">\n";
+  auto item = [&](const ojson& a, const std::string& who) {
+    std::string target;
+    if (a.contains("target") && a["target"].is_object())
+      for (auto it = a["target"].begin(); it != a["target"].end(); ++it)
+        if (it.value().is_string()) target += fmt::format(" <code>{} {}</code>", esc(it.key()), esc(it.value().get<std::string>()));
+    out += fmt::format("<li><strong>{}</strong> {}{}<br><span class=\"muted\">{} · from {}</span></li>\n", esc(s_or(a, "action")),
+                       who, target, esc(s_or(a, "reason")), esc(s_or(a, "basis")));
+  };
+  if (r.contains("job")) item(r["job"], "the job");
+  if (r.contains("nodes") && r["nodes"].is_array())
+    for (const auto& a : r["nodes"]) item(a, node_link(s_or(a, "node"), true));
+  return out + "</ul></section>\n";
+}
+
 }  // namespace
 
 std::string workload_page(const PageFrame& frame, const blueprint::VerdictDetail& d, const VerdictView& view,
@@ -292,6 +313,7 @@ std::string workload_page(const PageFrame& frame, const blueprint::VerdictDetail
       esc(d.summary.workload_id), esc(d.summary.workload_id), esc(d.summary.status), esc(status_label(d.summary.status)),
       esc(d.summary.state), time_text(d.summary.end_ns));
   out += outcome_panel(view, by_id);
+  out += recommendation_section(view.verdict);
   out += "<div class=\"columns\">\n";
   out += facts(d, view);
   out += coverage(view);

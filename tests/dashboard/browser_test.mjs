@@ -160,7 +160,10 @@ try {
   await contrast(page, "the workload page");
   const json = await page.$eval("a[href$='/verdict.json']", (a) => a.href);
   const verdict = await page.evaluate(async (u) => (await fetch(u)).json(), json);
-  check(verdict.schema === "culprit.verdict/v1" && verdict.status === "attributed", "the verdict JSON link gives the verdict");
+  check(verdict.schema === "culprit.verdict/v2" && verdict.status === "attributed", "the verdict JSON link gives the verdict");
+  const todo = await text(page, "section[aria-labelledby=recommend-h]");
+  check(/restart_excluding/.test(todo) && /drain/.test(todo) && /inspect_link/.test(todo),
+        `"What to do" shows the recommendation (${todo.slice(0, 80)})`);
   const workloadUrl = page.url();
 
   // --- the fleet view over the whole store

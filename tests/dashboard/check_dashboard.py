@@ -20,6 +20,7 @@ loopback port and this script checks, as a client:
 """
 import hashlib
 import http.client
+import datetime
 import json
 import os
 import shutil
@@ -170,6 +171,8 @@ def check_store(d, where, rows):
     check(status == 200 and "nvlink.signal_integrity" in page and "node-02" in page and "demoted by" in page,
           "%s: the workload page names the cause, the culprit and the demotions" % where)
     check("default-src 'none'" in headers.get("content-security-policy", ""), "%s: pages carry the CSP" % where)
+    check("What to do" in page and "restart_excluding" in page and "inspect_link" in page and "0000:61:00" in page,
+          "%s: the workload page shows the recommendation (job and node actions, the GPU)" % where)
     status, headers, body = d.get("/workloads/%d/verdict.json" % vid)
     check(status == 200 and body.decode() == rows[vid][5], "%s: verdict.json is the stored verdict, byte for byte" % where)
     tl = d.json("/api/workloads/%d/timeline" % vid)
@@ -188,6 +191,12 @@ def check_store(d, where, rows):
     check(off["offenders"] and off["offenders"][0]["node"] == "node-02" and off["offenders"][0]["attempts"] == sum(
         1 for r in rows.values() if r[1] == "attributed" and "node-02" in r[4].split(",")),
           "%s: node-02 leads the repeat offenders" % where)
+    last = datetime.date.fromisoformat(days[-1]["end"][:10]) + datetime.timedelta(days=1)
+    win = d.json("/api/offenders?min=1&since=%sT00:00:00Z&until=%sT00:00:00Z" % (days[0]["end"][:10], last.isoformat()))
+    check(win["offenders"] == off["offenders"] and win["min_attempts"] == 1,
+          "%s: /api/offenders over the same window agrees with the fleet's list" % where)
+    check(d.get("/api/offenders?since=soon")[0] == 400 and d.get("/api/offenders?limit=3")[0] == 400,
+          "%s: /api/offenders refuses a bad window and unknown parameters" % where)
     for bad in ("/api/workloads?status=broken", "/api/workloads?from=yesterday", "/api/workloads?per_page=100000",
                 "/api/fleet/domains?bucket=hour", "/workloads?sort=verdict_json"):
         status, _, body = d.get(bad)
