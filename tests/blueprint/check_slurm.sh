@@ -4,8 +4,10 @@
 # time out, are cancelled and hit NODE_FAIL (with and without requeue) are
 # discovered with the state, nodes and window sacct reports, their output
 # files are collected, verdicts land in the store, SIGTERM stops the run
-# cleanly and a second run adds nothing. Prints the time from each job's end
-# to its stored verdict.
+# cleanly and a second run adds nothing. Then the recovery hand-off: a job
+# that fails with an XID 79 on node1 is drained by `culprit run --apply`
+# (sinfo -R shows culprit's reason), the policy holds the other drains, and
+# node1 is resumed. Prints the time from each job's end to its stored verdict.
 #
 #   check_slurm.sh CULPRIT        (KEEP=1 keeps the directory for a look)
 set -euo pipefail
@@ -130,4 +132,74 @@ after=$(python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print([c
 [ "$before" = "$after" ] || fail "re-run changed the store: $before -> $after"
 grep -q "attributed 0" "$D/rerun.log" || fail "re-run attributed something: $(cat "$D/rerun.log")"
 echo "check_slurm: re-run added nothing ($after rows in attempts, verdicts, symptoms, evidence, coverage)"
+# ------------------------------------------------------------ hand-off
+# A job fails on node1 with a hardware-class cause: the driver's XID 79 in
+# the node's kernel log (the real line shape, open-gpu-kernel-modules'
+# "NVRM: Xid (PCI:...): 79, pid=..., name=..., GPU has fallen off the bus.",
+# as the catalog's tests spell it), then the training process dies.
+J_HW=$(sub -J gpu-fell-off --wrap "TZ=UTC; export TZ; echo training; sleep 1
+echo \"\$(date '+%b %e %H:%M:%S') node1 kernel: [175800.000000] NVRM: Xid (PCI:0000:3b:00): 79, pid=\$\$, name=python3, GPU has fallen off the bus.\" >> $D/jobs/\$SLURM_JOB_ID.kern
+echo 'RuntimeError: CUDA error: unspecified launch failure'; exit 1")
+wait_state "$J_HW" 30 FAILED
+# The same blueprint with one more file source: the node's kernel log.
+python3 - "$D/blueprint.yaml" "$D/hw.yaml" "$D" <<'PY' || fail "cannot write hw.yaml"
+import sys
+src, dst, d = sys.argv[1:]
+t = open(src).read()
+kernel = f'  files:\n    - source: kernel              # the node\'s kernel log\n      path: "{d}/jobs/{{job_id}}.kern"\n      host: "{{batch_node}}"\n'
+assert t.count("  files:\n") == 1
+open(dst, "w").write(t.replace("  files:\n", kernel))
+PY
+# Only hardware causes drain; the NODE_FAIL attempts' drains are held.
+cat > "$D/policy.yaml" <<'POLICY'
+rules:
+  - action: drain
+    domain: hardware
+    then: act
+  - action: drain
+    then: hold
+default: act
+POLICY
+# Without --apply: the command is printed, the node stays as it is.
+"$CULPRIT" run --config "$D/hw.yaml" --once --store "sqlite:$D/hw-dry.db" --format none --policy "$D/policy.yaml" \
+  2> "$D/hw-dry.log" || fail "dry run exited $?: $(tail -5 "$D/hw-dry.log")"
+grep -q "to drain node1 (--apply runs it): scontrol update nodename=node1 state=drain reason=\"culprit: gpu.fallen_off_bus slurm/testcluster/$J_HW@" "$D/hw-dry.log" \
+  || fail "no printed drain command: $(grep -i drain "$D/hw-dry.log" | head -5)"
+[ -z "$(sinfo -R -h -o '%N %E')" ] || fail "a run without --apply drained: $(sinfo -R -h)"
+# With --apply: scontrol runs and Slurm shows the reason.
+"$CULPRIT" run --config "$D/hw.yaml" --once --store "sqlite:$D/hw.db" --format jsonl --policy "$D/policy.yaml" --apply \
+  --emit-recommendations "$D/recommendations.jsonl" > "$D/hw.jsonl" 2> "$D/hw.log" || fail "--apply run exited $?: $(tail -5 "$D/hw.log")"
+grep -q "drained node1: scontrol update nodename=node1 state=drain" "$D/hw.log" || fail "no drain reported: $(grep -i drain "$D/hw.log")"
+reason=$(sinfo -R -h -o '%N|%E')
+case "$reason" in
+  "node1|culprit: gpu.fallen_off_bus slurm/testcluster/$J_HW@"*) ;;
+  *) fail "sinfo -R does not show the culprit reason: '$reason'" ;;
+esac
+python3 - "$D" "$J_HW" <<'PY' || fail "the hand-off records"
+import json, sqlite3, sys
+d, job = sys.argv[1], sys.argv[2]
+db = sqlite3.connect(f"{d}/hw.db")
+rows = db.execute("select v.workload_id, r.scope, r.node, r.action, r.decision, r.decided_by, r.handoff from recommendations r "
+                  "join verdicts v on v.id = r.verdict_ref order by v.workload_id, r.ordinal").fetchall()
+drains = [r for r in rows if r[3] == "drain"]
+hw = [r for r in drains if r[0] == job]
+assert len(hw) == 1 and hw[0][4] == "act" and hw[0][5] == "policy.yaml:2" and hw[0][6].startswith("applied: scontrol update nodename=node1 state=drain"), hw
+held = [r for r in drains if r[0] != job]
+assert held and all(r[4] == "hold" and r[5] == "policy.yaml:5" and r[6] == "held" for r in held), held
+lines = [json.loads(l) for l in open(f"{d}/recommendations.jsonl")]
+assert len(lines) == len(rows), (len(lines), len(rows))
+mine = [l for l in lines if l["attempt"]["workload_id"] == job]
+assert [l["action"] for l in mine] == ["restart_excluding", "drain", "reboot"], [l["action"] for l in mine]
+assert mine[0]["nodes"] == ["node1"] and mine[1]["command"].startswith("scontrol update nodename=node1 state=drain reason=\"culprit: gpu.fallen_off_bus")
+v = [json.loads(l) for l in open(f"{d}/hw.jsonl") if json.loads(l)["attempt"]["workload_id"] == job][0]
+assert v["verdict"]["sub_domain"] == "gpu.fallen_off_bus" and v["verdict"]["culprit_nodes"] == ["node1"], v["verdict"]["status"]
+assert [r["decision"] for r in v["recovery"]] == ["act", "act", "act"], v["recovery"]
+print(f"check_slurm: hand-off: node1 drained for job {job}, {len(held)} NODE_FAIL drain(s) held by the policy, {len(rows)} recommendations stored")
+PY
+# Give the node back, so the cluster is as the rest of the suite expects.
+scontrol update nodename=node1 state=resume
+for _ in $(seq 1 50); do [ -z "$(sinfo -R -h -o '%N')" ] && break; sleep 0.2; done
+[ -z "$(sinfo -R -h -o '%N')" ] || fail "node1 did not resume: $(sinfo -R -h)"
+sinfo -h -o %T | grep -qE '^idle' || fail "node1 is $(sinfo -h -o %T) after resume"
+echo "check_slurm: node1 resumed ($(sinfo -h -o %T))"
 echo "check_slurm: ok in $(( $(date +%s) - t0 )) s"

@@ -32,6 +32,8 @@ TABLES = {
     "coverage": ["verdict_ref", "kind", "name", "source", "status", "reason", "nodes_expected", "nodes_covered",
                  "nodes_missing", "files", "bytes", "lines", "observations", "events", "errors"],
     "watch_state": ["name", "value_ns"],
+    "recommendations": ["verdict_ref", "ordinal", "scope", "node", "action", "target", "rule", "basis", "reason", "decision",
+                        "decided_by", "decision_reason", "handoff"],
 }
 
 
