@@ -370,12 +370,19 @@ bool read_syslog(Cur& c, const YearHint& hint, int64_t& out) noexcept {
   return resolve_year(f, hint, out);
 }
 
-// glog: "E1130 02:07:08.408271257" (level letter already checked by the caller).
+// glog: "E1130 02:07:08.408271257" (level letter already checked by the caller). Google glog
+// pads the month ("I0101"); PyTorch's c10 logger prints (tm_mon + 1) * 100 + tm_mday as a plain
+// integer (c10/util/Logging.cpp), so from January to September the month has one digit
+// ("E626" is June 26, "W101" January 1). Three digits are M DD, four are MM DD; both readings
+// agree wherever both are possible.
 bool read_glog(Cur& c, const YearHint& hint, int64_t& out) noexcept {
   Fields f;
   ++c.p;  // level letter
-  if (!read_fixed(c, 2, f.month) || !read_fixed(c, 2, f.day) || !c.eat(' ') ||
-      !read_clock(c, f, false) || !ends_cleanly(c))
+  size_t digits = 0;
+  while (digits < c.left() && is_digit(c.p[digits])) ++digits;
+  if (digits != 3 && digits != 4) return false;
+  if (!read_fixed(c, static_cast<int>(digits) - 2, f.month) || !read_fixed(c, 2, f.day) ||
+      !c.eat(' ') || !read_clock(c, f, false) || !ends_cleanly(c))
     return false;
   return resolve_year(f, hint, out);
 }

@@ -8,7 +8,7 @@ line shapes follow the public formats named in stdlib-rules/*.attr.
 
 import json
 
-from .common import T, sec, KernelLog, rng_for, ts_pylog, ts_slurm, ts_fm, rfc3339
+from .common import T, sec, KernelLog, rng_for, ts_pylog, ts_slurm, ts_fm, rfc3339, c10_date
 from .hw import H100, node_ip
 from . import kernel as K
 
@@ -127,7 +127,7 @@ def nccl_noise(nodes, skip, off=4.0):
 
 def wd(h, rank, off):
     t = FAIL + sec(off)
-    return (h, "app", off, f"[rank{rank}]:[E{t:%m%d %H:%M:%S}.{t.microsecond:06d}000 ProcessGroupNCCL.cpp:616] [Rank {rank}] Watchdog caught "
+    return (h, "app", off, f"[rank{rank}]:[E{c10_date(t)} {t:%H:%M:%S}.{t.microsecond:06d}000 ProcessGroupNCCL.cpp:616] [Rank {rank}] Watchdog caught "
                            f"collective operation timeout: WorkNCCL(SeqNum=812, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
                            f"Timeout(ms)=600000) ran for 600042 milliseconds before timing out.")
 
