@@ -48,6 +48,7 @@ enum class ExprKind {
   In,              // args[0] [not] in [args[1..]]
   Call,            // text(args...)
   QueryAggregate,  // text in exists|none|count|nodes|max|min; binding: query [, args[0]]
+  Order,           // args[0] [not] before|after args[1]; op = "before" | "after"
 };
 
 struct Expr {
@@ -59,7 +60,7 @@ struct Expr {
   std::string text;          // StringLit (unescaped), Name, Field, Call, QueryAggregate, Matches regex
   std::string op;            // Unary/Binary operator spelling
   std::string regex_flags;   // Matches
-  bool negated = false;      // IsNull (is not null), In (not in)
+  bool negated = false;      // IsNull (is not null), In (not in), Order (not before/after)
   std::vector<ExprPtr> args;
   std::string binding;       // QueryAggregate
   SourceRange binding_range;
@@ -84,6 +85,7 @@ struct Action {
   ExprPtr node;       // `on EXPR`
   ExprPtr key;        // symptom `key EXPR`
   ExprPtr priority;   // symptom `priority EXPR`
+  ExprPtr at;         // symptom `at EXPR`
   std::vector<FieldInit> fields;
   // demote / scrub / set priority / classify
   std::string binding;
@@ -161,6 +163,8 @@ struct Scenario {
   SourceRange where;
   std::vector<std::string> nodes;
   std::string workload_id = "scenario";
+  std::string scheduler = "static";   // `workload "ID" on slurm|kubernetes|static`
+  SourceRange scheduler_range;
   std::string terminal_state = "FAILED";
   int64_t terminal_exit = 1;
   bool has_window = false;

@@ -242,6 +242,14 @@ class Translator {
       e->args.push_back(expr(c->expr()));
       return e;
     }
+    if (auto* c = dynamic_cast<P::OrderExprContext*>(ctx)) {
+      auto e = make(K::Order, c);
+      e->op = c->op->getText();
+      e->negated = c->negated != nullptr;
+      e->args.push_back(expr(c->expr(0)));
+      e->args.push_back(expr(c->expr(1)));
+      return e;
+    }
     if (auto* c = dynamic_cast<P::InExprContext*>(ctx)) {
       auto e = make(K::In, c);
       e->negated = c->negated != nullptr;
@@ -388,6 +396,7 @@ class Translator {
       target(s->nodeTarget());
       if (s->keyClause()) a.key = expr(s->keyClause()->expr());
       if (s->priorityClause()) a.priority = expr(s->priorityClause()->expr());
+      if (s->atClause()) a.at = expr(s->atClause()->expr());
       a.fields = field_inits(s->fieldInits());
     } else if (auto* d = dynamic_cast<P::DemoteActionContext*>(c)) {
       a.kind = ast::ActionKind::Demote;
@@ -463,6 +472,10 @@ class Translator {
         for (auto* str : n->STRING()) s.nodes.push_back(unquote(str));
       } else if (auto* wl = dynamic_cast<P::ScenarioWorkloadContext*>(item)) {
         s.workload_id = unquote(wl->STRING());
+        if (wl->name()) {
+          s.scheduler = name(wl->name());
+          s.scheduler_range = range(wl->name());
+        }
       } else if (auto* t = dynamic_cast<P::ScenarioTerminalContext*>(item)) {
         s.terminal_state = name(t->name());
         if (auto* si = t->signedInt()) {

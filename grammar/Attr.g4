@@ -47,7 +47,7 @@ nodeRelation: 'on' 'same' 'node'                               # sameNode
 withinClause: 'within' DURATION direction=('before' | 'after' | 'around') IDENT ;
 
 action      : 'emit' kindName nodeTarget? fieldInits?                              # emitAction
-            | 'symptom' kindName nodeTarget? keyClause? priorityClause? fieldInits? # symptomAction
+            | 'symptom' kindName nodeTarget? keyClause? priorityClause? atClause? fieldInits? # symptomAction
             | 'demote' IDENT (':' query)? 'because' STRING                         # demoteAction
             | 'scrub' IDENT (':' query)? 'because' STRING                          # scrubAction
             | 'set' IDENT '.' 'priority' '=' expr                                  # setPriorityAction
@@ -59,12 +59,13 @@ nodeTarget    : 'on' 'job'                                     # jobTarget
               ;
 keyClause     : 'key' expr ;
 priorityClause: 'priority' expr ;
+atClause      : 'at' expr ;
 
 // -------------------------------------------------------------- scenarios
 scenarioDecl : 'scenario' STRING '{' scenarioItem* '}' ;
 
 scenarioItem : 'nodes' STRING (',' STRING)*                    # scenarioNodes
-             | 'workload' STRING                               # scenarioWorkload
+             | 'workload' STRING ('on' name)?                  # scenarioWorkload
              | 'terminal' name ('exit' signedInt)?             # scenarioTerminal
              | 'window' STRING 'to' STRING                     # scenarioWindow
              | 'log' STRING name STRING                        # scenarioLog
@@ -81,7 +82,8 @@ signedInt   : '-'? INT ;
 
 // ------------------------------------------------------------ expressions
 // Precedence, tightest first: field access, unary, * %, + -, shifts, &, ^, |,
-// comparisons and tests, not, and, or. Bit operators bind tighter than
+// comparisons and tests (temporal order `y not before x - 5m` among them),
+// not, and, or. Bit operators bind tighter than
 // comparisons (as in Go and Python), so `x & 0x3F == 0` means `(x & 0x3F) == 0`.
 expr        : primary                                          # primaryExpr
             | expr '.' name                                    # fieldExpr
@@ -93,6 +95,7 @@ expr        : primary                                          # primaryExpr
             | expr op='^' expr                                 # binaryExpr
             | expr op='|' expr                                 # binaryExpr
             | expr op=('==' | '!=' | '<' | '<=' | '>' | '>=') expr # binaryExpr
+            | expr negated='not'? op=('before' | 'after') expr  # orderExpr
             | expr 'matches' REGEX                             # matchesExpr
             | expr 'is' negated='not'? 'null'                  # isNullExpr
             | expr negated='not'? 'in' '[' expr (',' expr)* ']' # inExpr
@@ -130,7 +133,7 @@ name        : IDENT
             | 'before' | 'after' | 'around' | 'group' | 'by' | 'as' | 'from'
             | 'catalog' | 'test' | 'no' | 'stage' | 'match' | 'emit' | 'to'
             | 'scrub' | 'demote' | 'classify' | 'set' | 'rule' | 'extractor'
-            | 'scenario' | 'expect' | 'because' | 'workload'
+            | 'scenario' | 'expect' | 'because' | 'workload' | 'at'
             ;
 
 // ------------------------------------------------------------------ lexer

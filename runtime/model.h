@@ -53,6 +53,14 @@ struct Symptom {
   bool control_plane = false;
   std::string key;
   std::optional<int64_t> first, last;
+  // The earliest time its evidence carried itself (a line's own stamp, a time
+  // the creating rule gave with `at`), never one inherited from a neighbour
+  // line; and where its first evidence item was read ("host/source/file",
+  // line). The temporal order construct uses them (docs/language.md §6.1).
+  std::optional<int64_t> own_first;
+  std::string place;
+  int64_t place_line = 0;
+  std::optional<int64_t> place_ts;       // the time of that evidence item (to keep the earliest)
   int64_t count = 0;
   int64_t priority = 0;
   std::string summary;
