@@ -43,6 +43,9 @@ def _app(host, idx, n, rng, t0, t1, completed):
 
 def build_case(spec):
     name = spec["name"]
+    # The scheduler's end time: 12 minutes after the incident unless the spec says when the
+    # job was stopped (a deadline's kill is its end).
+    end = FAIL + sec(spec.get("end_after", 720))
     n = spec.get("nodes", 2)
     nodes = [f"node-{i + 1:02d}" for i in range(n)]
     job = spec["job"]
@@ -56,14 +59,14 @@ def build_case(spec):
             boot = START - sec(86400 * 2 + 3600 * i)
             kl = KernelLog(h, boot, "dmesg_t" if i % 2 else "syslog")
             K.boot(kl, H100, i + 1, rng)
-            K.background(kl, H100, rng, boot + sec(120), END, mean_gap_s=4000, kernel_gap_s=3000)
+            K.background(kl, H100, rng, boot + sec(120), end, mean_gap_s=4000, kernel_gap_s=3000)
             for (node, src, off, text) in spec["incident"]:
                 if node == h and src == "kernel":
                     kl.k(FAIL + sec(off), text)
             for (node, off, fn) in spec.get("kernel_fn", ()):
                 if node == h:
                     fn(kl, FAIL + sec(off), rng)
-            kl.items = [x for x in kl.items if x[0] <= END]
+            kl.items = [x for x in kl.items if x[0] <= end]
             files[f"logs/{h}/kernel.log"] = kl.render()
         if h not in missing:
             lines = _app(h, i, n, rng, START + sec(3), end_app, state == "COMPLETED") if spec.get("ran", True) else []
@@ -88,10 +91,10 @@ def build_case(spec):
     for (node, src, off, text) in spec["incident"]:
         if node == "slurmctl":
             ctl.append(f"{ts_slurm(FAIL + sec(off))} {text}")
-    ctl.append(f"{ts_slurm(END - sec(5))} _job_complete: JobId={job} "
+    ctl.append(f"{ts_slurm(end - sec(5))} _job_complete: JobId={job} "
                + ("done" if state == "COMPLETED" else f"WEXITSTATUS {code}"))
     files["logs/slurmctl/scheduler.log"] = "\n".join(ctl) + "\n"
-    ctx = {"workload_id": str(job), "scheduler": "slurm", "start": rfc3339(START), "end": rfc3339(END),
+    ctx = {"workload_id": str(job), "scheduler": "slurm", "start": rfc3339(START), "end": rfc3339(end),
            "nodes": nodes, "terminal": {"state": state, "exit_code": code}}
     return ctx, files
 
@@ -345,7 +348,7 @@ SPECS += [
          expected={"status": "attributed", "domain": "infrastructure", "sub_domain": "scheduler.node_fail", "culprit_nodes": []},
          story="Slurm could not boot one of the allocated nodes: the job never started (no application output) "
                "and is recorded as BOOT_FAIL.", ran=False, incident=[]),
-    dict(name="deadline", job=60130, nodes=2, terminal=("DEADLINE", 0),
+    dict(name="deadline", job=60130, nodes=2, terminal=("DEADLINE", 0), end_after=5,
          expected={"status": "attributed", "domain": "user", "sub_domain": "scheduler.timeout", "culprit_nodes": []},
          story="The job reached its --deadline; the ranks' teardown produces NCCL errors.",
          incident=nccl_noise(N2, None, off=2)),
