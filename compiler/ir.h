@@ -37,15 +37,18 @@ enum EventBuiltin : int32_t {
   // construct (`y not before x - 5m`, docs/language.md §6.1).
   kEvOwnTs = -10,   // time: ts when the line carried it (not inherited from a neighbour), else null
   kEvPlace = -11,   // string: "host/source/file", the file the line was read from
+  kEvBoot = -12,    // duration: unanchored dmesg seconds since boot (Evidence::boot), else null
 };
 // Built-in fields every symptom has.
 enum SymptomBuiltin : int32_t {
   kSyId = -1, kSyKind = -2, kSyNode = -3, kSyKey = -4, kSyFirst = -5, kSyLast = -6,
   kSyCount = -7, kSyPriority = -8, kSySummary = -9,
+  kSyFile = -14, kSyLine = -15,  // its earliest evidence item's file path and line (null without evidence)
   // Not nameable in rules (see kEvOwnTs).
   kSyOwnFirst = -10,   // time: the earliest own time of its evidence (Symptom::own_first), else null
   kSyPlace = -11,      // string: "host/source/file" of its first evidence item, null without evidence
   kSyPlaceLine = -12,  // int: the line of that evidence item, null without evidence
+  kSyPlaceBoot = -13,  // duration: that evidence item's unanchored boot time, else null
 };
 
 enum class Op : uint8_t {

@@ -36,7 +36,8 @@ constexpr EventBuiltinDef kSymptomBuiltins[] = {
     {"node", ir::kSyNode, Type::String},      {"key", ir::kSyKey, Type::String},
     {"first", ir::kSyFirst, Type::Time},      {"last", ir::kSyLast, Type::Time},
     {"count", ir::kSyCount, Type::Int},       {"priority", ir::kSyPriority, Type::Int},
-    {"summary", ir::kSySummary, Type::String},
+    {"summary", ir::kSySummary, Type::String}, {"file", ir::kSyFile, Type::String},
+    {"line", ir::kSyLine, Type::Int},
 };
 
 struct BuiltinFn { const char* name; ir::Builtin id; int min_args, max_args; };
@@ -306,7 +307,8 @@ class Analyzer {
     if (!y.item || !xo.item) return binary(cmp, Type::Bool, best_time(y), shifted(best_time(xo)));
     // Both are items. Read from one file, their line order decides (it is
     // exact even where times are coarse, inherited or missing), unless an
-    // offset is given and both carry their own times. Otherwise their own
+    // offset is given and both carry their own times (or both unanchored
+    // dmesg boot seconds, which measure the gap). Otherwise their own
     // times; else their times, inherited ones included; else false: what
     // cannot be ordered is neither before nor after.
     auto own_known = binary(Op::And, Type::Bool, unary(Op::IsNotNull, Type::Bool, own_time(y)),
@@ -324,8 +326,18 @@ class Analyzer {
       k.push_back(std::move(b));
       return builtin(ir::Builtin::If, Type::Bool, std::move(k), x.where);
     };
+    // With an offset in one file without own times, the file's own clock
+    // still measures the gap when both lines carry dmesg boot seconds that
+    // were never anchored to the wall clock.
+    auto boot_y = item_field(*y.item, ir::kEvBoot, ir::kSyPlaceBoot, Type::Duration, y.where);
+    auto boot_x = item_field(*xo.item, ir::kEvBoot, ir::kSyPlaceBoot, Type::Duration, xo.where);
+    auto both_boot = binary(Op::And, Type::Bool, unary(Op::IsNotNull, Type::Bool, boot_y), unary(Op::IsNotNull, Type::Bool, boot_x));
+    auto by_boot = offset ? binary(cmp, Type::Bool, boot_y, binary(subtract ? Op::Sub : Op::Add, Type::Duration, boot_x, *offset))
+                          : binary(cmp, Type::Bool, boot_y, boot_x);
     ir::Expr e = offset ? choose(std::move(own_known), std::move(by_own),
-                                 choose(std::move(same_file), std::move(by_line), std::move(by_time)))
+                                 choose(std::move(same_file),
+                                        choose(std::move(both_boot), std::move(by_boot), std::move(by_line)),
+                                        std::move(by_time)))
                         : choose(std::move(same_file), std::move(by_line),
                                  choose(std::move(own_known), std::move(by_own), std::move(by_time)));
     e.where = x.where;

@@ -547,6 +547,8 @@ class Engine final : public World {
           s->place = std::move(place);
           s->place_line = e.line;
           s->place_ts = e.ts;
+          s->place_boot = e.boot;
+          s->file = e.file;
         }
         ++s->evidence_total;
         if (s->evidence.size() < kMaxEvidencePerSymptom) s->evidence.push_back(std::move(e));

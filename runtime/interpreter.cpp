@@ -28,6 +28,7 @@ Value event_field(const Event& ev, int32_t sel, const ir::Catalog& cat) {
     case ir::kEvText: return Value::string(ev.where.text);
     case ir::kEvOwnTs: return own_event_time(ev) ? Value::time(*ev.where.ts) : Value::null();
     case ir::kEvPlace: return Value::string(event_place(ev));
+    case ir::kEvBoot: return ev.where.boot ? Value::duration(*ev.where.boot) : Value::null();
     default: break;
   }
   int32_t slot = cat.event_kinds[static_cast<size_t>(ev.kind)].slot(sel);
@@ -48,7 +49,10 @@ Value symptom_field(const Symptom& s, int32_t sel, const ir::Catalog& cat) {
     case ir::kSySummary: return Value::string(s.summary);
     case ir::kSyOwnFirst: return s.own_first ? Value::time(*s.own_first) : Value::null();
     case ir::kSyPlace: return s.place.empty() ? Value::null() : Value::string(s.place);
-    case ir::kSyPlaceLine: return s.place.empty() ? Value::null() : Value::integer(s.place_line);
+    case ir::kSyPlaceLine:
+    case ir::kSyLine: return s.place.empty() ? Value::null() : Value::integer(s.place_line);
+    case ir::kSyPlaceBoot: return s.place_boot ? Value::duration(*s.place_boot) : Value::null();
+    case ir::kSyFile: return s.place.empty() ? Value::null() : Value::string(s.file);
     default: break;
   }
   int32_t slot = cat.symptom_kinds[static_cast<size_t>(s.kind)].slot(sel);

@@ -128,6 +128,7 @@ void culprit_jit_event_field(void* c, int32_t slot, int32_t sel, CulpritJitValue
       // The helper's strings must outlive the call: keep the text in the context's arena.
       return set_string(out, context_of(c).keep(event_place(ev)));
     }
+    case ir::kEvBoot: return ev.where.boot ? set_int(out, Type::Duration, *ev.where.boot) : set_null(out);
     default: break;
   }
   int32_t fs = cat.event_kinds[static_cast<size_t>(ev.kind)].slot(sel);
@@ -152,7 +153,10 @@ void culprit_jit_symptom_field(void* c, int32_t slot, int32_t sel, CulpritJitVal
     case ir::kSySummary: return set_string(out, s.summary);
     case ir::kSyOwnFirst: return s.own_first ? set_int(out, Type::Time, *s.own_first) : set_null(out);
     case ir::kSyPlace: return s.place.empty() ? set_null(out) : set_string(out, s.place);
-    case ir::kSyPlaceLine: return s.place.empty() ? set_null(out) : set_int(out, Type::Int, s.place_line);
+    case ir::kSyPlaceLine:
+    case ir::kSyLine: return s.place.empty() ? set_null(out) : set_int(out, Type::Int, s.place_line);
+    case ir::kSyPlaceBoot: return s.place_boot ? set_int(out, Type::Duration, *s.place_boot) : set_null(out);
+    case ir::kSyFile: return s.place.empty() ? set_null(out) : set_string(out, s.file);
     default: break;
   }
   int32_t fs = env.catalog->symptom_kinds[static_cast<size_t>(s.kind)].slot(sel);

@@ -271,6 +271,7 @@ class Scanner::Stream {
 
   void finish() {
     for (size_t idx : pending_boot_) {  // never anchored: order only
+      result_.events[idx].where.boot = result_.events[idx].where.ts;
       result_.events[idx].where.ts.reset();
       result_.events[idx].where.ts_origin.clear();
     }

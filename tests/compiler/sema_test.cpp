@@ -889,7 +889,8 @@ TEST_CASE("temporal order: Y [not] before|after X [± D] lowers onto own time, l
   // Two items with an offset: own times first, then line order in one file, then times.
   CHECK(filter("y not before x - 5m") ==
         "(if (and (is-not-null s1.own_first) (is-not-null s0.own_first)) (>= s1.own_first (- s0.own_first 5m)) "
-        "(if (== s1.place s0.place) (>= s1.place_line s0.place_line) (>= s1.first (- s0.first 5m))))");
+        "(if (== s1.place s0.place) (if (and (is-not-null s1.place_boot) (is-not-null s0.place_boot)) "
+        "(>= s1.place_boot (- s0.place_boot 5m)) (>= s1.place_line s0.place_line)) (>= s1.first (- s0.first 5m))))");
   // Without an offset, line order in one file comes first (exact even at coarse stamps).
   CHECK(filter("y after x") ==
         "(if (== s1.place s0.place) (> s1.place_line s0.place_line) "

@@ -220,8 +220,8 @@ class Gen {
           case 3: return event_field(Type::Int, chance(50) ? "fi" : "fj");
           case 4: return node(Op::EventField, Type::Int, {}, slot(), chance(50) ? ir::kEvLine : ir::kEvOffset);
           case 5: {
-            static const int32_t sel[] = {ir::kSyCount, ir::kSyPriority, ir::kSyPlaceLine};
-            return chance(50) ? symptom_field(Type::Int, "si") : node(Op::SymptomField, Type::Int, {}, slot(), sel[pick(3)]);
+            static const int32_t sel[] = {ir::kSyCount, ir::kSyPriority, ir::kSyPlaceLine, ir::kSyLine};
+            return chance(50) ? symptom_field(Type::Int, "si") : node(Op::SymptomField, Type::Int, {}, slot(), sel[pick(4)]);
           }
           case 6: return node(Op::Terminal, Type::Int, {}, 1);
           case 7: return node(Op::Outcome, Type::Int, {}, 3);
@@ -244,8 +244,9 @@ class Gen {
             return node(Op::EventField, Type::String, {}, slot(), sel[pick(7)]);
           }
           case 5: {
-            static const int32_t sel[] = {ir::kSyId, ir::kSyKind, ir::kSyNode, ir::kSyKey, ir::kSySummary, ir::kSyPlace};
-            return node(Op::SymptomField, Type::String, {}, slot(), sel[pick(6)]);
+            static const int32_t sel[] = {ir::kSyId, ir::kSyKind, ir::kSyNode, ir::kSyKey, ir::kSySummary, ir::kSyPlace,
+                                          ir::kSyFile};
+            return node(Op::SymptomField, Type::String, {}, slot(), sel[pick(7)]);
           }
           case 6: return symptom_field(Type::String, "ss");
           case 7: return node(Op::Terminal, Type::String, {}, 0);
@@ -254,17 +255,20 @@ class Gen {
           default: return node(Op::Capture, Type::String, {}, pick(4));
         }
       case Type::Time:
-        switch (pick(4)) {
-          case 0: return constant(Value::time(kT0 + (pick(400) - 200) * kSec));
+        switch (pick(5)) {
+          case 0: case 4: return constant(Value::time(kT0 + (pick(400) - 200) * kSec));
           case 1: return event_field(Type::Time, "ft");
-          case 2: return node(Op::EventField, Type::Time, {}, slot(), chance(50) ? ir::kEvTs : ir::kEvOwnTs);
+          case 2: return node(Op::EventField, Type::Time, {}, slot(), chance(80) ? ir::kEvTs : ir::kEvOwnTs);
           default: {
-            static const int32_t sel[] = {ir::kSyFirst, ir::kSyLast, ir::kSyOwnFirst};
-            return node(Op::SymptomField, Type::Time, {}, slot(), sel[pick(3)]);
+            static const int32_t sel[] = {ir::kSyFirst, ir::kSyLast, ir::kSyFirst, ir::kSyLast, ir::kSyOwnFirst};
+            return node(Op::SymptomField, Type::Time, {}, slot(), sel[pick(5)]);
           }
         }
       case Type::Duration:
         if (chance(50)) return constant(Value::duration(chance(70) ? one(kDurations) : (pick(2000) - 1000) * kSec / 10));
+        if (chance(20))
+          return chance(50) ? node(Op::EventField, Type::Duration, {}, slot(), ir::kEvBoot)
+                            : node(Op::SymptomField, Type::Duration, {}, slot(), ir::kSyPlaceBoot);
         return event_field(Type::Duration, "fd");
     }
     return constant(Value::null());
@@ -491,7 +495,12 @@ class Gen {
       case 2: return node(Op::Add, Type::Time, {gen(Type::Duration, d - 1), gen(Type::Time, d - 1)});
       case 3: return node(Op::Sub, Type::Time, {gen(Type::Time, d - 1), gen(Type::Duration, d - 1)});
       case 4: return chance(50) ? if_(Type::Time, d) : coalesce(Type::Time, d);
-      case 5: return chance(75) ? value_query(Type::Time, d) : call(ir::Builtin::Time, Type::Time, {gen(Type::String, d - 1)});
+      case 5: {
+        if (chance(60)) return value_query(Type::Time, d);
+        static const char* iso[] = {"2026-01-01T10:00:00", "2026-11-30T03:00:00Z", "2026-01-01 10:00:00.5+01:00",
+                                    "2026-01-01T09:59:59.999999999-00:30", "2026-02-30T10:00:00"};
+        return call(ir::Builtin::Time, Type::Time, {chance(60) ? constant(Value::string(iso[pick(5)])) : gen(Type::String, d - 1)});
+      }
       default: return node(chance(50) ? Op::GroupFirstTs : Op::GroupLastTs, Type::Time);
     }
   }
@@ -556,6 +565,7 @@ void fill(Fixture& fx, std::mt19937_64& rng, const ir::Catalog& cat, int32_t ev_
     if (pick(6)) e.where.ts = kT0 + (pick(400) - 200) * kSec;
     static const char* origins[] = {"line", "inherited", "boot-anchored", "observation", "rule"};
     e.where.ts_origin = e.where.ts ? origins[pick(5)] : "";
+    if (!e.where.ts && pick(2)) e.where.boot = pick(100000) * kSec / 7;
     e.where.text = kStrings[static_cast<size_t>(pick(static_cast<int>(kStrings.size())))];
     const auto& schema = cat.event_kinds[static_cast<size_t>(e.kind)];
     for (const auto& f : schema.fields) e.fields.push_back(random_value(rng, f.type));
@@ -574,6 +584,8 @@ void fill(Fixture& fx, std::mt19937_64& rng, const ir::Catalog& cat, int32_t ev_
     if (pick(4)) {
       s.place = std::string(hosts[pick(5)]) + "/app/logs/app.log";
       s.place_line = pick(1000);
+      s.file = "logs/app.log";
+      if (pick(2)) s.place_boot = pick(100000) * kSec / 7;
     }
     s.count = pick(20);
     s.priority = pick(100) - 20;

@@ -496,6 +496,36 @@ rule AfterTheEnd stage final {
   CHECK(!inh.own_first.has_value());
 }
 
+TEST_CASE("temporal order: unanchored dmesg boot seconds measure gaps within their file") {
+  auto program = program_for(R"attr(
+extractor K from kernel {
+  match /K (?<name>\w+)/
+  emit k.line { name: name }
+  test { line "K a" expect k.line { name: "a" } }
+  test { line "x" expect none }
+}
+rule S stage symptoms {
+  for e: event k.line
+  symptom k.s key e.name priority 50 { summary: "{e.name}" }
+}
+rule D stage final {
+  for x: symptom k.s where x.key == "cause"
+  demote y: symptom k.s where y.key != "cause" and y not before x - 5s because "within 5 s before it"
+}
+)attr");
+  auto v = run(program, context({"node-01"}),
+               {
+                   numbered(text("node-01", "kernel", std::nullopt, "[ 1000.000000] K early"), 1),  // 10 s before: stays
+                   numbered(text("node-01", "kernel", std::nullopt, "[ 1007.500000] K near"), 2),   // 2.5 s before: demoted
+                   numbered(text("node-01", "kernel", std::nullopt, "[ 1010.000000] K cause"), 3),
+                   numbered(text("node-01", "kernel", std::nullopt, "K unstamped"), 4),            // after, by line order
+               });
+  CHECK(symptom(v, "k.s@node-01#early").state == SymptomState::Active);
+  CHECK(symptom(v, "k.s@node-01#near").state == SymptomState::Demoted);
+  CHECK(symptom(v, "k.s@node-01#unstamped").state == SymptomState::Demoted);
+  CHECK(!symptom(v, "k.s@node-01#cause").first.has_value());  // no wall time: boot seconds are not a time
+}
+
 TEST_CASE("workload records: scheduler and node names") {
   auto program = program_for(kBase + R"attr(
 rule Names stage symptoms {

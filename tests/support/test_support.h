@@ -108,6 +108,7 @@ inline std::string event_builtin_name(int32_t sel) {
     case ir::kEvText: return "text";
     case ir::kEvOwnTs: return "own_ts";
     case ir::kEvPlace: return "place";
+    case ir::kEvBoot: return "boot";
   }
   return "?";
 }
@@ -126,6 +127,9 @@ inline std::string symptom_builtin_name(int32_t sel) {
     case ir::kSyOwnFirst: return "own_first";
     case ir::kSyPlace: return "place";
     case ir::kSyPlaceLine: return "place_line";
+    case ir::kSyPlaceBoot: return "place_boot";
+    case ir::kSyFile: return "file";
+    case ir::kSyLine: return "line";
   }
   return "?";
 }
