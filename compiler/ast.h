@@ -131,6 +131,8 @@ struct Extractor {
   std::string name;
   SourceRange where;
   std::vector<std::pair<std::string, SourceRange>> sources;
+  std::optional<int64_t> keep_before_ns, keep_after_ns;  // `keep D before, D after`
+  SourceRange keep_range;
   bool has_match = false;
   std::string regex;        // between the slashes, `\/` already turned into `/`
   std::string regex_flags;

@@ -141,6 +141,10 @@ struct Extractor {
   std::string name;
   SourceRange where;
   std::vector<std::string> sources;        // sorted, unique
+  // `keep D before, D after`: its events are kept this far outside the
+  // workload window (at least the default slack), e.g. node state a health
+  // check reported after the job or a daemon that failed before it.
+  std::optional<int64_t> keep_before_ns, keep_after_ns;
   std::string pattern;                     // as written
   std::string re2_pattern;                 // named groups spelled (?P<name>...)
   bool caseless = false, dotall = false;

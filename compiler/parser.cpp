@@ -343,6 +343,14 @@ class Translator {
     x.name = c->IDENT()->getText();
     x.where = range(c->IDENT());
     for (auto* n : c->name()) x.sources.emplace_back(name(n), range(n));
+    if (auto* k = c->keepClause()) {
+      x.keep_range = range(k);
+      for (auto* side : k->keepSide()) {
+        auto& slot = side->side->getText() == "before" ? x.keep_before_ns : x.keep_after_ns;
+        if (slot) diags_.error("E0101", range(side), "'keep' gives the " + side->side->getText() + " side twice");
+        slot = parse_duration(side->DURATION());
+      }
+    }
     for (auto* item : c->extractorItem()) {
       if (auto* m = dynamic_cast<P::MatchItemContext*>(item)) {
         if (x.has_match) diags_.error("E0101", range(m), "extractor '" + x.name + "' has more than one 'match'");

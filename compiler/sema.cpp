@@ -834,6 +834,8 @@ void Analyzer::analyze_extractor(const ast::Extractor& x) {
   for (const auto& [src, r] : x.sources) out.sources.push_back(src);
   std::sort(out.sources.begin(), out.sources.end());
   out.sources.erase(std::unique(out.sources.begin(), out.sources.end()), out.sources.end());
+  out.keep_before_ns = x.keep_before_ns;
+  out.keep_after_ns = x.keep_after_ns;
   if (!x.has_match || !x.has_emit) {
     err("E0404", x.where, fmt::format("extractor '{}' needs a 'match' regex and an 'emit'", x.name));
     return;

@@ -17,7 +17,11 @@ decl        : catalogDecl
 catalogDecl : 'catalog' STRING 'version' STRING ;
 
 // -------------------------------------------------------------- extractor
-extractorDecl : 'extractor' IDENT 'from' name (',' name)* '{' extractorItem* '}' ;
+extractorDecl : 'extractor' IDENT 'from' name (',' name)* keepClause? '{' extractorItem* '}' ;
+// Events of this extractor are kept this far outside the workload window
+// (instead of the default slack): node state read before or after the job.
+keepClause    : 'keep' keepSide (',' keepSide)* ;
+keepSide      : DURATION side=('before' | 'after') ;
 
 extractorItem : 'match' REGEX                                  # matchItem
               | 'emit' kindName fieldInits?                   # emitItem
@@ -133,7 +137,7 @@ name        : IDENT
             | 'before' | 'after' | 'around' | 'group' | 'by' | 'as' | 'from'
             | 'catalog' | 'test' | 'no' | 'stage' | 'match' | 'emit' | 'to'
             | 'scrub' | 'demote' | 'classify' | 'set' | 'rule' | 'extractor'
-            | 'scenario' | 'expect' | 'because' | 'workload' | 'at'
+            | 'scenario' | 'expect' | 'because' | 'workload' | 'at' | 'keep'
             ;
 
 // ------------------------------------------------------------------ lexer

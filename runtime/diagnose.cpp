@@ -13,6 +13,7 @@
 
 #include "compiler/parser.h"
 #include "runtime/engine.h"
+#include "runtime/interpreter.h"
 #include "runtime/observation_fast_parse.h"
 #include "runtime/scanner.h"
 #include "base/timestamp.h"
@@ -105,6 +106,91 @@ DiagnoseRequest request_from_bundle(Bundle&& bundle) {
   return r;
 }
 
+// Which rules lead to a cause and which event kinds they read: a rule over
+// events that creates a symptom of priority >= 50 (or of a priority only
+// known at run time), or that derives events of a kind that leads to one
+// (early rules), to a fixpoint.
+struct CauseRules {
+  std::vector<bool> kind;  // by event kind id
+  std::vector<bool> rule;  // by rule index
+};
+
+static CauseRules cause_rules(const ir::Catalog& cat) {
+  CauseRules c{std::vector<bool>(cat.event_kinds.size(), false), std::vector<bool>(cat.rules.size(), false)};
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t i = 0; i < cat.rules.size(); ++i) {
+      const auto& r = cat.rules[i];
+      if (c.rule[i] || !r.for_query || r.for_query->symptom) continue;
+      bool leads = false;
+      for (const auto& a : r.actions) {
+        if (a.kind == ir::ActionKind::Symptom)
+          leads = leads || !a.priority || a.priority->op != ir::Op::Const || a.priority->constant.i >= 50;
+        if (a.kind == ir::ActionKind::Emit && a.kind_id >= 0 && static_cast<size_t>(a.kind_id) < c.kind.size())
+          leads = leads || c.kind[static_cast<size_t>(a.kind_id)];
+      }
+      if (!leads) continue;
+      c.rule[i] = changed = true;
+      for (int32_t k : r.for_query->kinds) c.kind[static_cast<size_t>(k)] = true;
+    }
+  }
+  return c;
+}
+
+// The workload context as a World with no evidence: enough to judge whether
+// a rule's filter would take one event (queries find nothing).
+class ContextWorld final : public World {
+ public:
+  explicit ContextWorld(const WorkloadContext& c) : c_(c) {
+    for (const auto& n : c.nodes) names_ += (names_.empty() ? "" : ",") + n;
+  }
+  void candidates(const ir::Query&, Env&, const std::function<bool()>&) const override {}
+  Value terminal(int field) const override {
+    if (field == 0) return c_.terminal.state.empty() ? Value::null() : Value::string(c_.terminal.state);
+    return c_.terminal.exit_code ? Value::integer(*c_.terminal.exit_code) : Value::null();
+  }
+  Value outcome(int) const override { return Value::null(); }
+  Value workload(int field) const override {
+    switch (field) {
+      case 0: return Value::integer(static_cast<int64_t>(c_.nodes.size()));
+      case 1: return Value::string(c_.workload_id);
+      case 2: return c_.start ? Value::time(*c_.start) : Value::null();
+      case 3: return c_.end ? Value::time(*c_.end) : Value::null();
+      case 4: return Value::string(c_.scheduler);
+      case 5: return Value::string(names_);
+    }
+    return Value::null();
+  }
+  bool covered(const std::string&, const std::string&) const override { return true; }
+  double coverage(const std::string&) const override { return 1.0; }
+
+ private:
+  const WorkloadContext& c_;
+  std::string names_;
+};
+
+static bool taken_by_a_cause_rule(const Program& program, const CauseRules& cause, const World& world, const Event& ev) {
+  const auto& cat = program.catalog();
+  for (size_t i = 0; i < cat.rules.size(); ++i) {
+    const auto& r = cat.rules[i];
+    if (!cause.rule[i]) continue;
+    if (!std::binary_search(r.for_query->kinds.begin(), r.for_query->kinds.end(), ev.kind)) continue;
+    Env env;
+    env.catalog = &cat;
+    env.regexes = &program.expression_regexes();
+    env.rule = &r;
+    env.world = &world;
+    env.native = program.native();
+    env.slots.resize(static_cast<size_t>(std::max(1, r.slot_count)));
+    env.slots[0] = Item{&ev, nullptr};
+    if (!passes_filter(*r.for_query, env)) continue;
+    bool ok = true;
+    for (const auto& w : r.wheres) ok = ok && run_expression(w, env).truthy();
+    if (ok) return true;
+  }
+  return false;
+}
+
 bool diagnose(std::shared_ptr<const Program> program, const DiagnoseRequest& req, const DiagnoseOptions& opt,
               Verdict& out, std::string& error) {
   const auto& ctx = req.context;
@@ -116,6 +202,8 @@ bool diagnose(std::shared_ptr<const Program> program, const DiagnoseRequest& req
   ScanOptions scan;
   if (ctx.start) scan.scope_start = *ctx.start - opt.slack_before;
   if (ctx.end) scan.scope_end = *ctx.end + opt.slack_after;
+  scan.window_start = ctx.start;
+  scan.window_end = ctx.end;
   scan.year_hint = make_year_hint(ctx.start, ctx.end, current_year());
 
   // Work list: files, then in-memory observation streams. Results land in
@@ -252,6 +340,39 @@ bool diagnose(std::shared_ptr<const Program> program, const DiagnoseRequest& req
     for (const auto& h : control_plane)
       if (host_sources.count({source, h})) sc.control_plane_hosts.push_back(h);
     std::sort(sc.errors.begin(), sc.errors.end());
+  }
+  // Lines that a cause extractor matched but that fell outside the scope are
+  // named, not only counted: a fault logged just before the window (or a
+  // clock that is off) is something an operator wants to see. A line counts
+  // when a rule that leads to a cause would take it (its `for` filter and
+  // `where`s, judged without the other evidence).
+  {
+    const auto& cat = program->catalog();
+    const auto cause = cause_rules(cat);
+    ContextWorld world(ctx);
+    std::map<std::tuple<std::string, std::string>, OutOfScopeKind> named;  // (kind name, host)
+    for (const auto& r : results) {
+      for (const auto& ev : r.out_of_scope_samples) {
+        if (!cause.kind[static_cast<size_t>(ev.kind)] || !taken_by_a_cause_rule(*program, cause, world, ev)) continue;
+        auto& n = named[{cat.event_kinds[static_cast<size_t>(ev.kind)].name, r.host}];
+        ++n.count;
+        const int64_t t = *ev.where.ts;
+        if (ctx.start && t < *ctx.start && (!n.nearest_before_ns || *ctx.start - t < *n.nearest_before_ns))
+          n.nearest_before_ns = *ctx.start - t;
+        if (ctx.end && t > *ctx.end && (!n.nearest_after_ns || t - *ctx.end < *n.nearest_after_ns))
+          n.nearest_after_ns = t - *ctx.end;
+      }
+    }
+    for (const auto& [key, n] : named) {
+      const auto& [kind, host] = key;
+      std::string where;
+      if (n.nearest_before_ns) where = fmt::format("the nearest {} before the window's start", format_duration(*n.nearest_before_ns));
+      if (n.nearest_after_ns)
+        where += fmt::format("{}the nearest {} after its end", where.empty() ? "" : ", ", format_duration(*n.nearest_after_ns));
+      cov.warnings.push_back(fmt::format("{}{} line{} of a possible cause ({}) on {} outside the scope, not used: {}",
+                                         n.count > ScanResult::kOutOfScopeSamples ? "at least " : "", n.count,
+                                         n.count == 1 ? "" : "s", kind, host, where));
+    }
   }
   for (const auto& n : ctx.nodes)
     if (!nodes_with_any.count(n)) cov.nodes_without_logs.push_back(n);

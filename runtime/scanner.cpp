@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
 #include <cerrno>
 #include <cstring>
 #include <iterator>
@@ -275,18 +276,34 @@ class Scanner::Stream {
       result_.events[idx].where.ts.reset();
       result_.events[idx].where.ts_origin.clear();
     }
-    // Events kept only when inside the scope; those without a time stay.
+    // Events kept only when inside the scope (or the wider window their
+    // extractor keeps); those without a time stay.
     std::vector<Event> kept;
     kept.reserve(result_.events.size());
-    for (auto& e : result_.events) {
+    std::map<int32_t, OutOfScopeKind> dropped;
+    const auto& cat = program_.catalog();
+    for (size_t i = 0; i < result_.events.size(); ++i) {
+      auto& e = result_.events[i];
       if (!e.where.ts) ++result_.events_without_time;
-      if (e.where.ts && !in_scope(*e.where.ts)) {
+      if (e.where.ts && !in_scope(*e.where.ts) &&
+          !kept_by_extractor(cat.extractors[static_cast<size_t>(event_extractor_[i])], *e.where.ts)) {
         ++result_.events_out_of_scope;
+        auto& d = dropped[e.kind];
+        d.kind = e.kind;
+        ++d.count;
+        const int64_t t = *e.where.ts;
+        if (opt_.window_start && t < *opt_.window_start && (!d.nearest_before_ns || *opt_.window_start - t < *d.nearest_before_ns))
+          d.nearest_before_ns = *opt_.window_start - t;
+        if (opt_.window_end && t > *opt_.window_end && (!d.nearest_after_ns || t - *opt_.window_end < *d.nearest_after_ns))
+          d.nearest_after_ns = t - *opt_.window_end;
+        if (d.count <= ScanResult::kOutOfScopeSamples) result_.out_of_scope_samples.push_back(std::move(e));
         continue;
       }
       kept.push_back(std::move(e));
     }
     result_.events = std::move(kept);
+    event_extractor_.clear();
+    for (auto& [k, d] : dropped) result_.out_of_scope_kinds.push_back(d);
   }
 
   int64_t line_no_ = 0;
@@ -294,6 +311,17 @@ class Scanner::Stream {
  private:
   bool in_scope(int64_t t) const {
     return (!opt_.scope_start || t >= *opt_.scope_start) && (!opt_.scope_end || t <= *opt_.scope_end);
+  }
+
+  // `keep D before|after`: inside [window start - D, window end + D] on the
+  // sides the extractor names (the default scope on the others).
+  bool kept_by_extractor(const ir::Extractor& ex, int64_t t) const {
+    if (!ex.keep_before_ns && !ex.keep_after_ns) return false;
+    bool lo = !opt_.scope_start || t >= *opt_.scope_start ||
+              (ex.keep_before_ns && opt_.window_start && t >= *opt_.window_start - *ex.keep_before_ns);
+    bool hi = !opt_.scope_end || t <= *opt_.scope_end ||
+              (ex.keep_after_ns && opt_.window_end && t <= *opt_.window_end + *ex.keep_after_ns);
+    return lo && hi;
   }
 
   void learn_wall(int64_t t) {
@@ -387,6 +415,7 @@ class Scanner::Stream {
         pending_leading_.push_back(result_.events.size());
       }
       result_.events.push_back(std::move(ev));
+      event_extractor_.push_back(x);
     }
   }
 
@@ -606,6 +635,7 @@ class Scanner::Stream {
   std::vector<int> atoms_;
   std::optional<int64_t> last_wall_, anchor_;
   std::vector<size_t> pending_leading_, pending_boot_;
+  std::vector<int32_t> event_extractor_;  // by index in result_.events: the extractor that made it
   std::vector<re2::StringPiece> groups_;
   std::vector<std::optional<std::string_view>> captures_;
 };

@@ -47,6 +47,9 @@ namespace culprit {
 
 struct ScanOptions {
   std::optional<int64_t> scope_start, scope_end;   // evidence outside is counted, not kept
+  // The workload window itself (scope_start/end include the slack): an
+  // extractor with `keep D before|after` keeps its events up to D outside it.
+  std::optional<int64_t> window_start, window_end;
   YearHint year_hint{};
   size_t max_line = 1 << 20;                        // longer lines are cut (and counted)
   size_t max_events_per_file = 100000;              // beyond it events are counted, not kept
@@ -59,6 +62,15 @@ struct ScanOptions {
   bool map_files = true;
 };
 
+// Events of one kind that fell outside the scope: how many, and how far
+// outside the workload window the nearest one was (before its start, after
+// its end; null when none was on that side).
+struct OutOfScopeKind {
+  int32_t kind = 0;
+  int64_t count = 0;
+  std::optional<int64_t> nearest_before_ns, nearest_after_ns;
+};
+
 // What scanning one file (or one in-memory stream) produced.
 struct ScanResult {
   std::string host, source, file;
@@ -66,6 +78,11 @@ struct ScanResult {
   std::vector<Event> events;      // in file order
   int64_t bytes = 0, lines = 0, lines_out_of_scope = 0, lines_invalid_utf8 = 0, lines_truncated = 0,
           events_without_time = 0, events_out_of_scope = 0, events_over_cap = 0;
+  std::vector<OutOfScopeKind> out_of_scope_kinds;  // by kind id, for events_out_of_scope
+  // The first kOutOfScopeSamples events of each kind that were not kept, so
+  // that diagnose can name the lines of a cause found outside the scope.
+  static constexpr int64_t kOutOfScopeSamples = 32;
+  std::vector<Event> out_of_scope_samples;
   std::string error;              // I/O error, if any (partial results are kept)
 };
 

@@ -221,8 +221,9 @@ SPECS = [
                                              "error 4 in libtorch_cuda.so[7f3a10000000+2a000000]"),
                    ("node-01", "app", 3, "node-01:40000:40200 [1] misc/socket.cc:538 NCCL WARN Net : Connection closed by "
                                          "remote peer node-02<47861>")]),
-    dict(name="nccl-shm", job=60116, nodes=2, expected=att("software", "nccl_config", ["node-01", "node-02"]),
-         story="The container's /dev/shm is too small: NCCL cannot create its segments on either node.",
+    dict(name="nccl-shm", job=60116, nodes=2, expected=att("infrastructure", "container_runtime", ["node-01", "node-02"]),
+         story="The container's /dev/shm is too small: NCCL cannot create its segments on either node. Whoever runs "
+               "the containers fixes it (--shm-size, --ipc=host): infrastructure, container runtime.",
          incident=[(h, "app", i, f"{h}:{40000 + i}:{40300 + i} [3] include/shm.h:48 NCCL WARN Error while creating shared "
                                  f"memory segment /dev/shm/nccl-8ZsUv{i} (size 9637888)") for i, h in enumerate(N2)]),
     dict(name="nvml-mismatch", job=60117, nodes=2, expected=att("software", "driver", ["node-02"]),
@@ -366,9 +367,9 @@ SPECS += [
                "recovers earlier (noise). The other ranks lose their peers.",
          incident=[port("node-01", 0, "mlx5_1", "port error", 10, -900), port("node-01", 0, "mlx5_1", "port active", 9, -897),
                    port("node-02", 1, "mlx5_3", "port error", 10, 0)] + nccl_noise(N3, "node-02")),
-    dict(name="ib-port-errors-fanout", job=60134, nodes=4, expected=UNATT,
-         story="Three nodes report NIC port errors at the same moment: a switch or the fabric, not three broken "
-               "NICs. No node verdict.",
+    dict(name="ib-port-errors-fanout", job=60134, nodes=4, expected=att("hardware", "infiniband", []),
+         story="Three of four nodes report NIC port errors at the same moment: a switch or the fabric, not three "
+               "broken NICs. InfiniBand, with no culprit node.",
          incident=[port(h, i, "mlx5_0", "port error", 10, 0.2 * i) for i, h in enumerate(N4[:3])]
          + [("node-04", "app", 3, f"[rank27]: {Q}")]),
     dict(name="xid13-repeat-same-gpu", job=60135, nodes=2, expected=att("hardware", "gpu.compute", ["node-02"]),
