@@ -320,7 +320,7 @@ enum class IsoMode {
   kLine,    // log lines: zone optional, ',' allowed, ±HHMM and " ±HH:MM" allowed
 };
 
-bool read_iso(Cur& c, IsoMode mode, int64_t& out) noexcept {
+bool read_iso(Cur& c, IsoMode mode, int64_t& out, bool* zoned = nullptr, int32_t* offset = nullptr) noexcept {
   Fields f;
   int year;
   if (!read_fixed(c, 4, year) || !c.eat('-') || !read_fixed(c, 2, f.month) || !c.eat('-') ||
@@ -358,7 +358,10 @@ bool read_iso(Cur& c, IsoMode mode, int64_t& out) noexcept {
   }
   if (mode == IsoMode::kStrict && (!has_zone || !c.at_end())) return false;
   if (!ends_cleanly(c)) return false;
-  return to_instant(f, out);
+  if (!to_instant(f, out)) return false;
+  if (zoned) *zoned = has_zone;
+  if (offset) *offset = f.offset_sec;
+  return true;
 }
 
 // "Nov 30 01:02:03" after the month has been recognised at c.
@@ -443,9 +446,13 @@ void parse_at(Cur c, const YearHint& hint, LineTime& out) noexcept {
 
   if (is_digit(first)) {
     if (!four_digits_then_dash(c)) return;
-    if (read_iso(c, IsoMode::kLine, t)) {
+    bool zoned = false;
+    int32_t offset = 0;
+    if (read_iso(c, IsoMode::kLine, t, &zoned, &offset)) {
       out.has_wall = true;
       out.wall_ns = t;
+      out.has_zone = zoned;
+      out.zone_offset_sec = offset;
       read_kernel_boot(c, out);
     }
     return;
@@ -472,9 +479,13 @@ void parse_at(Cur c, const YearHint& hint, LineTime& out) noexcept {
   if (second == ' ' || is_digit(second)) {
     Cur inner{c.p + 1, c.e};
     if (four_digits_then_dash(inner)) {
-      if (read_iso(inner, IsoMode::kLine, t)) {
+      bool zoned = false;
+      int32_t offset = 0;
+      if (read_iso(inner, IsoMode::kLine, t, &zoned, &offset)) {
         out.has_wall = true;
         out.wall_ns = t;
+        out.has_zone = zoned;
+        out.zone_offset_sec = offset;
       }
       return;
     }
@@ -492,6 +503,7 @@ void parse_at(Cur c, const YearHint& hint, LineTime& out) noexcept {
     ok = read_glog(inner, hint, t);  // the rest of the bracket is "file:line]", not checked
   } else if (inner.left() >= 3 && is_weekday_abbr(inner.p)) {
     ok = read_dmesg_t(inner, t);
+    out.dmesg_local = ok;
   } else {
     ok = read_fabric_manager(inner, t);
   }

@@ -51,6 +51,13 @@ struct LineTime {
   int64_t wall_ns = 0;
   bool has_boot = false;  // boot_ns holds a dmesg seconds-since-boot stamp "[ 1843.308145]"
   int64_t boot_ns = 0;
+  // The stamp wrote its zone (ISO 8601 with 'Z' or an offset): zone_offset_sec is it (local time
+  // minus UTC). Lets a caller learn a host's zone from its other logs.
+  bool has_zone = false;
+  int32_t zone_offset_sec = 0;
+  // The wall time came from a `dmesg -T` stamp, which the kernel prints in the host's local time
+  // (read as UTC here, like every zone-less stamp; a caller that knows the zone corrects it).
+  bool dmesg_local = false;
 };
 
 // Finds the timestamp at the start of `line` (after optional spaces/tabs and an optional UTF-8

@@ -44,6 +44,7 @@ enum SymptomBuiltin : int32_t {
   kSyId = -1, kSyKind = -2, kSyNode = -3, kSyKey = -4, kSyFirst = -5, kSyLast = -6,
   kSyCount = -7, kSyPriority = -8, kSySummary = -9,
   kSyFile = -14, kSyLine = -15,  // its earliest evidence item's file path and line (null without evidence)
+  kSySource = -16,               // and its source ("kernel", "app", ...)
   // Not nameable in rules (see kEvOwnTs).
   kSyOwnFirst = -10,   // time: the earliest own time of its evidence (Symptom::own_first), else null
   kSyPlace = -11,      // string: "host/source/file" of its first evidence item, null without evidence

@@ -37,7 +37,7 @@ constexpr EventBuiltinDef kSymptomBuiltins[] = {
     {"first", ir::kSyFirst, Type::Time},      {"last", ir::kSyLast, Type::Time},
     {"count", ir::kSyCount, Type::Int},       {"priority", ir::kSyPriority, Type::Int},
     {"summary", ir::kSySummary, Type::String}, {"file", ir::kSyFile, Type::String},
-    {"line", ir::kSyLine, Type::Int},
+    {"line", ir::kSyLine, Type::Int},         {"source", ir::kSySource, Type::String},
 };
 
 struct BuiltinFn { const char* name; ir::Builtin id; int min_args, max_args; };

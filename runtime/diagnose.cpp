@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <atomic>
 #include <chrono>
 #include <fstream>
@@ -106,6 +108,53 @@ DiagnoseRequest request_from_bundle(Bundle&& bundle) {
   return r;
 }
 
+// The zone a host's clock runs in, as its own logs state it: a line whose
+// stamp carries a non-zero offset ("2026-03-14T14:35:42+08:00", journald
+// --output=short-iso), or a collector's UTC stamp followed on the same line by
+// the application's zone-less local one ("2024-03-14T06:35:42.27Z
+// [2024-03-14 14:35:42,274] ..."), rounded to a quarter hour. Only the head
+// of each file is read (the zone does not change within a job).
+struct HostZone {
+  int32_t offset_sec = 0;
+  std::string file;  // where it was learned
+};
+
+static std::optional<int32_t> zone_from_line(std::string_view line, const YearHint& hint) {
+  LineTime lt = parse_line_time(line, hint);
+  if (!lt.has_wall || !lt.has_zone) return std::nullopt;
+  if (lt.zone_offset_sec != 0) return lt.zone_offset_sec;
+  // A UTC stamp: a second, zone-less stamp later on the line is the local time.
+  for (size_t i = 1; i + 19 <= line.size(); ++i) {
+    if (!(line[i - 1] == ' ' || line[i - 1] == '[') || !std::isdigit(static_cast<unsigned char>(line[i]))) continue;
+    LineTime second = parse_line_time(line.substr(i), hint);
+    if (!second.has_wall || second.has_zone) continue;
+    const int64_t diff_s = (second.wall_ns - lt.wall_ns) / 1'000'000'000;
+    const int64_t quarter = (diff_s >= 0 ? diff_s + 450 : diff_s - 450) / 900 * 900;
+    if (quarter != 0 && std::llabs(quarter) <= 14 * 3600 && std::llabs(diff_s - quarter) <= 120)
+      return static_cast<int32_t>(quarter);
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+static std::map<std::string, HostZone> host_zones(const std::vector<LogFile>& files, const YearHint& hint) {
+  std::map<std::string, HostZone> out;
+  for (const auto& f : files) {
+    if (out.count(f.host)) continue;
+    std::ifstream in(f.path, std::ios::binary);
+    std::string line;
+    size_t read = 0;
+    for (int n = 0; n < 2000 && read < (256u << 10) && std::getline(in, line); ++n) {
+      read += line.size() + 1;
+      if (auto z = zone_from_line(line, hint)) {
+        out[f.host] = HostZone{*z, f.display_path};
+        break;
+      }
+    }
+  }
+  return out;
+}
+
 // Which rules lead to a cause and which event kinds they read: a rule over
 // events that creates a symptom of priority >= 50 (or of a priority only
 // known at run time), or that derives events of a kind that leads to one
@@ -204,7 +253,10 @@ bool diagnose(std::shared_ptr<const Program> program, const DiagnoseRequest& req
   if (ctx.end) scan.scope_end = *ctx.end + opt.slack_after;
   scan.window_start = ctx.start;
   scan.window_end = ctx.end;
+  scan.workload_nodes = ctx.nodes;
+  std::sort(scan.workload_nodes.begin(), scan.workload_nodes.end());
   scan.year_hint = make_year_hint(ctx.start, ctx.end, current_year());
+  auto zones = host_zones(req.files, scan.year_hint);
 
   // Work list: files, then in-memory observation streams. Results land in
   // fixed slots so the outcome does not depend on which thread ran what.
@@ -266,6 +318,16 @@ bool diagnose(std::shared_ptr<const Program> program, const DiagnoseRequest& req
   }
   std::vector<const Stream*> stream_list;
   for (const auto& [k, s] : streams) stream_list.push_back(&s);
+  // The zone of hosts known only from observations, from their first lines.
+  for (const Stream* s : stream_list) {
+    if (zones.count(s->key.host)) continue;
+    for (size_t n = 0; n < s->lines.size() && n < 2000; ++n) {
+      if (auto z = zone_from_line(s->lines[n], scan.year_hint)) {
+        zones[s->key.host] = HostZone{*z, s->key.file};
+        break;
+      }
+    }
+  }
 
   size_t jobs = req.files.size() + stream_list.size();
   std::vector<ScanResult> results(jobs);
@@ -284,15 +346,24 @@ bool diagnose(std::shared_ptr<const Program> program, const DiagnoseRequest& req
     for (size_t k; (k = next.fetch_add(1)) < jobs;) {
       size_t i = order[k];
       if (i < req.files.size()) {
-        results[i] = scanner.scan_file(req.files[i], scan);
+        auto z = zones.find(req.files[i].host);
+        if (z == zones.end()) {
+          results[i] = scanner.scan_file(req.files[i], scan);
+        } else {
+          ScanOptions local = scan;
+          local.dmesg_offset_ns = int64_t{z->second.offset_sec} * 1'000'000'000;
+          results[i] = scanner.scan_file(req.files[i], local);
+        }
         // The scanner sizes a file's vector for every event it emitted, and
         // those out of scope are dropped afterwards (often half of them):
         // all files' events stay alive together, so give the room back now.
         results[i].events.shrink_to_fit();
       } else {
         const Stream& s = *stream_list[i - req.files.size()];
+        ScanOptions local = scan;
+        if (auto z = zones.find(s.key.host); z != zones.end()) local.dmesg_offset_ns = int64_t{z->second.offset_sec} * 1'000'000'000;
         results[i] = scanner.scan_lines(s.key.host, s.key.source, s.key.file, !workload_nodes.count(s.key.host), s.lines,
-                                        s.numbers, s.times, scan, s.offsets);
+                                        s.numbers, s.times, local, s.offsets);
       }
     }
   };
@@ -372,6 +443,17 @@ bool diagnose(std::shared_ptr<const Program> program, const DiagnoseRequest& req
       cov.warnings.push_back(fmt::format("{}{} line{} of a possible cause ({}) on {} outside the scope, not used: {}",
                                          n.count > ScanResult::kOutOfScopeSamples ? "at least " : "", n.count,
                                          n.count == 1 ? "" : "s", kind, host, where));
+    }
+  }
+  // Say where dmesg -T times were moved to the zone a host's other logs state.
+  {
+    std::map<std::string, int64_t> local_lines;
+    for (const auto& r : results) local_lines[r.host] += r.dmesg_local_lines;
+    for (const auto& [host, z] : zones) {
+      if (local_lines[host] == 0) continue;
+      const int32_t a = std::abs(z.offset_sec);
+      cov.warnings.push_back(fmt::format("dmesg -T times of {} were read as UTC{}{:02d}:{:02d}, the zone its {} states",
+                                         host, z.offset_sec < 0 ? '-' : '+', a / 3600, a % 3600 / 60, z.file));
     }
   }
   for (const auto& n : ctx.nodes)

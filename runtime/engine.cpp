@@ -549,6 +549,7 @@ class Engine final : public World {
           s->place_ts = e.ts;
           s->place_boot = e.boot;
           s->file = e.file;
+          s->source = e.source;
         }
         ++s->evidence_total;
         if (s->evidence.size() < kMaxEvidencePerSymptom) s->evidence.push_back(std::move(e));

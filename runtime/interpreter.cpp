@@ -53,6 +53,7 @@ Value symptom_field(const Symptom& s, int32_t sel, const ir::Catalog& cat) {
     case ir::kSyLine: return s.place.empty() ? Value::null() : Value::integer(s.place_line);
     case ir::kSyPlaceBoot: return s.place_boot ? Value::duration(*s.place_boot) : Value::null();
     case ir::kSyFile: return s.place.empty() ? Value::null() : Value::string(s.file);
+    case ir::kSySource: return s.place.empty() ? Value::null() : Value::string(s.source);
     default: break;
   }
   int32_t slot = cat.symptom_kinds[static_cast<size_t>(s.kind)].slot(sel);

@@ -66,6 +66,7 @@ struct Symptom {
   std::optional<int64_t> place_ts;       // the time of that evidence item (to keep the earliest)
   std::optional<int64_t> place_boot;     // its unanchored dmesg boot time (Evidence::boot)
   std::string file;                      // the file path of that evidence item (Evidence::file)
+  std::string source;                    // and its source
   int64_t count = 0;
   int64_t priority = 0;
   std::string summary;

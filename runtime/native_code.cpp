@@ -157,6 +157,7 @@ void culprit_jit_symptom_field(void* c, int32_t slot, int32_t sel, CulpritJitVal
     case ir::kSyLine: return s.place.empty() ? set_null(out) : set_int(out, Type::Int, s.place_line);
     case ir::kSyPlaceBoot: return s.place_boot ? set_int(out, Type::Duration, *s.place_boot) : set_null(out);
     case ir::kSyFile: return s.place.empty() ? set_null(out) : set_string(out, s.file);
+    case ir::kSySource: return s.place.empty() ? set_null(out) : set_string(out, s.source);
     default: break;
   }
   int32_t fs = env.catalog->symptom_kinds[static_cast<size_t>(s.kind)].slot(sel);

@@ -313,6 +313,37 @@ class Scanner::Stream {
     return (!opt_.scope_start || t >= *opt_.scope_start) && (!opt_.scope_end || t <= *opt_.scope_end);
   }
 
+  // A line's time, with dmesg -T stamps moved from the host's local time to UTC.
+  LineTime parse_time(std::string_view text) const {
+    LineTime lt = parse_line_time(text, opt_.year_hint);
+    if (lt.dmesg_local && lt.has_wall) lt.wall_ns -= opt_.dmesg_offset_ns;
+    return lt;
+  }
+
+  // Ray prefixes forwarded worker output with "(<actor or task> pid=N,
+  // ip=A.B.C.D)": the line is that host's, not the driver's (ray-project/ray's
+  // log monitor format). Returns the workload node it names, if any.
+  const std::string* relayed_host(std::string_view text) const {
+    if (opt_.workload_nodes.empty() || result_.source != "app") return nullptr;
+    size_t i = 0;
+    while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) ++i;
+    if (i >= text.size() || text[i] != '(') return nullptr;
+    size_t close = text.find(')', i);
+    if (close == std::string_view::npos || close - i > 256) return nullptr;
+    std::string_view inside = text.substr(i, close - i);
+    size_t ip = inside.find(", ip=");
+    if (ip == std::string_view::npos || inside.find(" pid=") == std::string_view::npos) return nullptr;
+    std::string addr(inside.substr(ip + 5));
+    auto find = [&](const std::string& n) -> const std::string* {
+      auto it = std::lower_bound(opt_.workload_nodes.begin(), opt_.workload_nodes.end(), n);
+      return it != opt_.workload_nodes.end() && *it == n ? &*it : nullptr;
+    };
+    if (const std::string* n = find(addr)) return n;
+    std::string cloud = "ip-" + addr;
+    std::replace(cloud.begin(), cloud.end(), '.', '-');
+    return find(cloud);
+  }
+
   // `keep D before|after`: inside [window start - D, window end + D] on the
   // sides the extractor names (the default scope on the others).
   bool kept_by_extractor(const ir::Extractor& ex, int64_t t) const {
@@ -349,7 +380,8 @@ class Scanner::Stream {
     }
     if (!is_valid_utf8(text)) ++result_.lines_invalid_utf8;
 
-    LineTime lt = forced_ts ? LineTime{} : parse_line_time(text, opt_.year_hint);
+    LineTime lt = forced_ts ? LineTime{} : parse_time(text);
+    if (lt.dmesg_local) ++result_.dmesg_local_lines;
     std::optional<int64_t> wall;
     std::string origin;
     if (forced_ts) {
@@ -395,6 +427,10 @@ class Scanner::Stream {
       }
       ev.host = result_.host;
       ev.control_plane = result_.control_plane;
+      if (const std::string* relayed = relayed_host(text)) {
+        ev.host = *relayed;
+        ev.control_plane = false;
+      }
       ev.where.host = result_.host;
       ev.where.source = result_.source;
       ev.where.file = result_.file;
@@ -422,7 +458,7 @@ class Scanner::Stream {
   // The wall time a line carries: its own stamp, or its boot seconds once the
   // file has an anchor. Learns the anchor from a line that carries both.
   std::optional<int64_t> own_time(std::string_view text) {
-    LineTime lt = parse_line_time(text, opt_.year_hint);
+    LineTime lt = parse_time(text);
     if (lt.has_wall) {
       if (lt.has_boot) learn_anchor(lt.wall_ns - lt.boot_ns);
       return lt.wall_ns;
@@ -564,7 +600,7 @@ class Scanner::Stream {
       ++result_.lines_truncated;
       text = text.substr(0, opt_.max_line);
     }
-    LineTime lt = parse_line_time(text, opt_.year_hint);
+    LineTime lt = parse_time(text);
     std::optional<int64_t> wall;
     const char* origin = "line";
     if (lt.has_wall) {

@@ -245,8 +245,8 @@ class Gen {
           }
           case 5: {
             static const int32_t sel[] = {ir::kSyId, ir::kSyKind, ir::kSyNode, ir::kSyKey, ir::kSySummary, ir::kSyPlace,
-                                          ir::kSyFile};
-            return node(Op::SymptomField, Type::String, {}, slot(), sel[pick(7)]);
+                                          ir::kSyFile, ir::kSySource};
+            return node(Op::SymptomField, Type::String, {}, slot(), sel[pick(8)]);
           }
           case 6: return symptom_field(Type::String, "ss");
           case 7: return node(Op::Terminal, Type::String, {}, 0);
@@ -585,6 +585,7 @@ void fill(Fixture& fx, std::mt19937_64& rng, const ir::Catalog& cat, int32_t ev_
       s.place = std::string(hosts[pick(5)]) + "/app/logs/app.log";
       s.place_line = pick(1000);
       s.file = "logs/app.log";
+      s.source = pick(2) ? "app" : "kernel";
       if (pick(2)) s.place_boot = pick(100000) * kSec / 7;
     }
     s.count = pick(20);

@@ -130,6 +130,7 @@ inline std::string symptom_builtin_name(int32_t sel) {
     case ir::kSyPlaceBoot: return "place_boot";
     case ir::kSyFile: return "file";
     case ir::kSyLine: return "line";
+    case ir::kSySource: return "source";
   }
   return "?";
 }
