@@ -60,6 +60,7 @@ struct Expr {
   std::string text;          // StringLit (unescaped), Name, Field, Call, QueryAggregate, Matches regex
   std::string op;            // Unary/Binary operator spelling
   std::string regex_flags;   // Matches
+  SourceRange regex_range;   // Matches: the /regex/ token
   bool negated = false;      // IsNull (is not null), In (not in), Order (not before/after)
   std::vector<ExprPtr> args;
   std::string binding;       // QueryAggregate
@@ -168,6 +169,7 @@ struct Scenario {
   std::string scheduler = "static";   // `workload "ID" on slurm|kubernetes|static`
   SourceRange scheduler_range;
   std::string terminal_state = "FAILED";
+  SourceRange terminal_range;      // the state's name in `terminal NAME`
   int64_t terminal_exit = 1;
   bool has_window = false;
   std::string window_start, window_end;
