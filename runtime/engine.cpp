@@ -68,6 +68,7 @@ class Engine final : public World {
          bool collect_trail)
       : program_(program), cat_(program.catalog()), ctx_(ctx), nodes_(ctx.nodes.begin(), ctx.nodes.end()),
         collect_trail_(collect_trail) {
+    for (const auto& n : nodes_) node_names_ += (node_names_.empty() ? "" : ",") + n;
     for (const auto& [source, host] : hs) host_sources_.insert({source, host});
     by_kind_.resize(cat_.event_kinds.size());
     storage_.resize(cat_.event_kinds.size());
@@ -213,6 +214,8 @@ class Engine final : public World {
       case 1: return Value::string(ctx_.workload_id);
       case 2: return ctx_.start ? Value::time(*ctx_.start) : Value::null();
       case 3: return ctx_.end ? Value::time(*ctx_.end) : Value::null();
+      case 4: return Value::string(ctx_.scheduler);
+      case 5: return Value::string(node_names_);
     }
     return Value::null();
   }
@@ -263,6 +266,14 @@ class Engine final : public World {
   void trail(const ir::Rule& r, std::string action, std::string target, std::string detail) {
     if (!collect_trail_) return;
     trail_.push_back({ir::kStageNames[static_cast<size_t>(r.stage)], r.name, std::move(action), std::move(target), std::move(detail)});
+  }
+
+  // The time an item carried itself (see Symptom::own_first): not a time
+  // inherited from a neighbour line.
+  static std::optional<int64_t> own_time_of(const Item& it) {
+    if (it.event) return own_event_time(*it.event) ? it.event->where.ts : std::nullopt;
+    if (it.symptom) return it.symptom->own_first;
+    return std::nullopt;
   }
 
   static std::vector<Evidence> evidence_of(const Item& it) {
@@ -458,12 +469,16 @@ class Engine final : public World {
         if (ev.derived_from.size() < kMaxDerivedEvidence) ev.derived_from.push_back(std::move(e));
     if (!ev.derived_from.empty()) ev.where = ev.derived_from.front();
     ev.where.host = node;
-    std::optional<int64_t> t;
+    std::optional<int64_t> t, own;
     for (const Item& it : group) {
       auto ti = it.time();
       if (ti && (!t || *ti < *t)) t = ti;
+      auto oi = own_time_of(it);
+      if (oi && (!own || *oi < *own)) own = oi;
     }
     ev.where.ts = t;
+    // A derived event's time is its own when its earliest item's was.
+    if (t) ev.where.ts_origin = own && *own == *t ? "rule" : "inherited";
     ev.fields.assign(cat_.event_kinds[static_cast<size_t>(a.kind_id)].fields.size(), Value::null());
     for (const auto& f : a.fields) ev.fields[static_cast<size_t>(f.slot)] = run_expression(f.value, env);
     trail(r, "emit", fmt::format("{}@{}", cat_.event_kinds[static_cast<size_t>(a.kind_id)].name, node.empty() ? "job" : node),
@@ -509,12 +524,33 @@ class Engine final : public World {
     } else {
       s = it->second;
     }
+    // `at` gives the time of this evidence (e.g. the instant a banner states),
+    // instead of the items' line times; it counts as their own time.
+    std::optional<int64_t> at;
+    if (a.at) {
+      Value v = run_expression(*a.at, env);
+      if (v.type == Type::Time) at = v.i;
+    }
     for (const Item& item : group) {
-      auto t = item.time();
+      auto t = at ? at : item.time();
+      auto own = at ? at : own_time_of(item);
       if (t && (!s->first || *t < *s->first)) s->first = t;
       if (t && (!s->last || *t > *s->last)) s->last = t;
+      if (own && (!s->own_first || *own < *s->own_first)) s->own_first = own;
       s->count += item.symptom ? item.symptom->count : 1;
       for (auto& e : evidence_of(item)) {
+        // The place is that of the earliest evidence item in canonical order
+        // (time, untimed last, then file and line), whatever order rules add it in.
+        std::string place = e.host + "/" + e.source + "/" + e.file;
+        if (s->evidence_total == 0 || time_less(e.ts, s->place_ts) ||
+            (e.ts == s->place_ts && std::tie(place, e.line) < std::tie(s->place, s->place_line))) {
+          s->place = std::move(place);
+          s->place_line = e.line;
+          s->place_ts = e.ts;
+          s->place_boot = e.boot;
+          s->file = e.file;
+          s->source = e.source;
+        }
         ++s->evidence_total;
         if (s->evidence.size() < kMaxEvidencePerSymptom) s->evidence.push_back(std::move(e));
       }
@@ -562,6 +598,7 @@ class Engine final : public World {
   const ir::Catalog& cat_;
   const WorkloadContext& ctx_;
   std::set<std::string> nodes_;
+  std::string node_names_;             // workload.node_names: the nodes, sorted, joined with ','
   std::set<std::pair<std::string, std::string>> host_sources_;
   std::vector<std::vector<std::vector<Event>>> storage_;  // by kind: chunks of events; see run()
   std::vector<int64_t> last_reader_;   // by event kind: index of the last rule that queries it, -1 for none

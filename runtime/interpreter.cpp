@@ -8,6 +8,7 @@
 #include <set>
 
 #include "base/text_util.h"
+#include "base/timestamp.h"
 
 namespace culprit {
 
@@ -25,6 +26,9 @@ Value event_field(const Event& ev, int32_t sel, const ir::Catalog& cat) {
     case ir::kEvOffset: return Value::integer(ev.where.offset);
     case ir::kEvTs: return ev.where.ts ? Value::time(*ev.where.ts) : Value::null();
     case ir::kEvText: return Value::string(ev.where.text);
+    case ir::kEvOwnTs: return own_event_time(ev) ? Value::time(*ev.where.ts) : Value::null();
+    case ir::kEvPlace: return Value::string(event_place(ev));
+    case ir::kEvBoot: return ev.where.boot ? Value::duration(*ev.where.boot) : Value::null();
     default: break;
   }
   int32_t slot = cat.event_kinds[static_cast<size_t>(ev.kind)].slot(sel);
@@ -43,6 +47,13 @@ Value symptom_field(const Symptom& s, int32_t sel, const ir::Catalog& cat) {
     case ir::kSyCount: return Value::integer(s.count);
     case ir::kSyPriority: return Value::integer(s.priority);
     case ir::kSySummary: return Value::string(s.summary);
+    case ir::kSyOwnFirst: return s.own_first ? Value::time(*s.own_first) : Value::null();
+    case ir::kSyPlace: return s.place.empty() ? Value::null() : Value::string(s.place);
+    case ir::kSyPlaceLine:
+    case ir::kSyLine: return s.place.empty() ? Value::null() : Value::integer(s.place_line);
+    case ir::kSyPlaceBoot: return s.place_boot ? Value::duration(*s.place_boot) : Value::null();
+    case ir::kSyFile: return s.place.empty() ? Value::null() : Value::string(s.file);
+    case ir::kSySource: return s.place.empty() ? Value::null() : Value::string(s.source);
     default: break;
   }
   int32_t slot = cat.symptom_kinds[static_cast<size_t>(s.kind)].slot(sel);
@@ -232,6 +243,12 @@ Value call(const ir::Expr& e, Env& env) {
     }
     case ir::Builtin::Coverage:
       return Value::real(env.world ? env.world->coverage(e.kids[0].constant.s) : 0.0);
+    case ir::Builtin::Time: {
+      Value v = arg(0);
+      if (v.type != Type::String) return Value::null();
+      auto t = parse_time_text(v.s);
+      return t ? Value::time(*t) : Value::null();
+    }
   }
   return Value::null();
 }
@@ -310,6 +327,25 @@ const std::string& Item::node() const {
 }
 
 int compare_values(const Value& a, const Value& b) { return compare(a, b); }
+bool own_event_time(const Event& ev) {
+  return ev.where.ts.has_value() && ev.where.ts_origin != "inherited";
+}
+
+std::string event_place(const Event& ev) {
+  return ev.where.host + "/" + ev.where.source + "/" + ev.where.file;
+}
+
+// time(s): only the forms that write a year (ISO 8601 / RFC 3339, as Slurm,
+// Kubernetes and journald do); a year-less stamp would need the window to be
+// placed, and the text of a message has none.
+std::optional<int64_t> parse_time_text(std::string_view s) {
+  s = trim(s);
+  if (s.size() < 19 || !std::isdigit(static_cast<unsigned char>(s[0]))) return std::nullopt;
+  LineTime t = parse_line_time(s, make_year_hint(std::nullopt, std::nullopt, 1970));
+  if (!t.has_wall) return std::nullopt;
+  return t.wall_ns;
+}
+
 std::optional<int64_t> parse_integer_text(std::string_view s, int base) { return parse_int_text(s, base); }
 std::optional<double> parse_real_text(std::string_view s) { return parse_float_text(s); }
 

@@ -89,6 +89,13 @@ bool within_window(const ir::Query& q, const Env& env, std::optional<int64_t> ca
 // max/min; parse_integer_text is int()/hex() (base 10/16) of a string;
 // parse_real_text is float() of a string (finite values only).
 int compare_values(const Value& a, const Value& b);
+// time(): the instant an ISO 8601 / RFC 3339 text starts with (zone optional,
+// UTC without), shared with the native code helpers like the two below.
+std::optional<int64_t> parse_time_text(std::string_view s);
+// The hidden fields of the temporal order construct (ir::kEvOwnTs, kEvPlace):
+// whether an event's ts is its own line's (not inherited), and its file.
+bool own_event_time(const Event& ev);
+std::string event_place(const Event& ev);
 std::optional<int64_t> parse_integer_text(std::string_view s, int base);
 std::optional<double> parse_real_text(std::string_view s);
 

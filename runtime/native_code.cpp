@@ -123,6 +123,12 @@ void culprit_jit_event_field(void* c, int32_t slot, int32_t sel, CulpritJitValue
     case ir::kEvOffset: return set_int(out, Type::Int, ev.where.offset);
     case ir::kEvTs: return ev.where.ts ? set_int(out, Type::Time, *ev.where.ts) : set_null(out);
     case ir::kEvText: return set_string(out, ev.where.text);
+    case ir::kEvOwnTs: return own_event_time(ev) ? set_int(out, Type::Time, *ev.where.ts) : set_null(out);
+    case ir::kEvPlace: {
+      // The helper's strings must outlive the call: keep the text in the context's arena.
+      return set_string(out, context_of(c).keep(event_place(ev)));
+    }
+    case ir::kEvBoot: return ev.where.boot ? set_int(out, Type::Duration, *ev.where.boot) : set_null(out);
     default: break;
   }
   int32_t fs = cat.event_kinds[static_cast<size_t>(ev.kind)].slot(sel);
@@ -145,6 +151,13 @@ void culprit_jit_symptom_field(void* c, int32_t slot, int32_t sel, CulpritJitVal
     case ir::kSyCount: return set_int(out, Type::Int, s.count);
     case ir::kSyPriority: return set_int(out, Type::Int, s.priority);
     case ir::kSySummary: return set_string(out, s.summary);
+    case ir::kSyOwnFirst: return s.own_first ? set_int(out, Type::Time, *s.own_first) : set_null(out);
+    case ir::kSyPlace: return s.place.empty() ? set_null(out) : set_string(out, s.place);
+    case ir::kSyPlaceLine:
+    case ir::kSyLine: return s.place.empty() ? set_null(out) : set_int(out, Type::Int, s.place_line);
+    case ir::kSyPlaceBoot: return s.place_boot ? set_int(out, Type::Duration, *s.place_boot) : set_null(out);
+    case ir::kSyFile: return s.place.empty() ? set_null(out) : set_string(out, s.file);
+    case ir::kSySource: return s.place.empty() ? set_null(out) : set_string(out, s.source);
     default: break;
   }
   int32_t fs = env.catalog->symptom_kinds[static_cast<size_t>(s.kind)].slot(sel);
@@ -228,6 +241,13 @@ void culprit_jit_str_trim(const char* a, int64_t a_len, CulpritJitValue* out) {
 
 int32_t culprit_jit_parse_int(const char* a, int64_t a_len, int32_t base, int64_t* out) {
   auto r = parse_integer_text(view(a, a_len), base);
+  if (!r) return 0;
+  *out = *r;
+  return 1;
+}
+
+int32_t culprit_jit_parse_time(const char* a, int64_t a_len, int64_t* out) {
+  auto r = parse_time_text(view(a, a_len));
   if (!r) return 0;
   *out = *r;
   return 1;
@@ -410,6 +430,7 @@ const std::vector<jit::Helper>& helpers() {
       {"culprit_jit_str_trim", reinterpret_cast<void*>(&culprit_jit_str_trim)},
       {"culprit_jit_parse_int", reinterpret_cast<void*>(&culprit_jit_parse_int)},
       {"culprit_jit_parse_float", reinterpret_cast<void*>(&culprit_jit_parse_float)},
+      {"culprit_jit_parse_time", reinterpret_cast<void*>(&culprit_jit_parse_time)},
       {"culprit_jit_duration", reinterpret_cast<void*>(&culprit_jit_duration)},
       {"culprit_jit_to_text", reinterpret_cast<void*>(&culprit_jit_to_text)},
       {"culprit_jit_interpolate", reinterpret_cast<void*>(&culprit_jit_interpolate)},

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
 #include <cerrno>
 #include <cstring>
 #include <iterator>
@@ -271,21 +272,38 @@ class Scanner::Stream {
 
   void finish() {
     for (size_t idx : pending_boot_) {  // never anchored: order only
+      result_.events[idx].where.boot = result_.events[idx].where.ts;
       result_.events[idx].where.ts.reset();
       result_.events[idx].where.ts_origin.clear();
     }
-    // Events kept only when inside the scope; those without a time stay.
+    // Events kept only when inside the scope (or the wider window their
+    // extractor keeps); those without a time stay.
     std::vector<Event> kept;
     kept.reserve(result_.events.size());
-    for (auto& e : result_.events) {
+    std::map<int32_t, OutOfScopeKind> dropped;
+    const auto& cat = program_.catalog();
+    for (size_t i = 0; i < result_.events.size(); ++i) {
+      auto& e = result_.events[i];
       if (!e.where.ts) ++result_.events_without_time;
-      if (e.where.ts && !in_scope(*e.where.ts)) {
+      if (e.where.ts && !in_scope(*e.where.ts) &&
+          !kept_by_extractor(cat.extractors[static_cast<size_t>(event_extractor_[i])], *e.where.ts)) {
         ++result_.events_out_of_scope;
+        auto& d = dropped[e.kind];
+        d.kind = e.kind;
+        ++d.count;
+        const int64_t t = *e.where.ts;
+        if (opt_.window_start && t < *opt_.window_start && (!d.nearest_before_ns || *opt_.window_start - t < *d.nearest_before_ns))
+          d.nearest_before_ns = *opt_.window_start - t;
+        if (opt_.window_end && t > *opt_.window_end && (!d.nearest_after_ns || t - *opt_.window_end < *d.nearest_after_ns))
+          d.nearest_after_ns = t - *opt_.window_end;
+        if (d.count <= ScanResult::kOutOfScopeSamples) result_.out_of_scope_samples.push_back(std::move(e));
         continue;
       }
       kept.push_back(std::move(e));
     }
     result_.events = std::move(kept);
+    event_extractor_.clear();
+    for (auto& [k, d] : dropped) result_.out_of_scope_kinds.push_back(d);
   }
 
   int64_t line_no_ = 0;
@@ -293,6 +311,48 @@ class Scanner::Stream {
  private:
   bool in_scope(int64_t t) const {
     return (!opt_.scope_start || t >= *opt_.scope_start) && (!opt_.scope_end || t <= *opt_.scope_end);
+  }
+
+  // A line's time, with dmesg -T stamps moved from the host's local time to UTC.
+  LineTime parse_time(std::string_view text) const {
+    LineTime lt = parse_line_time(text, opt_.year_hint);
+    if (lt.dmesg_local && lt.has_wall) lt.wall_ns -= opt_.dmesg_offset_ns;
+    return lt;
+  }
+
+  // Ray prefixes forwarded worker output with "(<actor or task> pid=N,
+  // ip=A.B.C.D)": the line is that host's, not the driver's (ray-project/ray's
+  // log monitor format). Returns the workload node it names, if any.
+  const std::string* relayed_host(std::string_view text) const {
+    if (opt_.workload_nodes.empty() || result_.source != "app") return nullptr;
+    size_t i = 0;
+    while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) ++i;
+    if (i >= text.size() || text[i] != '(') return nullptr;
+    size_t close = text.find(')', i);
+    if (close == std::string_view::npos || close - i > 256) return nullptr;
+    std::string_view inside = text.substr(i, close - i);
+    size_t ip = inside.find(", ip=");
+    if (ip == std::string_view::npos || inside.find(" pid=") == std::string_view::npos) return nullptr;
+    std::string addr(inside.substr(ip + 5));
+    auto find = [&](const std::string& n) -> const std::string* {
+      auto it = std::lower_bound(opt_.workload_nodes.begin(), opt_.workload_nodes.end(), n);
+      return it != opt_.workload_nodes.end() && *it == n ? &*it : nullptr;
+    };
+    if (const std::string* n = find(addr)) return n;
+    std::string cloud = "ip-" + addr;
+    std::replace(cloud.begin(), cloud.end(), '.', '-');
+    return find(cloud);
+  }
+
+  // `keep D before|after`: inside [window start - D, window end + D] on the
+  // sides the extractor names (the default scope on the others).
+  bool kept_by_extractor(const ir::Extractor& ex, int64_t t) const {
+    if (!ex.keep_before_ns && !ex.keep_after_ns) return false;
+    bool lo = !opt_.scope_start || t >= *opt_.scope_start ||
+              (ex.keep_before_ns && opt_.window_start && t >= *opt_.window_start - *ex.keep_before_ns);
+    bool hi = !opt_.scope_end || t <= *opt_.scope_end ||
+              (ex.keep_after_ns && opt_.window_end && t <= *opt_.window_end + *ex.keep_after_ns);
+    return lo && hi;
   }
 
   void learn_wall(int64_t t) {
@@ -320,7 +380,8 @@ class Scanner::Stream {
     }
     if (!is_valid_utf8(text)) ++result_.lines_invalid_utf8;
 
-    LineTime lt = forced_ts ? LineTime{} : parse_line_time(text, opt_.year_hint);
+    LineTime lt = forced_ts ? LineTime{} : parse_time(text);
+    if (lt.dmesg_local) ++result_.dmesg_local_lines;
     std::optional<int64_t> wall;
     std::string origin;
     if (forced_ts) {
@@ -366,6 +427,10 @@ class Scanner::Stream {
       }
       ev.host = result_.host;
       ev.control_plane = result_.control_plane;
+      if (const std::string* relayed = relayed_host(text)) {
+        ev.host = *relayed;
+        ev.control_plane = false;
+      }
       ev.where.host = result_.host;
       ev.where.source = result_.source;
       ev.where.file = result_.file;
@@ -386,13 +451,14 @@ class Scanner::Stream {
         pending_leading_.push_back(result_.events.size());
       }
       result_.events.push_back(std::move(ev));
+      event_extractor_.push_back(x);
     }
   }
 
   // The wall time a line carries: its own stamp, or its boot seconds once the
   // file has an anchor. Learns the anchor from a line that carries both.
   std::optional<int64_t> own_time(std::string_view text) {
-    LineTime lt = parse_line_time(text, opt_.year_hint);
+    LineTime lt = parse_time(text);
     if (lt.has_wall) {
       if (lt.has_boot) learn_anchor(lt.wall_ns - lt.boot_ns);
       return lt.wall_ns;
@@ -534,7 +600,7 @@ class Scanner::Stream {
       ++result_.lines_truncated;
       text = text.substr(0, opt_.max_line);
     }
-    LineTime lt = parse_line_time(text, opt_.year_hint);
+    LineTime lt = parse_time(text);
     std::optional<int64_t> wall;
     const char* origin = "line";
     if (lt.has_wall) {
@@ -605,6 +671,7 @@ class Scanner::Stream {
   std::vector<int> atoms_;
   std::optional<int64_t> last_wall_, anchor_;
   std::vector<size_t> pending_leading_, pending_boot_;
+  std::vector<int32_t> event_extractor_;  // by index in result_.events: the extractor that made it
   std::vector<re2::StringPiece> groups_;
   std::vector<std::optional<std::string_view>> captures_;
 };

@@ -47,6 +47,17 @@ namespace culprit {
 
 struct ScanOptions {
   std::optional<int64_t> scope_start, scope_end;   // evidence outside is counted, not kept
+  // The workload window itself (scope_start/end include the slack): an
+  // extractor with `keep D before|after` keeps its events up to D outside it.
+  std::optional<int64_t> window_start, window_end;
+  // The workload's nodes (sorted). An application line that a relay prints for
+  // another host — Ray's "(RayWorkerWrapper pid=92234, ip=172.19.24.110) ..." —
+  // belongs to that host when it is one of them (by name, or by the
+  // "ip-172-19-24-110" form cloud hosts are named after their address).
+  std::vector<std::string> workload_nodes;
+  // The host's zone (local time minus UTC), when its other logs state it:
+  // `dmesg -T` stamps, printed in local time, are shifted by it.
+  int64_t dmesg_offset_ns = 0;
   YearHint year_hint{};
   size_t max_line = 1 << 20;                        // longer lines are cut (and counted)
   size_t max_events_per_file = 100000;              // beyond it events are counted, not kept
@@ -59,13 +70,28 @@ struct ScanOptions {
   bool map_files = true;
 };
 
+// Events of one kind that fell outside the scope: how many, and how far
+// outside the workload window the nearest one was (before its start, after
+// its end; null when none was on that side).
+struct OutOfScopeKind {
+  int32_t kind = 0;
+  int64_t count = 0;
+  std::optional<int64_t> nearest_before_ns, nearest_after_ns;
+};
+
 // What scanning one file (or one in-memory stream) produced.
 struct ScanResult {
   std::string host, source, file;
   bool control_plane = false;
   std::vector<Event> events;      // in file order
   int64_t bytes = 0, lines = 0, lines_out_of_scope = 0, lines_invalid_utf8 = 0, lines_truncated = 0,
-          events_without_time = 0, events_out_of_scope = 0, events_over_cap = 0;
+          events_without_time = 0, events_out_of_scope = 0, events_over_cap = 0,
+          dmesg_local_lines = 0;  // lines read with a dmesg -T (local time) stamp
+  std::vector<OutOfScopeKind> out_of_scope_kinds;  // by kind id, for events_out_of_scope
+  // The first kOutOfScopeSamples events of each kind that were not kept, so
+  // that diagnose can name the lines of a cause found outside the scope.
+  static constexpr int64_t kOutOfScopeSamples = 32;
+  std::vector<Event> out_of_scope_samples;
   std::string error;              // I/O error, if any (partial results are kept)
 };
 

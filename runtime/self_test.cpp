@@ -85,6 +85,7 @@ TestResult run_scenario(std::shared_ptr<const Program> program, Scanner& scanner
   r.extractors_matched.assign(matched.begin(), matched.end());
   DiagnoseRequest req;
   req.context.workload_id = sc.workload_id;
+  req.context.scheduler = sc.scheduler;
   req.context.nodes = sc.nodes;
   std::sort(req.context.nodes.begin(), req.context.nodes.end());
   req.context.terminal.state = sc.terminal_state;
