@@ -275,17 +275,20 @@ class Scanner::Stream {
       result_.events[idx].where.ts_origin.clear();
     }
     // Events kept only when inside the scope; those without a time stay.
-    std::vector<Event> kept;
-    kept.reserve(result_.events.size());
-    for (auto& e : result_.events) {
+    // Compacted in place: an event moves only when one before it was dropped.
+    auto& events = result_.events;
+    size_t kept = 0;
+    for (size_t i = 0; i < events.size(); ++i) {
+      Event& e = events[i];
       if (!e.where.ts) ++result_.events_without_time;
       if (e.where.ts && !in_scope(*e.where.ts)) {
         ++result_.events_out_of_scope;
         continue;
       }
-      kept.push_back(std::move(e));
+      if (kept != i) events[kept] = std::move(e);
+      ++kept;
     }
-    result_.events = std::move(kept);
+    events.erase(events.begin() + static_cast<std::ptrdiff_t>(kept), events.end());
   }
 
   int64_t line_no_ = 0;
@@ -354,7 +357,8 @@ class Scanner::Stream {
                    std::optional<int64_t> wall, const char* origin, const LineTime& lt, std::optional<int64_t> inherited) {
     // A line can be flagged for the same extractor more than once; emit once
     // per extractor, in id order.
-    std::vector<int32_t> unique_ids(ids);
+    std::vector<int32_t>& unique_ids = unique_ids_;
+    unique_ids.assign(ids.begin(), ids.end());
     std::sort(unique_ids.begin(), unique_ids.end());
     unique_ids.erase(std::unique(unique_ids.begin(), unique_ids.end()), unique_ids.end());
     for (int32_t x : unique_ids) {
@@ -372,7 +376,8 @@ class Scanner::Stream {
       ev.where.line = line_no;
       ev.where.offset = offset;
       // Evidence text must be printable, valid UTF-8 whatever the log held.
-      ev.where.text = truncate_utf8(sanitize_utf8(text), opt_.max_text);
+      ev.where.text = sanitize_utf8(text);
+      if (ev.where.text.size() > opt_.max_text) ev.where.text = truncate_utf8(ev.where.text, opt_.max_text);
       if (wall) {
         ev.where.ts = wall;
         ev.where.ts_origin = origin;
@@ -578,12 +583,14 @@ class Scanner::Stream {
     ev.kind = ex.kind;
     ev.producer = ex.name;
     ev.fields.assign(cat.event_kinds[static_cast<size_t>(ex.kind)].fields.size(), Value::null());
-    Env env;
-    env.catalog = &cat;
-    env.regexes = &program_.expression_regexes();
-    env.captures = &captures_;
-    env.native = program_.native();
-    env.slots.resize(1);
+    Env& env = field_env_;  // kept across events: its slots need not be allocated for each
+    if (!env.catalog) {
+      env.catalog = &cat;
+      env.regexes = &program_.expression_regexes();
+      env.captures = &captures_;
+      env.native = program_.native();
+      env.slots.resize(1);
+    }
     for (const auto& f : ex.fields) {
       Value v = run_expression(f.value, env);
       if (v.type == Type::String && !is_valid_utf8(v.s)) v.s = sanitize_utf8(v.s);
@@ -607,6 +614,8 @@ class Scanner::Stream {
   std::vector<size_t> pending_leading_, pending_boot_;
   std::vector<re2::StringPiece> groups_;
   std::vector<std::optional<std::string_view>> captures_;
+  std::vector<int32_t> unique_ids_;  // emit_events(): scratch
+  Env field_env_;                    // extract(): evaluates field values
 };
 
 Scanner::SourcePlan& Scanner::plan_for(const Program::SourceDatabase& db) {
