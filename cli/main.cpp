@@ -73,6 +73,8 @@ Options:
   --rules PATH           add a rule directory or .attr file (repeatable)
   --no-stdlib            do not load the bundled catalog
   --explain              include the derivation trail (which rule did what)
+  --timings              print where the time went on stderr: start-up, scan,
+                         rule engine (with events/s), output
   --threads N            scan with N threads (default: all cores)
   --slack-before DUR     keep evidence this long before the window start (default 10m)
   --slack-after DUR      and after its end (default 30m)
@@ -180,8 +182,12 @@ int usage_error(const std::string& cmd, const std::string& msg) {
   return kBadInput;
 }
 
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
 int cmd_diagnose(int argc, char** argv) {
-  ArgSpec spec = with_engine({{"no-stdlib", "explain", "skip-self-test", "help"},
+  ArgSpec spec = with_engine({{"no-stdlib", "explain", "skip-self-test", "help", "timings"},
                               {"format", "rules", "threads", "slack-before", "slack-after", "color"}});
   Args a;
   std::string err;
@@ -222,6 +228,7 @@ int cmd_diagnose(int argc, char** argv) {
   // threads hardly contend for the lock.
   mallopt(M_ARENA_MAX, 1);
 #endif
+  auto t_start = std::chrono::steady_clock::now();
   culprit::Bundle bundle;
   if (!culprit::load_bundle(a.positionals[0], bundle, err)) {
     std::cerr << "culprit diagnose: " << err << "\n";
@@ -243,11 +250,16 @@ int cmd_diagnose(int argc, char** argv) {
   // The trail is printed only with --explain; without it, not collecting it
   // saves an entry per symptom and state change.
   opt.trail = a.has("explain");
+  culprit::DiagnoseTimings timings;
+  if (a.has("timings")) opt.timings = &timings;
+  double startup_ms = ms_since(t_start);
+  auto t_diagnose = std::chrono::steady_clock::now();
   culprit::Verdict verdict;
   if (!culprit::diagnose(program, culprit::request_from_bundle(std::move(bundle)), opt, verdict, err)) {
     std::cerr << "culprit diagnose: " << err << "\n";
     return kBadInput;
   }
+  auto t_output = std::chrono::steady_clock::now();
   if (format == "json") {
     culprit::write_verdict_json(std::cout, verdict, a.has("explain"));
   } else {
@@ -257,6 +269,16 @@ int cmd_diagnose(int argc, char** argv) {
     std::cout << culprit::verdict_to_text(verdict, t);
   }
   std::cout.flush();
+  if (a.has("timings")) {
+    double output_ms = ms_since(t_output), whole_ms = ms_since(t_diagnose);
+    auto per_s = [](int64_t n, double ms) { return ms > 0 ? static_cast<double>(n) / (ms / 1000.0) : 0.0; };
+    std::cerr << fmt::format(
+        "timings: start-up {:.1f} ms (bundle, catalog, self-tests); read {:.1f} ms; scan {:.1f} ms ({} thread{}); "
+        "engine {:.1f} ms; output {:.1f} ms\n"
+        "timings: {} events, {} symptoms; engine {:.0f} events/s; whole diagnosis (read to output) {:.0f} events/s\n",
+        startup_ms, timings.read_ms, timings.scan_ms, timings.threads, timings.threads == 1 ? "" : "s", timings.engine_ms,
+        output_ms, timings.events, timings.symptoms, per_s(timings.events, timings.engine_ms), per_s(timings.events, whole_ms));
+  }
   return std::cout.good() ? kOk : kBadInput;
 }
 
@@ -288,10 +310,6 @@ int cmd_test(int argc, char** argv) {
 // empty temporary cache: the first is a cold start, the second a warm one.
 // Each child prints "name<TAB>value" lines; the parent adds the wall time
 // of the whole process (exec, dynamic linking, everything) and tabulates.
-
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
 
 int timings_run(const std::vector<std::string>& paths, const EngineChoice& engine) {
   auto t0 = std::chrono::steady_clock::now();

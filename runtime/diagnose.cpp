@@ -109,6 +109,10 @@ bool diagnose(std::shared_ptr<const Program> program, const DiagnoseRequest& req
               Verdict& out, std::string& error) {
   const auto& ctx = req.context;
   std::set<std::string> workload_nodes(ctx.nodes.begin(), ctx.nodes.end());
+  auto t_start = std::chrono::steady_clock::now();
+  auto ms_since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+  };
 
   std::vector<Observation> observations = req.observations;
   if (!req.observations_path.empty() && !read_observations(req.observations_path, observations, error)) return false;
@@ -190,6 +194,8 @@ bool diagnose(std::shared_ptr<const Program> program, const DiagnoseRequest& req
   });
   unsigned threads = opt.threads ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
   threads = static_cast<unsigned>(std::min<size_t>(threads, std::max<size_t>(1, jobs)));
+  if (opt.timings) opt.timings->read_ms = ms_since(t_start);
+  auto t_scan = std::chrono::steady_clock::now();
   std::atomic<size_t> next{0};
   auto worker = [&]() {
     Scanner scanner(program);
@@ -197,10 +203,13 @@ bool diagnose(std::shared_ptr<const Program> program, const DiagnoseRequest& req
       size_t i = order[k];
       if (i < req.files.size()) {
         results[i] = scanner.scan_file(req.files[i], scan);
-        // The scanner sizes a file's vector for every event it emitted, and
-        // those out of scope are dropped afterwards (often half of them):
-        // all files' events stay alive together, so give the room back now.
-        results[i].events.shrink_to_fit();
+        // The scanner's vector held every event it emitted, and those out of
+        // scope are dropped afterwards (sometimes half of them): all files'
+        // events stay alive together, so give their room back now. (Room
+        // never written to is not resident; only the dropped events' is, and
+        // moving every event to shrink is not worth a few dropped ones.)
+        auto& ev = results[i].events;
+        if (static_cast<size_t>(results[i].events_out_of_scope) > ev.size() / 4) ev.shrink_to_fit();
       } else {
         const Stream& s = *stream_list[i - req.files.size()];
         results[i] = scanner.scan_lines(s.key.host, s.key.source, s.key.file, !workload_nodes.count(s.key.host), s.lines,
@@ -214,6 +223,10 @@ bool diagnose(std::shared_ptr<const Program> program, const DiagnoseRequest& req
     std::vector<std::thread> pool;
     for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
     for (auto& t : pool) t.join();
+  }
+  if (opt.timings) {
+    opt.timings->scan_ms = ms_since(t_scan);
+    opt.timings->threads = threads;
   }
 
   // Coverage.
@@ -283,7 +296,15 @@ bool diagnose(std::shared_ptr<const Program> program, const DiagnoseRequest& req
   results = {};
   std::vector<std::pair<std::string, std::string>> hs(host_sources.begin(), host_sources.end());
   host_sources.clear();
-  EngineResult er = run_engine(*program, ctx, hs, std::move(batches), opt.trail);
+  int64_t event_count = 0;
+  for (const auto& b : batches) event_count += static_cast<int64_t>(b.size());
+  auto t_engine = std::chrono::steady_clock::now();
+  EngineResult er = run_engine(*program, ctx, hs, std::move(batches), opt.trail, opt.use_indexes);
+  if (opt.timings) {
+    opt.timings->engine_ms = ms_since(t_engine);
+    opt.timings->events = event_count;
+    opt.timings->symptoms = static_cast<int64_t>(er.symptoms.size());
+  }
 
   Verdict v;
   v.workload = ctx;
