@@ -120,6 +120,10 @@ Options:
   --timings       compile twice, in fresh processes with an empty and then a
                   warm cache, and print the time of every phase (parse, sema,
                   Hyperscan, LLVM codegen/optimize/emit, linking, self-tests)
+                  and how many queries use which kind of index
+  --explain       print how every query of every rule is answered: which
+                  index (kind, node, key expressions), `within` by binary
+                  search, first hit, or computed once (docs/language.md §4.4)
   --engine jit|interp
                   run rules as native code (jit, the default; also
                   $CULPRIT_ENGINE) or interpret them
@@ -305,6 +309,52 @@ int cmd_test(int argc, char** argv) {
   return report.failed ? kTestsFailed : kOk;
 }
 
+// ------------------------------------------------------ check --explain
+// One line per query: where it is, what it queries, how it is answered.
+
+std::string one_line(std::string text, size_t max) {
+  for (char& c : text)
+    if (c == '\n' || c == '\t') c = ' ';
+  if (text.size() > max) text = text.substr(0, max - 3) + "...";
+  return text;
+}
+
+std::string query_text(const culprit::plan::QueryPlan& p, const culprit::ir::Catalog& cat) {
+  if (p.expr) return one_line(culprit::plan::expression_text(*p.expr, cat), 96);
+  return fmt::format("{} {} {}", p.role, p.query->symptom ? "symptom" : "event", culprit::plan::kinds_text(*p.query, cat));
+}
+
+void explain_plans(const culprit::Program& program) {
+  const auto& cat = program.catalog();
+  const culprit::ir::Rule* last = nullptr;
+  for (const auto& p : program.query_plans().plans()) {
+    if (p.rule != last) {
+      last = p.rule;
+      const auto& w = p.rule->where;
+      std::cout << fmt::format("{}:{}: rule {} (stage {})\n", w.file ? w.file->path : "?", w.line, p.rule->name,
+                               culprit::ir::kStageNames[static_cast<size_t>(p.rule->stage)]);
+    }
+    std::cout << fmt::format("  {}\n      -> {}\n", query_text(p, cat), culprit::plan::describe(p, cat));
+  }
+}
+
+// Counts of the access paths, for `check --timings`.
+std::string plan_summary(const culprit::Program& program) {
+  size_t n = 0, keyed = 0, node_only = 0, window = 0, first = 0, memo = 0, scans = 0;
+  for (const auto& p : program.query_plans().plans()) {
+    ++n;
+    if (!p.keys.empty()) ++keyed;
+    else if (p.by_node) ++node_only;
+    else ++scans;
+    window += p.time_window;
+    first += p.first_hit;
+    memo += p.memoized;
+  }
+  return fmt::format("{} queries: {} by key, {} by node only, {} over all of their kinds; {} with `within` by binary search, "
+                     "{} stop at the first hit, {} computed once while their inputs do not change (check --explain lists them)",
+                     n, keyed, node_only, scans, window, first, memo);
+}
+
 // ------------------------------------------------------ check --timings
 // The parent runs `check --timings-run` twice in fresh processes sharing an
 // empty temporary cache: the first is a cold start, the second a warm one.
@@ -339,6 +389,7 @@ int timings_run(const std::vector<std::string>& paths, const EngineChoice& engin
   out["self_tests"] = num(tests_ms);
   out["tests"] = fmt::format("{} passed, {} failed", report.passed, report.failed);
   out["evaluator"] = program->evaluator();
+  out["plans"] = plan_summary(*program);
   if (const auto* st = culprit::native_stats(program->native())) {
     out["llvm_codegen"] = num(st->codegen_ms);
     out["llvm_optimize"] = num(st->optimize_ms);
@@ -463,12 +514,13 @@ int check_timings(const Args& a, const EngineChoice& engine) {
   std::cout << fmt::format("evaluator: {}", cell(0, "evaluator"));
   if (engine.jit) std::cout << fmt::format("; native expressions: {}; object code: {} bytes", cell(0, "native_exprs"), cell(0, "object_bytes"));
   std::cout << fmt::format("\nself-tests: {}\n", cell(0, "tests"));
+  std::cout << fmt::format("query plans: {}\n", cell(0, "plans"));
   if (engine.jit) std::cout << "* summed over the threads that compile modules in parallel\n";
   return rc;
 }
 
 int cmd_check(int argc, char** argv) {
-  ArgSpec spec = with_engine({{"no-stdlib", "help", "timings", "timings-run"}, {}});
+  ArgSpec spec = with_engine({{"no-stdlib", "help", "timings", "timings-run", "explain"}, {}});
   Args a;
   std::string err;
   if (!culprit::cli::parse_args(argc, argv, 2, spec, a, err)) return usage_error("check", err);
@@ -484,6 +536,7 @@ int cmd_check(int argc, char** argv) {
   std::shared_ptr<const culprit::Program> program;
   if (!compile(rule_paths(a.positionals, !a.has("no-stdlib")), loaded, program, engine)) return kBadInput;
   const auto& c = *loaded.catalog;
+  if (a.has("explain")) explain_plans(*program);
   std::cout << fmt::format("ok: catalog {} {} ({}): {} files, {} extractors, {} rules, {} scenarios\n", c.name, c.version,
                            c.digest, c.files.size(), c.extractors.size(), c.rules.size(), c.scenarios.size());
   return kOk;

@@ -187,17 +187,37 @@ QueryPlan plan_one(const ir::Rule& r, const ir::Query& q, const ir::Expr* expr, 
   return p;
 }
 
+}  // namespace
+
 std::string kinds_text(const ir::Query& q, const ir::Catalog& cat) {
   const auto& kinds = q.symptom ? cat.symptom_kinds : cat.event_kinds;
-  std::string out;
+  auto name = [&](int32_t k) -> std::string {
+    return k >= 0 && static_cast<size_t>(k) < kinds.size() ? kinds[static_cast<size_t>(k)].name : "?";
+  };
+  if (q.kinds.size() == 1) return name(q.kinds[0]);
+  // As written where possible: `*`, or a family `a.b.*` the kinds are exactly.
+  auto matching = [&](const std::string& prefix) {
+    std::vector<int32_t> out;
+    for (size_t k = 0; k < kinds.size(); ++k)
+      if (kinds[k].name.compare(0, prefix.size(), prefix) == 0) out.push_back(static_cast<int32_t>(k));
+    return out;
+  };
+  if (q.kinds == matching("")) return "*";
+  std::string common = name(q.kinds[0]);
   for (int32_t k : q.kinds) {
-    if (!out.empty()) out += ", ";
-    out += k >= 0 && static_cast<size_t>(k) < kinds.size() ? kinds[static_cast<size_t>(k)].name : "?";
+    std::string n = name(k);
+    size_t i = 0;
+    while (i < common.size() && i < n.size() && common[i] == n[i]) ++i;
+    common.resize(i);
   }
-  return q.kinds.size() == 1 ? out : "{" + out + "}";
+  size_t dot = common.rfind('.');
+  if (dot != std::string::npos && q.kinds == matching(common.substr(0, dot + 1))) return common.substr(0, dot + 1) + "*";
+  std::string out;
+  for (size_t i = 0; i < q.kinds.size() && i < 4; ++i) out += (i ? ", " : "") + name(q.kinds[i]);
+  if (q.kinds.size() > 4) out += fmt::format(", ... ({} kinds)", q.kinds.size());
+  return "{" + out + "}";
 }
 
-}  // namespace
 
 const QueryPlan* CatalogPlans::find(const ir::Query* q) const {
   auto it = std::lower_bound(by_address_.begin(), by_address_.end(), q,

@@ -88,6 +88,9 @@ CatalogPlans plan_catalog(const ir::Catalog& catalog);
 //   index (kind, node, key a.event, coalesce(a.device, "")); stops at the first hit
 std::string describe(const QueryPlan& p, const ir::Catalog& catalog);
 
+// The kinds of a query as a pattern: one kind, `*`, a family `nccl.*`, or a list.
+std::string kinds_text(const ir::Query& q, const ir::Catalog& catalog);
+
 // The source text of an expression (from its SourceRange), or a compact
 // rendering of the IR when the range is unknown.
 std::string expression_text(const ir::Expr& e, const ir::Catalog& catalog);
