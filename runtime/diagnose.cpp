@@ -193,7 +193,15 @@ bool diagnose(std::shared_ptr<const Program> program, const DiagnoseRequest& req
     return sa > sb;
   });
   unsigned threads = opt.threads ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
-  threads = static_cast<unsigned>(std::min<size_t>(threads, std::max<size_t>(1, jobs)));
+  // A large file is split across the threads that have no file of their
+  // own (ScanHelpers): a bundle of one 10 GB log still uses every core.
+  std::vector<bool> split(req.files.size(), false);
+  size_t split_files = 0;
+  if (threads > 1)
+    for (size_t i = 0; i < req.files.size(); ++i)
+      if (req.files[i].size >= opt.split_bytes) split[i] = true, ++split_files;
+  threads = static_cast<unsigned>(std::min<size_t>(threads, std::max<size_t>(1, split_files ? threads : jobs)));
+  ScanHelpers helpers(split_files);
   if (opt.timings) opt.timings->read_ms = ms_since(t_start);
   auto t_scan = std::chrono::steady_clock::now();
   std::atomic<size_t> next{0};
@@ -202,7 +210,7 @@ bool diagnose(std::shared_ptr<const Program> program, const DiagnoseRequest& req
     for (size_t k; (k = next.fetch_add(1)) < jobs;) {
       size_t i = order[k];
       if (i < req.files.size()) {
-        results[i] = scanner.scan_file(req.files[i], scan);
+        results[i] = scanner.scan_file(req.files[i], scan, split[i] ? &helpers : nullptr);
         // The scanner's vector held every event it emitted, and those out of
         // scope are dropped afterwards (sometimes half of them): all files'
         // events stay alive together, so give their room back now. (Room
@@ -216,6 +224,7 @@ bool diagnose(std::shared_ptr<const Program> program, const DiagnoseRequest& req
                                         s.numbers, s.times, scan, s.offsets);
       }
     }
+    if (split_files) helpers.help(scanner);  // nothing of its own left: help with the large files
   };
   if (threads <= 1) {
     worker();

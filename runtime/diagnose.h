@@ -34,6 +34,7 @@ struct DiagnoseTimings {
 
 struct DiagnoseOptions {
   unsigned threads = 0;                          // 0 = hardware concurrency
+  uint64_t split_bytes = 64ULL << 20;            // files at least this large are split across threads (ScanHelpers)
   int64_t slack_before = 10LL * 60 * 1000000000;  // evidence kept before the window start
   int64_t slack_after = 30LL * 60 * 1000000000;   // and after its end (epilogs, health checks)
   bool trail = true;                             // collect Verdict::trail (false: left empty, saves memory)
