@@ -75,6 +75,9 @@ Options:
   --explain              include the derivation trail (which rule did what)
   --timings              print where the time went on stderr: start-up, scan,
                          rule engine (with events/s), output
+  --no-indexes           answer every query by walking all candidates of its
+                         kinds (slow: the plain evaluation the indexes are
+                         compared with, for benchmarks; same verdict)
   --threads N            scan with N threads (default: all cores)
   --slack-before DUR     keep evidence this long before the window start (default 10m)
   --slack-after DUR      and after its end (default 30m)
@@ -191,7 +194,7 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 }
 
 int cmd_diagnose(int argc, char** argv) {
-  ArgSpec spec = with_engine({{"no-stdlib", "explain", "skip-self-test", "help", "timings"},
+  ArgSpec spec = with_engine({{"no-stdlib", "explain", "skip-self-test", "help", "timings", "no-indexes"},
                               {"format", "rules", "threads", "slack-before", "slack-after", "color"}});
   Args a;
   std::string err;
@@ -256,6 +259,7 @@ int cmd_diagnose(int argc, char** argv) {
   opt.trail = a.has("explain");
   culprit::DiagnoseTimings timings;
   if (a.has("timings")) opt.timings = &timings;
+  opt.use_indexes = !a.has("no-indexes");
   double startup_ms = ms_since(t_start);
   auto t_diagnose = std::chrono::steady_clock::now();
   culprit::Verdict verdict;

@@ -157,27 +157,22 @@ class Engine final : public World {
     }
   }
 
-  // Events are regrouped by kind (moved, not copied, each batch freed as
-  // soon as it is emptied) so that a kind can be freed as a whole once the
-  // last rule that reads it has run (see last_reader_); the engine works on
-  // pointers in canonical order. Event buffers never move: only whole
-  // vectors are added to storage_.
+  // Events stay where the scanner put them (their batches); the engine works
+  // on pointers in canonical order, kind by kind. An event of a kind that
+  // no rule (or no later rule, see last_reader_) reads is emptied in place:
+  // its strings and fields go, its fixed-size shell stays until the end.
+  // (Moving events into storage by kind cost a move per event and, since
+  // freed heap memory stays resident, a second copy of every shell at the
+  // peak.) Derived events are kept in storage_, by kind; event buffers
+  // never move: only whole vectors are added.
   EngineResult run(std::vector<std::vector<Event>> batches) {
-    std::vector<size_t> per_kind(cat_.event_kinds.size(), 0);
-    for (const auto& b : batches)
-      for (const auto& e : b) ++per_kind[static_cast<size_t>(e.kind)];
+    batches_ = std::move(batches);
     size_t total = 0;
-    for (size_t k = 0; k < per_kind.size(); ++k) {
-      if (!live(static_cast<int32_t>(k))) continue;  // no rule reads it: dropped with its batch
-      storage_[k].emplace_back().reserve(per_kind[k]);
-      total += per_kind[k];
-    }
-    for (auto& b : batches) {
-      for (auto& e : b)
-        if (live(e.kind)) storage_[static_cast<size_t>(e.kind)].back().push_back(std::move(e));
-      b = {};
-    }
-    batches = {};
+    for (auto& b : batches_)
+      for (auto& e : b) {
+        if (live(e.kind)) ++total;
+        else drop(e);  // no rule reads it
+      }
     sort_into_kinds(total);
     bool outcome_done = false;
     for (const auto& rule : cat_.rules) {
@@ -196,6 +191,7 @@ class Engine final : public World {
     indexes_.clear();
     by_kind_ = {};
     storage_ = {};
+    batches_ = {};
     EngineResult out;
     std::vector<Symptom*> all;
     all.reserve(symptoms_.size());
@@ -363,6 +359,7 @@ class Engine final : public World {
   void free_dead_kinds() {
     for (size_t k = 0; k < storage_.size(); ++k) {
       if (last_reader_[k] != rule_index_) continue;
+      for (const Event* e : by_kind_[k]) drop(*const_cast<Event*>(e));  // the engine owns every event
       storage_[k] = {};
       by_kind_[k] = {};
       for (Index* ix : ev_indexes_[k]) {
@@ -375,12 +372,40 @@ class Engine final : public World {
 
   void index(const Event* e) { by_kind_[static_cast<size_t>(e->kind)].push_back(e); }
 
+  // Frees what an event holds; kind -1 marks it as gone.
+  static void drop(Event& e) {
+    e = Event();
+    e.kind = -1;
+  }
+
   // Puts every kind's events into by_kind_ in canonical order. Rules see
   // events only kind by kind, so each kind is sorted on its own, and on a
   // key that decides nearly every comparison with integers: (timed, ts,
   // rank of (host, source, file), line); only events of one line (several
   // extractors) fall through to the full comparison.
   void sort_into_kinds(size_t total) {
+    (void)total;
+    // Number the (host, source, file) triples; a batch's events share one,
+    // so most events reuse the previous event's number.
+    using Triple = std::tuple<std::string_view, std::string_view, std::string_view>;
+    std::map<Triple, int32_t> ids;
+    std::vector<std::vector<int32_t>> file_of(by_kind_.size());  // by kind, like by_kind_: the triple's number
+    const Event* prev = nullptr;
+    int32_t prev_id = -1;
+    for (const auto& batch : batches_)
+      for (const auto& e : batch) {
+        if (e.kind < 0) continue;
+        if (!prev || e.host != prev->host || e.where.source != prev->where.source || e.where.file != prev->where.file) {
+          prev_id = ids.try_emplace(Triple(e.host, e.where.source, e.where.file), static_cast<int32_t>(ids.size())).first->second;
+          prev = &e;
+        }
+        by_kind_[static_cast<size_t>(e.kind)].push_back(&e);
+        file_of[static_cast<size_t>(e.kind)].push_back(prev_id);
+      }
+    std::vector<int32_t> rank(ids.size());
+    int32_t next = 0;
+    for (const auto& [triple, id] : ids) rank[static_cast<size_t>(id)] = next++;  // the map is in lexicographic order
+    // One kind at a time, so the keys of only one kind exist at once.
     struct Key {
       bool untimed;
       int64_t ts;
@@ -388,35 +413,6 @@ class Engine final : public World {
       int64_t line;
       const Event* e;
     };
-    // Number the (host, source, file) triples; a batch's events share one,
-    // so most events reuse the previous event's number.
-    using Triple = std::tuple<std::string_view, std::string_view, std::string_view>;
-    std::map<Triple, int32_t> ids;
-    std::vector<int32_t> id_of;  // by event, in storage order
-    id_of.reserve(total);
-    const Event* prev = nullptr;
-    int32_t prev_id = -1;
-    for (const auto& chunks : storage_)
-      for (const auto& chunk : chunks)
-        for (const auto& e : chunk) {
-          if (!prev || e.host != prev->host || e.where.source != prev->where.source || e.where.file != prev->where.file) {
-            prev_id = ids.try_emplace(Triple(e.host, e.where.source, e.where.file), static_cast<int32_t>(ids.size())).first->second;
-            prev = &e;
-          }
-          id_of.push_back(prev_id);
-        }
-    std::vector<int32_t> rank(ids.size());
-    int32_t next = 0;
-    for (const auto& [triple, id] : ids) rank[static_cast<size_t>(id)] = next++;  // the map is in lexicographic order
-    std::vector<std::vector<Key>> keys(storage_.size());
-    size_t i = 0;
-    for (size_t k = 0; k < storage_.size(); ++k)
-      for (const auto& chunk : storage_[k]) {
-        keys[k].reserve(keys[k].size() + chunk.size());
-        for (const auto& e : chunk)
-          keys[k].push_back({!e.where.ts.has_value(), e.where.ts.value_or(0), rank[static_cast<size_t>(id_of[i++])], e.where.line, &e});
-      }
-    id_of = {};
     auto less = [](const Key& a, const Key& b) {
       if (a.untimed != b.untimed) return b.untimed;
       if (a.ts != b.ts) return a.ts < b.ts;
@@ -424,13 +420,21 @@ class Engine final : public World {
       if (a.line != b.line) return a.line < b.line;
       return event_canonical_less(*a.e, *b.e);
     };
-    for (size_t k = 0; k < keys.size(); ++k) {
-      std::sort(keys[k].begin(), keys[k].end(), less);
-      by_kind_[k].reserve(keys[k].size());
-      for (const Key& key : keys[k]) by_kind_[k].push_back(key.e);
-      keys[k] = {};
+    std::vector<Key> keys;
+    for (size_t k = 0; k < by_kind_.size(); ++k) {
+      auto& list = by_kind_[k];
+      keys.clear();
+      keys.reserve(list.size());
+      for (size_t i = 0; i < list.size(); ++i) {
+        const Event& e = *list[i];
+        keys.push_back({!e.where.ts.has_value(), e.where.ts.value_or(0), rank[static_cast<size_t>(file_of[k][i])], e.where.line, &e});
+      }
+      file_of[k] = {};
+      std::sort(keys.begin(), keys.end(), less);
+      for (size_t i = 0; i < keys.size(); ++i) list[i] = keys[i].e;
     }
   }
+
 
   // ------------------------------------------------------------ plans
   PlanState* state_for(const ir::Query& q) const {
@@ -967,7 +971,8 @@ class Engine final : public World {
   const WorkloadContext& ctx_;
   std::set<std::string> nodes_;
   std::set<std::pair<std::string, std::string>> host_sources_;
-  std::vector<std::vector<std::vector<Event>>> storage_;  // by kind: chunks of events; see run()
+  std::vector<std::vector<Event>> batches_;               // the events as scanned; see run()
+  std::vector<std::vector<std::vector<Event>>> storage_;  // by kind: chunks of derived events
   std::vector<int64_t> last_reader_;   // by event kind: index of the last rule that queries it, -1 for none
   int64_t rule_index_ = 0;             // the rule running now (index into cat_.rules)
   bool collect_trail_ = true;

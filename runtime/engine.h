@@ -33,10 +33,10 @@ EngineResult run_engine(const Program& program, const WorkloadContext& context,
                         std::vector<Event> events);
 
 // The same, with the events in batches (e.g. one per scanned file) in any
-// order. The engine frees each batch as soon as it has taken its events,
-// never copies an event, and frees the events of a kind once the last rule
-// that queries that kind has run (events of kinds no rule queries are dropped
-// at once). With `collect_trail` false, EngineResult::trail stays empty (it is
+// order. The engine never copies or moves an event: it works on pointers
+// into the batches, and frees what the events of a kind hold once the last
+// rule that queries that kind has run (events of kinds no rule queries are
+// emptied at once; their fixed-size shells go with the batches at the end). With `collect_trail` false, EngineResult::trail stays empty (it is
 // for --explain and metrics; the rest of the result does not depend on it).
 // The result is otherwise the same as for the concatenation of the batches.
 //
