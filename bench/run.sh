@@ -14,7 +14,12 @@
 # (f) a scaling series (1k, 2k, 4k, 8k nodes, small logs; --quick 100..800)
 #     plus 10k nodes (full run only) with the fitted exponent of time vs n,
 # (g) the service under wrk: throughput and p50/p99 latency of one-shot
-#     attributions of a 64-node workload (100 MB of logs; --quick 1 MB).
+#     attributions of a 64-node workload (100 MB of logs; --quick 1 MB),
+# (h) rule evaluation at scale (bench/events_bench.sh): the bundled catalog
+#     on event-heavy bundles; error-share table, the --no-indexes peer, a
+#     10^4..10^6-event series with engine and whole-diagnosis events/s and
+#     the fitted exponent, a million events two ways (--quick: small sizes,
+#     no million). BENCH_EVENTS=0 skips it.
 # Timings of (c) are the best of 3 runs (BENCH_RUNS; 1 with --quick).
 # Culprit's scan throughput subtracts its start-up, measured on an empty
 # bundle (same context, no logs); it is given by wall time and by CPU time
@@ -26,7 +31,8 @@
 # BENCH_SCALE ("1000 2000 4000 8000"), BENCH_BIG (10000, 0 to skip),
 # BENCH_SCALE_BYTES (per node, default 8K), BENCH_PY_SLICE (bytes),
 # BENCH_SERVICE_BYTES (logs per node of the service's 64-node workload;
-# default 1600K = 100 MB, --quick 16K; "0" skips it), BENCH_SERVICE_SECS, BENCH_RUNS.
+# default 1600K = 100 MB, --quick 16K; "0" skips it), BENCH_SERVICE_SECS, BENCH_RUNS,
+# BENCH_EVENTS (0 skips step h).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
@@ -36,7 +42,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
     --culprit) culprit=$2; shift ;;
-    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -206,6 +212,16 @@ else
   timeout "$tmo" "$here/service/run_wrk.sh" "$culprit" "$svc_secs" 1 2 "$svc_bytes" >"$work/wrk.out" 2>&1 \
     || { cat "$work/wrk.out" >&2; echo "run.sh: the service benchmark failed" >&2; exit 1; }
   grep -E '^(workload|verdict|SUMMARY)' "$work/wrk.out"
+fi
+
+# (h) rule evaluation at scale
+echo
+if [ "${BENCH_EVENTS:-1}" = 0 ]; then
+  echo "== rule evaluation at scale: skipped (BENCH_EVENTS=0) =="
+else
+  echo "== rule evaluation at scale (bench/events_bench.sh$([ $quick -eq 1 ] && echo " --quick")) =="
+  TMPDIR="$work" timeout "$tmo" "$here/events_bench.sh" $([ $quick -eq 1 ] && echo --quick) --culprit "$culprit" \
+    || { echo "run.sh: the event benchmark failed" >&2; exit 1; }
 fi
 
 echo
