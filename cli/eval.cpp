@@ -35,13 +35,9 @@
 #include <vector>
 
 #include "cli/args.h"
-#include "cli/engine_choice.h"
-#include "compiler/catalog_loader.h"
-#include "compiler/regex_check.h"
+#include "cli/catalog_choice.h"
 #include "runtime/bundle.h"
-#include "runtime/diagnose.h"
-#include "runtime/native_code.h"
-#include "runtime/self_test.h"
+#include "runtime/attributor.h"
 #include "runtime/verdict_json.h"
 
 namespace culprit::cli {
@@ -261,8 +257,7 @@ std::string pct(size_t num, size_t den) {
 }  // namespace
 
 int cmd_eval(int argc, char** argv) {
-  ArgSpec spec{{"no-stdlib", "skip-self-test", "help", "no-cache"},
-               {"baseline", "output", "rules", "threads", "engine", "cache-dir"}};
+  ArgSpec spec = with_catalog_options({{"skip-self-test", "help"}, {"baseline", "output", "threads"}});
   Args a;
   std::string err;
   if (!parse_args(argc, argv, 2, spec, a, err)) return usage(err);
@@ -278,8 +273,6 @@ int cmd_eval(int argc, char** argv) {
     if (t->empty() || *end || n < 1 || n > 1024) return usage("--threads must be an integer from 1 to 1024");
     opt.threads = static_cast<unsigned>(n);
   }
-  EngineChoice engine;
-  if (!engine_choice(a, engine, err)) return usage(err);
 
   const fs::path root = a.positionals[0];
   std::error_code ec;
@@ -317,34 +310,11 @@ int cmd_eval(int argc, char** argv) {
   }
 
   // The catalog, compiled once.
-  std::vector<std::string> paths;
-  std::string std_dir = stdlib_directory();
-  if (!a.has("no-stdlib")) paths.push_back(std_dir);
-  for (const auto& p : a.all("rules"))
-    if (a.has("no-stdlib") || fs::weakly_canonical(p, ec) != fs::weakly_canonical(std_dir, ec)) paths.push_back(p);
-  if (paths.empty()) return usage("no rules to load (give --rules or drop --no-stdlib)");
-  set_regex_verdict_cache(engine.cache_dir);
-  auto loaded = load_catalog(paths);
-  if (!loaded.diagnostics.all().empty()) std::cerr << loaded.diagnostics.render(isatty(STDERR_FILENO));
-  if (!loaded.ok()) {
-    std::cerr << "culprit eval: the rules do not compile\n";
-    return kBadInput;
-  }
-  auto program = culprit::cli::build_program(loaded.catalog, engine, err);
-  if (!program) {
-    std::cerr << "culprit eval: " << err << "\n";
-    return kBadInput;
-  }
-  if (!a.has("skip-self-test")) {
-    auto report = run_inline_tests(program);
-    if (report.failed > 0) {
-      for (const auto& r : report.results)
-        if (!r.passed) std::cerr << fmt::format("{}: FAIL {} {}: {}\n", r.location, r.kind, r.name, r.message);
-      std::cerr << fmt::format("culprit eval: the catalog fails {} of its own tests (run 'culprit test', or pass "
-                               "--skip-self-test)\n", report.failed);
-      return kBadInput;
-    }
-  }
+  AttributorConfig config;
+  if (!catalog_config(a, {}, config, err)) return usage(err);
+  auto attributor = open_attributor("eval", config, !a.has("skip-self-test"),
+                                    "refusing to evaluate it (run 'culprit test', or pass --skip-self-test)");
+  if (!attributor) return kBadInput;
 
   // Every case.
   std::vector<Case> cases;
@@ -361,7 +331,7 @@ int cmd_eval(int argc, char** argv) {
     }
     Bundle bundle;
     Verdict verdict;
-    if (!load_bundle(dir.string(), bundle, err) || !diagnose(program, request_from_bundle(bundle), opt, verdict, err)) {
+    if (!load_bundle(dir.string(), bundle, err) || !attributor->attribute(request_from_bundle(std::move(bundle)), opt, verdict, err)) {
       c.error = true;
       c.error_text = err;
       c.why.push_back("error: " + err);
@@ -441,7 +411,7 @@ int cmd_eval(int argc, char** argv) {
   // The results file.
   json out = json::object();
   out["schema"] = "culprit.eval/v1";
-  const auto& cat = *loaded.catalog;
+  const auto& cat = attributor->catalog();
   out["catalog"] = {{"name", cat.name}, {"version", cat.version}, {"digest", cat.digest}};
   out["cases"] = json::array();
   for (const auto& c : cases) {

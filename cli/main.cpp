@@ -23,25 +23,30 @@
 #include <map>
 
 #include "cli/args.h"
-#include "cli/engine_choice.h"
+#include "cli/catalog_choice.h"
 #include "cli/eval.h"
 #include "cli/export_patterns.h"
+#include "cli/remote_diagnose.h"
+#include "cli/run_command.h"
+#include "cli/serve_command.h"
 #include "compiler/catalog_loader.h"
 #include "compiler/parser.h"
 #include "compiler/regex_check.h"
 #include "runtime/bundle.h"
-#include "runtime/diagnose.h"
+#include "runtime/attributor.h"
 #include "runtime/native_code.h"
 #include "runtime/self_test.h"
 #include "base/timestamp.h"
 #include "runtime/verdict_json.h"
 #include "runtime/verdict_text.h"
-#include "service/service.h"
 
 namespace {
 
 using culprit::cli::Args;
 using culprit::cli::ArgSpec;
+using culprit::cli::catalog_config;
+using culprit::cli::open_attributor;
+using culprit::cli::with_catalog_options;
 
 constexpr int kOk = 0, kTestsFailed = 1, kBadInput = 2;
 
@@ -53,6 +58,9 @@ Usage:
   culprit check [PATH...] [options]   compile rules and report diagnostics
   culprit eval DIR [options]          score the catalog on labelled bundles
   culprit serve [options]             the attribution service (HTTP, docs/service.md)
+  culprit run --config FILE --once|--watch
+                                      the blueprint: discover, collect, attribute, store
+                                      (docs/blueprint.md)
   culprit export-patterns [options]   print the extractors' regexes (for benchmark peers)
   culprit --version                   print versions
   culprit COMMAND --help              help for one command
@@ -138,52 +146,6 @@ Options:
 Exit status: 0 the rules compile, 2 they do not.
 )";
 
-std::vector<std::string> rule_paths(const std::vector<std::string>& extra, bool stdlib) {
-  namespace fs = std::filesystem;
-  std::vector<std::string> paths;
-  std::error_code ec;
-  std::string std_dir = culprit::stdlib_directory();
-  fs::path std_canon = fs::weakly_canonical(std_dir, ec);
-  if (stdlib) paths.push_back(std_dir);
-  for (const auto& p : extra) {
-    // Naming the bundled catalog explicitly must not load it twice.
-    if (stdlib && fs::weakly_canonical(p, ec) == std_canon) continue;
-    paths.push_back(p);
-  }
-  return paths;
-}
-
-// How rules are evaluated (--engine, else $CULPRIT_ENGINE, else jit) and
-// where compiled artifacts are cached.
-using culprit::cli::build_program;
-using culprit::cli::engine_choice;
-using culprit::cli::EngineChoice;
-using culprit::cli::with_engine;
-
-bool compile(const std::vector<std::string>& paths, culprit::LoadedCatalog& loaded,
-             std::shared_ptr<const culprit::Program>& program, const EngineChoice& engine) {
-  if (paths.empty()) {
-    std::cerr << "culprit: no rules to load (give a PATH or drop --no-stdlib)\n";
-    return false;
-  }
-  culprit::set_regex_verdict_cache(engine.cache_dir);
-  loaded = culprit::load_catalog(paths);
-  bool color = isatty(STDERR_FILENO);
-  if (!loaded.diagnostics.all().empty()) std::cerr << loaded.diagnostics.render(color);
-  if (!loaded.ok()) {
-    std::cerr << fmt::format("culprit: the rules do not compile ({} error{})\n", loaded.diagnostics.error_count(),
-                             loaded.diagnostics.error_count() == 1 ? "" : "s");
-    return false;
-  }
-  std::string error;
-  program = build_program(loaded.catalog, engine, error);
-  if (!program) {
-    std::cerr << "culprit: " << error << "\n";
-    return false;
-  }
-  return true;
-}
-
 int usage_error(const std::string& cmd, const std::string& msg) {
   std::cerr << fmt::format("culprit {}: {}\nTry 'culprit {} --help'.\n", cmd, msg, cmd);
   return kBadInput;
@@ -194,12 +156,11 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 }
 
 int cmd_diagnose(int argc, char** argv) {
-  ArgSpec spec = with_engine({{"no-stdlib", "explain", "skip-self-test", "help", "timings", "no-indexes"},
-                              {"format", "rules", "threads", "slack-before", "slack-after", "color"}});
+  ArgSpec spec = with_catalog_options({{"explain", "skip-self-test", "help", "timings", "no-indexes"},
+                                       {"format", "threads", "slack-before", "slack-after", "color"}});
   Args a;
   std::string err;
   if (!culprit::cli::parse_args(argc, argv, 2, spec, a, err)) return usage_error("diagnose", err);
-  EngineChoice engine;
   if (a.has("help")) {
     std::cout << kDiagnoseHelp;
     return kOk;
@@ -221,7 +182,8 @@ int cmd_diagnose(int argc, char** argv) {
       (std::string(name) == "slack-before" ? opt.slack_before : opt.slack_after) = *d;
     }
   }
-  if (!engine_choice(a, engine, err)) return usage_error("diagnose", err);
+  culprit::AttributorConfig config;
+  if (!catalog_config(a, {}, config, err)) return usage_error("diagnose", err);
   std::string color_opt = a.last("color").value_or("auto");
   if (color_opt != "auto" && color_opt != "always" && color_opt != "never")
     return usage_error("diagnose", "--color must be auto, always or never");
@@ -241,19 +203,9 @@ int cmd_diagnose(int argc, char** argv) {
     std::cerr << "culprit diagnose: " << err << "\n";
     return kBadInput;
   }
-  culprit::LoadedCatalog loaded;
-  std::shared_ptr<const culprit::Program> program;
-  if (!compile(rule_paths(a.all("rules"), !a.has("no-stdlib")), loaded, program, engine)) return kBadInput;
-  if (!a.has("skip-self-test")) {
-    auto report = culprit::run_inline_tests(program);
-    if (report.failed > 0) {
-      for (const auto& r : report.results)
-        if (!r.passed) std::cerr << fmt::format("{}: FAIL {} {}: {}\n", r.location, r.kind, r.name, r.message);
-      std::cerr << fmt::format("culprit diagnose: the catalog fails {} of its own tests; refusing to diagnose with it "
-                               "(run 'culprit test', or pass --skip-self-test)\n", report.failed);
-      return kBadInput;
-    }
-  }
+  auto attributor = open_attributor("diagnose", config, !a.has("skip-self-test"),
+                                    "refusing to diagnose with it (run 'culprit test', or pass --skip-self-test)");
+  if (!attributor) return kBadInput;
   // The trail is printed only with --explain; without it, not collecting it
   // saves an entry per symptom and state change.
   opt.trail = a.has("explain");
@@ -263,7 +215,7 @@ int cmd_diagnose(int argc, char** argv) {
   double startup_ms = ms_since(t_start);
   auto t_diagnose = std::chrono::steady_clock::now();
   culprit::Verdict verdict;
-  if (!culprit::diagnose(program, culprit::request_from_bundle(std::move(bundle)), opt, verdict, err)) {
+  if (!attributor->attribute(culprit::request_from_bundle(std::move(bundle)), opt, verdict, err)) {
     std::cerr << "culprit diagnose: " << err << "\n";
     return kBadInput;
   }
@@ -291,7 +243,7 @@ int cmd_diagnose(int argc, char** argv) {
 }
 
 int cmd_test(int argc, char** argv) {
-  ArgSpec spec = with_engine({{"no-stdlib", "verbose", "help"}, {}});
+  ArgSpec spec = with_catalog_options({{"verbose", "help"}, {}}, false);
   Args a;
   std::string err;
   if (!culprit::cli::parse_args(argc, argv, 2, spec, a, err)) return usage_error("test", err);
@@ -299,12 +251,11 @@ int cmd_test(int argc, char** argv) {
     std::cout << kTestHelp;
     return kOk;
   }
-  EngineChoice engine;
-  if (!engine_choice(a, engine, err)) return usage_error("test", err);
-  culprit::LoadedCatalog loaded;
-  std::shared_ptr<const culprit::Program> program;
-  if (!compile(rule_paths(a.positionals, !a.has("no-stdlib")), loaded, program, engine)) return kBadInput;
-  auto report = culprit::run_inline_tests(program);
+  culprit::AttributorConfig config;
+  if (!catalog_config(a, a.positionals, config, err)) return usage_error("test", err);
+  auto attributor = open_attributor("test", config, false);
+  if (!attributor) return kBadInput;
+  auto report = culprit::run_inline_tests(attributor->program());
   for (const auto& r : report.results) {
     if (!r.passed) std::cout << fmt::format("FAIL {} {} ({}): {}\n", r.kind, r.name, r.location, r.message);
     else if (a.has("verbose")) std::cout << fmt::format("ok   {} {} ({})\n", r.kind, r.name, r.location);
@@ -365,28 +316,20 @@ std::string plan_summary(const culprit::Program& program) {
 // Each child prints "name<TAB>value" lines; the parent adds the wall time
 // of the whole process (exec, dynamic linking, everything) and tabulates.
 
-int timings_run(const std::vector<std::string>& paths, const EngineChoice& engine) {
+int timings_run(const culprit::AttributorConfig& config) {
   auto t0 = std::chrono::steady_clock::now();
-  culprit::set_regex_verdict_cache(engine.cache_dir);
-  auto loaded = culprit::load_catalog(paths);
-  if (!loaded.ok()) {
-    std::cerr << loaded.diagnostics.render(false);
-    return kBadInput;
-  }
-  std::string error;
-  auto program = build_program(loaded.catalog, engine, error);
-  if (!program) {
-    std::cerr << "culprit: " << error << "\n";
-    return kBadInput;
-  }
+  culprit::AttributorStart start;
+  auto attributor = open_attributor("check", config, false, "", &start);
+  if (!attributor) return kBadInput;
+  const auto& program = attributor->program();
   auto t1 = std::chrono::steady_clock::now();
   auto report = culprit::run_inline_tests(program);
   double tests_ms = ms_since(t1);
   const auto& bt = program->timings();
   std::map<std::string, std::string> out;
   auto num = [](double v) { return fmt::format("{:.1f}", v); };
-  out["parse"] = num(loaded.parse_ms);
-  out["sema"] = num(loaded.sema_ms);
+  out["parse"] = num(start.parse_ms);
+  out["sema"] = num(start.sema_ms);
   out["hyperscan"] = num(bt.hyperscan_ms);
   out["hyperscan_cached"] = bt.hyperscan_cached ? "1" : "0";
   out["native"] = num(bt.native_ms);
@@ -441,7 +384,7 @@ bool run_child(const std::vector<std::string>& args, std::string& out, int& stat
   return true;
 }
 
-int check_timings(const Args& a, const EngineChoice& engine) {
+int check_timings(const Args& a, const culprit::AttributorConfig& engine) {
   namespace fs = std::filesystem;
   std::error_code ec;
   std::string exe = fs::read_symlink("/proc/self/exe", ec).string();
@@ -524,7 +467,7 @@ int check_timings(const Args& a, const EngineChoice& engine) {
 }
 
 int cmd_check(int argc, char** argv) {
-  ArgSpec spec = with_engine({{"no-stdlib", "help", "timings", "timings-run", "explain"}, {}});
+  ArgSpec spec = with_catalog_options({{"help", "timings", "timings-run", "explain"}, {}}, false);
   Args a;
   std::string err;
   if (!culprit::cli::parse_args(argc, argv, 2, spec, a, err)) return usage_error("check", err);
@@ -532,15 +475,14 @@ int cmd_check(int argc, char** argv) {
     std::cout << kCheckHelp;
     return kOk;
   }
-  EngineChoice engine;
-  if (!engine_choice(a, engine, err)) return usage_error("check", err);
-  if (a.has("timings-run")) return timings_run(rule_paths(a.positionals, !a.has("no-stdlib")), engine);
-  if (a.has("timings")) return check_timings(a, engine);
-  culprit::LoadedCatalog loaded;
-  std::shared_ptr<const culprit::Program> program;
-  if (!compile(rule_paths(a.positionals, !a.has("no-stdlib")), loaded, program, engine)) return kBadInput;
-  const auto& c = *loaded.catalog;
-  if (a.has("explain")) explain_plans(*program);
+  culprit::AttributorConfig config;
+  if (!catalog_config(a, a.positionals, config, err)) return usage_error("check", err);
+  if (a.has("timings-run")) return timings_run(config);
+  if (a.has("timings")) return check_timings(a, config);
+  auto attributor = open_attributor("check", config, false);
+  if (!attributor) return kBadInput;
+  const auto& c = attributor->catalog();
+  if (a.has("explain")) explain_plans(*attributor->program());
   std::cout << fmt::format("ok: catalog {} {} ({}): {} files, {} extractors, {} rules, {} scenarios\n", c.name, c.version,
                            c.digest, c.files.size(), c.extractors.size(), c.rules.size(), c.scenarios.size());
   return kOk;
@@ -550,14 +492,7 @@ int cmd_version() {
   std::string catalog = "unavailable (the bundled catalog does not compile)";
   culprit::set_regex_verdict_cache(culprit::resolved_cache_dir({}));
   auto loaded = culprit::load_catalog({culprit::stdlib_directory()});
-  std::string hs_version = "?";
-  if (loaded.ok()) {
-    std::string err;
-    if (auto program = culprit::Program::build(loaded.catalog, err, {}, culprit::resolved_cache_dir({}))) {
-      auto info = culprit::engine_info(*program);
-      catalog = fmt::format("{} {} ({})", info.catalog_name, info.catalog_version, info.catalog_digest);
-    }
-  }
+  if (loaded.ok()) catalog = fmt::format("{} {} ({})", loaded.catalog->name, loaded.catalog->version, loaded.catalog->digest);
   // The active engine: the JIT unless $CULPRIT_ENGINE says otherwise or it cannot run here.
   std::string why;
   const char* env_engine = std::getenv("CULPRIT_ENGINE");
@@ -580,8 +515,9 @@ int run(int argc, char** argv) {
     return kOk;
   }
   if (cmd == "--version" || cmd == "version") return cmd_version();
-  if (cmd == "serve") return culprit::service::serve_command(argc, argv);
-  if (culprit::service::wants_remote_diagnose(argc, argv)) return culprit::service::diagnose_remote_command(argc, argv);
+  if (cmd == "serve") return culprit::cli::cmd_serve(argc, argv);
+  if (cmd == "run") return culprit::cli::cmd_run(argc, argv);
+  if (culprit::cli::wants_remote_diagnose(argc, argv)) return culprit::cli::cmd_diagnose_remote(argc, argv);
   if (cmd == "diagnose") return cmd_diagnose(argc, argv);
   if (cmd == "test") return cmd_test(argc, argv);
   if (cmd == "check") return cmd_check(argc, argv);

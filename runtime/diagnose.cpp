@@ -5,23 +5,19 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <fstream>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
 
 #include "compiler/parser.h"
 #include "runtime/engine.h"
-#include "runtime/observation_fast_parse.h"
+#include "runtime/observation_reader.h"
 #include "runtime/scanner.h"
 #include "base/timestamp.h"
 
 namespace culprit {
 
 namespace {
-
-const char* const kStandardSources[] = {"app", "kernel", "fabricmanager", "scheduler", "network"};
 
 int current_year() {
   auto now = std::chrono::system_clock::now();
@@ -35,42 +31,6 @@ struct ObservationGroupKey {
     return std::tie(host, source, file) < std::tie(o.host, o.source, o.file);
   }
 };
-
-bool read_observations(const std::string& path, std::vector<Observation>& out, std::string& error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = "cannot read " + path;
-    return false;
-  }
-  std::string line;
-  int64_t n = 0;
-  while (std::getline(in, line)) {
-    ++n;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    Observation o;
-    // Plain log observations skip the JSON tree; anything else (and every
-    // error message) comes from the reference parser below.
-    if (fast_parse_observation(line, o)) {
-      if (o.file.empty()) o.file = "observations.jsonl";
-      if (o.line == 0) o.line = n;
-      out.push_back(std::move(o));
-      continue;
-    }
-    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-    std::string why;
-    if (j.is_discarded()) why = "not valid JSON";
-    else if (!parse_observation(j, o, why)) {}
-    else {
-      if (o.file.empty()) o.file = "observations.jsonl";
-      if (o.line == 0) o.line = n;
-      out.push_back(std::move(o));
-      continue;
-    }
-    error = fmt::format("{}:{}: invalid observation: {}", path, n, why);
-    return false;
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -107,6 +67,12 @@ DiagnoseRequest request_from_bundle(Bundle&& bundle) {
 
 bool diagnose(std::shared_ptr<const Program> program, const DiagnoseRequest& req, const DiagnoseOptions& opt,
               Verdict& out, std::string& error) {
+  DiagnoseRequest copy = req;
+  return diagnose(std::move(program), std::move(copy), opt, out, error);
+}
+
+bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, const DiagnoseOptions& opt, Verdict& out,
+              std::string& error) {
   const auto& ctx = req.context;
   std::set<std::string> workload_nodes(ctx.nodes.begin(), ctx.nodes.end());
   auto t_start = std::chrono::steady_clock::now();
@@ -114,8 +80,8 @@ bool diagnose(std::shared_ptr<const Program> program, const DiagnoseRequest& req
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
   };
 
-  std::vector<Observation> observations = req.observations;
-  if (!req.observations_path.empty() && !read_observations(req.observations_path, observations, error)) return false;
+  std::vector<Observation> observations = std::move(req.observations);
+  if (!req.observations_path.empty() && !read_observations_file(req.observations_path, observations, error)) return false;
 
   ScanOptions scan;
   if (ctx.start) scan.scope_start = *ctx.start - opt.slack_before;
@@ -134,7 +100,7 @@ bool diagnose(std::shared_ptr<const Program> program, const DiagnoseRequest& req
   std::map<ObservationGroupKey, Stream> streams;
   std::vector<Event> metric_events;
   const auto& cat = program->catalog();
-  for (const auto& o : observations) {
+  for (auto& o : observations) {
     if (o.is_metric) {
       Event ev;
       ev.kind = cat.metric_kind;
@@ -156,7 +122,7 @@ bool diagnose(std::shared_ptr<const Program> program, const DiagnoseRequest& req
     ObservationGroupKey key{o.host, o.source, o.file};
     auto& s = streams[key];
     s.key = key;
-    s.lines.push_back(o.text);
+    s.lines.push_back(std::move(o.text));  // the observation is not used again
     s.numbers.push_back(o.line);
     s.times.push_back(o.ts);
     s.offsets.push_back(o.offset);
@@ -180,6 +146,7 @@ bool diagnose(std::shared_ptr<const Program> program, const DiagnoseRequest& req
     }
     s = std::move(sorted);
   }
+  observations = {};
   std::vector<const Stream*> stream_list;
   for (const auto& [k, s] : streams) stream_list.push_back(&s);
 
@@ -242,7 +209,13 @@ bool diagnose(std::shared_ptr<const Program> program, const DiagnoseRequest& req
   Coverage cov;
   std::set<std::pair<std::string, std::string>> host_sources;
   std::set<std::string> control_plane, nodes_with_any;
-  for (const char* s : kStandardSources) cov.sources[s];
+  // Every source the catalog reads is listed, with or without data, so a
+  // source that is missing everywhere shows as missing; so is every source
+  // that had data or that a collector reported on.
+  for (const auto& x : cat.extractors)
+    for (const auto& s : x.sources) cov.sources[s];
+  for (const auto& c : req.collectors)
+    if (!c.source.empty()) cov.sources[c.source];
   for (const auto& r : results) {
     auto& sc = cov.sources[r.source];
     ++sc.files;
@@ -279,6 +252,15 @@ bool diagnose(std::shared_ptr<const Program> program, const DiagnoseRequest& req
     if (!nodes_with_any.count(n)) cov.nodes_without_logs.push_back(n);
   cov.control_plane_hosts.assign(control_plane.begin(), control_plane.end());
   cov.ignored_files = req.ignored_files;
+  cov.collectors = std::move(req.collectors);
+  for (auto& c : cov.collectors) {
+    std::sort(c.nodes_expected.begin(), c.nodes_expected.end());
+    std::sort(c.nodes_covered.begin(), c.nodes_covered.end());
+    std::sort(c.errors.begin(), c.errors.end());
+  }
+  std::sort(cov.collectors.begin(), cov.collectors.end(), [](const CollectorReport& a, const CollectorReport& b) {
+    return std::tie(a.collector, a.source, a.status, a.reason) < std::tie(b.collector, b.source, b.status, b.reason);
+  });
   if (!cov.nodes_without_logs.empty())
     cov.warnings.push_back(fmt::format("no logs at all from {} of {} nodes: {}", cov.nodes_without_logs.size(), ctx.nodes.size(),
                                        fmt::join(cov.nodes_without_logs, ", ")));
@@ -290,6 +272,12 @@ bool diagnose(std::shared_ptr<const Program> program, const DiagnoseRequest& req
   }
   for (const auto& [source, sc] : cov.sources)
     for (const auto& e : sc.errors) cov.warnings.push_back(source + ": " + e);
+  for (const auto& c : cov.collectors) {
+    if (c.status == "ok") continue;
+    std::string what = c.source.empty() ? c.collector : fmt::format("{} ({})", c.collector, c.source);
+    cov.warnings.push_back(c.reason.empty() ? fmt::format("collector {}: {}", what, c.status)
+                                            : fmt::format("collector {}: {}: {}", what, c.status, c.reason));
+  }
   if (!cov.ignored_files.empty())
     cov.warnings.push_back(fmt::format("{} file{} in the bundle not read (not logs/<host>/<source>.log): {}", cov.ignored_files.size(),
                                        cov.ignored_files.size() == 1 ? "" : "s", fmt::join(cov.ignored_files, ", ")));

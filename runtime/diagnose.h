@@ -47,9 +47,13 @@ struct DiagnoseRequest {
   std::vector<LogFile> files;
   std::vector<std::string> ignored_files;
   std::string observations_path;                 // a JSONL file, or ""
-  std::vector<Observation> observations;         // in memory (service, scenario tests)
+  std::vector<Observation> observations;         // in memory (service, collectors, scenario tests)
+  std::vector<CollectorReport> collectors;       // what each collector gathered (into coverage.collectors)
 };
 
+bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& request, const DiagnoseOptions& options,
+              Verdict& out, std::string& error);
+// The same, copying the request's observations (for callers that keep them).
 bool diagnose(std::shared_ptr<const Program> program, const DiagnoseRequest& request, const DiagnoseOptions& options,
               Verdict& out, std::string& error);
 

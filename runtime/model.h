@@ -85,11 +85,30 @@ struct SourceCoverage {
   std::vector<std::string> errors;
 };
 
+// What one collector (the component that fetched evidence from where the
+// cluster keeps it: files, Loki, pod logs, PromQL) says about its work for
+// one workload attempt. Collectors write these; the verdict carries them in
+// coverage.collectors so an operator sees which evidence was never gathered
+// and why, and the text report turns every failed or partial one into a
+// warning. A collector that ran but found nothing is "empty", never absent.
+struct CollectorReport {
+  std::string collector;               // e.g. "files", "loki", "kubernetes-pod-logs", "promql"
+  std::string source;                  // the log source it fed, or "" for several
+  std::string status = "ok";           // "ok" | "partial" | "empty" | "failed"
+  std::string reason;                  // why it is not "ok" (one sentence), else ""
+  std::vector<std::string> nodes_expected;  // sorted: the nodes it was asked about
+  std::vector<std::string> nodes_covered;   // sorted: the nodes it returned evidence for
+  int64_t observations = 0;            // log lines and samples it returned
+  int64_t bytes = 0;                   // bytes of evidence it returned
+  std::vector<std::string> errors;     // sorted: individual failures (a file, a query, a page)
+};
+
 struct Coverage {
   std::map<std::string, SourceCoverage> sources;   // by source name
   std::vector<std::string> nodes_without_logs;     // workload nodes with no data at all
   std::vector<std::string> control_plane_hosts;
   std::vector<std::string> ignored_files;          // files in the bundle that are not logs/<host>/<source>.log
+  std::vector<CollectorReport> collectors;          // sorted by (collector, source); empty for a bundle
   std::vector<std::string> warnings;
 };
 

@@ -291,7 +291,7 @@ class Scanner::Window {
   }
 
   // The extractors that may match a line held in memory on its own.
-  void single_candidates(const std::string& text, std::vector<int32_t>& ids) {
+  void single_candidates(std::string_view text, std::vector<int32_t>& ids) {
     ids.clear();
     if (!db_) return;
     collector_.hits.clear();
@@ -452,7 +452,7 @@ class Scanner::Stream {
   }
 
   // One line from memory, scanned on its own.
-  void single(const std::string& text, int64_t line_no, std::optional<int64_t> forced_ts, int64_t offset = 0,
+  void single(std::string_view text, int64_t line_no, std::optional<int64_t> forced_ts, int64_t offset = 0,
               bool terminated = false) {
     result_.bytes += static_cast<int64_t>(text.size()) + (terminated ? 1 : 0);
     window_.single_candidates(text, single_ids_);
@@ -1035,11 +1035,16 @@ ScanResult Scanner::scan_lines(const std::string& host, const std::string& sourc
   r.file = display_file;
   r.control_plane = control_plane;
   Stream stream(*this, r, opt);
+  std::string joined;  // only for the rare line with a newline inside it
   for (size_t i = 0; i < lines.size(); ++i) {
-    std::string text = lines[i];
+    std::string_view text = lines[i];
     bool terminated = !text.empty() && text.back() == '\n';
-    if (terminated) text.pop_back();
-    std::replace(text.begin(), text.end(), '\n', ' ');
+    if (terminated) text.remove_suffix(1);
+    if (text.find('\n') != std::string_view::npos) {
+      joined.assign(text);
+      std::replace(joined.begin(), joined.end(), '\n', ' ');
+      text = joined;
+    }
     stream.single(text, i < line_numbers.size() ? line_numbers[i] : static_cast<int64_t>(i) + 1,
                   i < times.size() ? times[i] : std::nullopt, i < offsets.size() ? offsets[i] : 0, terminated);
   }

@@ -8,6 +8,7 @@
 
 #include "base/text_util.h"
 #include "base/timestamp.h"
+#include "runtime/collector_report_json.h"
 
 namespace culprit {
 
@@ -182,6 +183,13 @@ J verdict_tail(const Verdict& v, bool include_trail) {
   cov["nodes_without_logs"] = v.coverage.nodes_without_logs;
   cov["control_plane_hosts"] = v.coverage.control_plane_hosts;
   cov["ignored_files"] = v.coverage.ignored_files;
+  // Present only when the evidence came through collectors (culprit run);
+  // a bundle read from disk has none.
+  if (!v.coverage.collectors.empty()) {
+    J list = J::array();
+    for (const auto& c : v.coverage.collectors) list.push_back(collector_report_to_json(c));
+    cov["collectors"] = std::move(list);
+  }
   cov["warnings"] = v.coverage.warnings;
   j["coverage"] = cov;
   J eng;

@@ -15,8 +15,9 @@
 #include "compiler/catalog_loader.h"
 #include "compiler/regex_check.h"
 #include "runtime/bundle.h"
+#include "runtime/collector_report_json.h"
 #include "runtime/diagnose.h"
-#include "runtime/observation_fast_parse.h"
+#include "runtime/observation_reader.h"
 #include "runtime/self_test.h"
 #include "base/sha256.h"
 #include "base/timestamp.h"
@@ -165,6 +166,25 @@ bool parse_context(const json& j, WorkloadContext& ctx, BodyError& err, const st
   return true;
 }
 
+// The `collectors` of a one-shot request: the caller's collector reports,
+// which the verdict carries in coverage.collectors.
+bool parse_collectors(const json& j, std::vector<CollectorReport>& out, BodyError& err, const std::string& pointer) {
+  if (!j.is_array()) {
+    err = {400, "schema_violation", "'collectors' must be an array of collector reports", {{"pointer", pointer}}};
+    return false;
+  }
+  for (size_t i = 0; i < j.size(); ++i) {
+    CollectorReport r;
+    std::string why;
+    if (!collector_report_from_json(j[i], r, why)) {
+      err = {400, "schema_violation", "invalid collector report: " + why, {{"pointer", fmt::format("{}/{}", pointer, i)}}};
+      return false;
+    }
+    out.push_back(std::move(r));
+  }
+  return true;
+}
+
 // Collects observations with their cost, checking a limit as they come in.
 // `room(total_cost)` returns 0 while they fit, else the status to answer.
 class ObservationSink {
@@ -200,42 +220,6 @@ class ObservationSink {
   size_t cost_ = 0;
 };
 
-// Splits NDJSON as it streams in; every complete line is handed to `on_line`
-// (1-based number, text). Blank lines are skipped; a final unterminated line
-// is handled by finish().
-class NdjsonSplitter {
- public:
-  explicit NdjsonSplitter(std::function<bool(int64_t, const std::string&)> on_line) : on_line_(std::move(on_line)) {}
-  bool feed(const char* d, size_t n) {
-    size_t pos = 0;
-    while (pos < n) {
-      const char* nl = static_cast<const char*>(std::memchr(d + pos, '\n', n - pos));
-      if (!nl) {
-        partial_.append(d + pos, n - pos);
-        break;
-      }
-      partial_.append(d + pos, static_cast<size_t>(nl - (d + pos)));
-      pos = static_cast<size_t>(nl - d) + 1;
-      if (!emit()) return false;
-    }
-    return true;
-  }
-  bool finish() { return partial_.empty() ? true : emit(); }
-
- private:
-  bool emit() {
-    ++line_;
-    std::string line;
-    line.swap(partial_);
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.find_first_not_of(" \t") == std::string::npos) return true;
-    return on_line_(line_, line);
-  }
-  std::function<bool(int64_t, const std::string&)> on_line_;
-  std::string partial_;
-  int64_t line_ = 0;
-};
-
 // ------------------------------------------------------------ the service
 
 class Service {
@@ -267,8 +251,10 @@ class Service {
   void handle_delete(const httplib::Request& req, httplib::Response& res);
 
   // Runs the engine and writes the verdict (or an error) into `res`.
-  void attribute(const httplib::Request& req, httplib::Response& res, const WorkloadContext& ctx,
-                 const std::vector<Observation>& obs);
+  // `obs` by value: a one-shot request moves its observations in, a
+  // session (which keeps its own for the next attribution) copies them.
+  void attribute(const httplib::Request& req, httplib::Response& res, WorkloadContext ctx, std::vector<Observation> obs,
+                 std::vector<CollectorReport> collectors = {});
   ojson session_json(Session& s);
   void send_body_error(httplib::Response& res, const BodyError& e) {
     send_error(res, e.status, e.code, e.message, e.details);
@@ -280,7 +266,7 @@ class Service {
   MemoryBudget budget_;
   SessionStore store_;
   std::atomic<bool> ready_{false};
-  std::shared_ptr<const Program> program_;   // set once, before ready_
+  std::shared_ptr<const Attributor> attributor_;  // set once, before ready_
   std::string catalog_json_;                 // GET /v1/catalog, built at start-up
   std::mutex log_mu_;
 };
@@ -307,32 +293,14 @@ bool Service::read_body(const httplib::ContentReader& reader, httplib::Response&
 bool Service::read_observations(const httplib::Request& req, const httplib::ContentReader& reader,
                                 httplib::Response& res, ObservationSink& sink, json* ndjson_context, BodyError& err) {
   BodyKind kind = body_kind(req);
-  bool failed = false;
   if (kind == BodyKind::Ndjson) {
-    bool want_context = ndjson_context != nullptr;
-    NdjsonSplitter split([&](int64_t line, const std::string& text) {
-      // Most lines are plain log observations: read them without building a
-      // JSON tree (the tree costs ~30 MB/s); anything else takes the full path.
-      if (!want_context) {
-        Observation o;
-        if (fast_parse_observation(text, o)) {
-          if (!sink.add(std::move(o), err, {{"line", line}})) return !(failed = true);
-          return true;
-        }
-      }
-      json j;
-      if (!parse_json_text(text, j, err, fmt::format("line {} ", line))) {
-        err.details["line"] = line;
-        return !(failed = true);
-      }
-      if (want_context) {
-        want_context = false;
-        *ndjson_context = std::move(j);
-        return true;
-      }
-      if (!sink.add(j, err, {{"line", line}})) return !(failed = true);
-      return true;
-    });
+    // The reader every carrier shares (runtime/observation_reader.h): plain
+    // log observations skip the JSON tree, and errors read the same as for
+    // a bundle's observations.jsonl.
+    NdjsonObservationReader::Options ropt;
+    ropt.first_line_is_context = ndjson_context != nullptr;
+    NdjsonObservationReader ndjson(
+        [&](Observation&& o, int64_t line) { return sink.add(std::move(o), err, {{"line", line}}); }, ropt);
     size_t total = 0;
     bool too_big = false;
     bool ok = reader([&](const char* d, size_t n) {
@@ -341,19 +309,35 @@ bool Service::read_observations(const httplib::Request& req, const httplib::Cont
         too_big = true;
         return false;
       }
-      return split.feed(d, n);
+      return ndjson.feed(d, n);
     });
-    if (ok) ok = split.finish();
+    if (ok) ok = ndjson.finish();
     if (!ok) {
       close_after(res);
+      const auto& e = ndjson.error();
+      using K = ObservationReadError::Kind;
       if (too_big) err = {413, "payload_too_large", fmt::format("the request body exceeds {} bytes", cfg_.max_body),
                           {{"limit", cfg_.max_body}}};
-      else if (!failed) err = {400, "bad_request", "the request body could not be read (timeout or broken connection)"};
+      else if (e.kind == K::InvalidJson)
+        err = {400, "invalid_json", fmt::format("line {} is {}", e.line, e.message), {{"line", e.line}, {"byte", e.byte}}};
+      else if (e.kind == K::Schema)
+        err = {400, "schema_violation", fmt::format("line {}: {}", e.line,
+                                                    ndjson_context && !ndjson.context() ? e.message : "invalid observation: " + e.message),
+               {{"line", e.line}}};
+      else if (e.kind == K::LineTooLong)
+        err = {413, "payload_too_large", fmt::format("line {} is longer than the {}-byte line limit", e.line, ropt.max_line),
+               {{"line", e.line}, {"limit", ropt.max_line}}};
+      else if (e.kind == K::None)
+        err = {400, "bad_request", "the request body could not be read (timeout or broken connection)"};
+      // K::Refused: the sink set `err` (413 or 429).
       return false;
     }
-    if (want_context) {
-      err = {400, "schema_violation", "the NDJSON body is empty: its first line must be the context", {{"line", 1}}};
-      return false;
+    if (ndjson_context) {
+      if (!ndjson.context()) {
+        err = {400, "schema_violation", "the NDJSON body is empty: its first line must be the context", {{"line", 1}}};
+        return false;
+      }
+      *ndjson_context = *ndjson.context();
     }
     return true;
   }
@@ -374,16 +358,17 @@ bool Service::read_observations(const httplib::Request& req, const httplib::Cont
   return true;
 }
 
-void Service::attribute(const httplib::Request& req, httplib::Response& res, const WorkloadContext& ctx,
-                        const std::vector<Observation>& obs) {
+void Service::attribute(const httplib::Request& req, httplib::Response& res, WorkloadContext ctx,
+                        std::vector<Observation> obs, std::vector<CollectorReport> collectors) {
   DiagnoseRequest dr;
-  dr.context = ctx;
-  dr.observations = obs;
+  dr.context = std::move(ctx);
+  dr.observations = std::move(obs);
+  dr.collectors = std::move(collectors);
   DiagnoseOptions opt;
   opt.threads = 1;  // the worker pool is the parallelism; one scan thread per request
   Verdict v;
   std::string err;
-  if (!diagnose(program_, dr, opt, v, err)) {
+  if (!attributor_->attribute(std::move(dr), opt, v, err)) {
     send_error(res, 400, "schema_violation", err);
     return;
   }
@@ -408,6 +393,7 @@ void Service::handle_attributions(const httplib::Request& req, httplib::Response
                                   const httplib::ContentReader& reader) {
   BodyError err;
   WorkloadContext ctx;
+  std::vector<CollectorReport> collectors;  // what the caller's collectors gathered (culprit run --service)
   // In-flight one-shot evidence is charged to the shared budget too.
   size_t reserved = 0;
   ObservationSink sink([&](size_t total) {
@@ -431,7 +417,13 @@ void Service::handle_attributions(const httplib::Request& req, httplib::Response
       if (err.status) send_body_error(res, err);
       return;
     }
-    if (context.is_object() && context.contains("context") && context.size() == 1) context = context["context"];
+    // The first line is the bare context, or {"context": ..., "collectors": [...]}.
+    if (context.is_object() && context.contains("context") &&
+        context.size() == (context.contains("collectors") ? 2u : 1u)) {
+      if (context.contains("collectors") && !parse_collectors(context["collectors"], collectors, err, "line 1"))
+        return send_body_error(res, err);
+      context = json(context["context"]);
+    }
     if (!parse_context(context, ctx, err, "line 1")) return send_body_error(res, err);
   } else {
     std::string body;
@@ -442,12 +434,14 @@ void Service::handle_attributions(const httplib::Request& req, httplib::Response
       return send_error(res, 400, "schema_violation", "the body must be a JSON object {context, observations}",
                         {{"pointer", ""}});
     for (auto it = j.begin(); it != j.end(); ++it)
-      if (it.key() != "context" && it.key() != "observations")
+      if (it.key() != "context" && it.key() != "observations" && it.key() != "collectors")
         return send_error(res, 400, "schema_violation", fmt::format("unknown key '{}'", it.key()),
                           {{"pointer", "/" + it.key()}});
     if (!j.contains("context"))
       return send_error(res, 400, "schema_violation", "missing 'context'", {{"pointer", "/context"}});
     if (!parse_context(j["context"], ctx, err, "/context")) return send_body_error(res, err);
+    if (j.contains("collectors") && !parse_collectors(j["collectors"], collectors, err, "/collectors"))
+      return send_body_error(res, err);
     if (j.contains("observations")) {
       const auto& arr = j["observations"];
       if (!arr.is_array())
@@ -464,7 +458,7 @@ void Service::handle_attributions(const httplib::Request& req, httplib::Response
     if (o.file.empty()) o.file = "observations.jsonl";
     if (o.line == 0) o.line = n;
   }
-  attribute(req, res, ctx, sink.obs);
+  attribute(req, res, std::move(ctx), std::move(sink.obs), std::move(collectors));
 }
 
 ojson Service::session_json(Session& s) {
@@ -738,31 +732,22 @@ void Service::install_routes() {
 }
 
 bool Service::load_catalog_and_test() {
-  set_regex_verdict_cache(cfg_.cache_dir);
-  auto loaded = culprit::load_catalog(cfg_.rule_paths);
-  if (!loaded.diagnostics.all().empty()) std::cerr << loaded.diagnostics.render(false);
-  if (!loaded.ok()) {
-    std::cerr << fmt::format("culprit serve: the rules do not compile ({} errors)\n", loaded.diagnostics.error_count());
-    return false;
-  }
-  std::string error;
-  auto program = Program::build(loaded.catalog, error, cfg_.jit ? jit_factory(cfg_.jit_options) : NativeCodeFactory{},
-                                cfg_.cache_dir);
-  if (!program) {
-    std::cerr << "culprit serve: " << error << "\n";
-    return false;
-  }
-  if (cfg_.jit && !program->native())
-    std::cerr << "culprit serve: warning: the JIT is unavailable (" << program->native_warning()
-              << "); using the interpreter\n";
-  auto report = run_inline_tests(program);
-  if (report.failed > 0) {
-    for (const auto& r : report.results)
+  AttributorConfig config = cfg_.catalog;
+  config.self_test = true;
+  AttributorStart start;
+  auto attributor = Attributor::open(config, start);
+  if (!start.diagnostics.all().empty()) std::cerr << start.diagnostics.render(false);
+  if (!start.warning.empty()) std::cerr << "culprit serve: warning: " << start.warning << "\n";
+  if (start.self_test)
+    for (const auto& r : start.self_test->results)
       if (!r.passed) std::cerr << fmt::format("{}: FAIL {} {}: {}\n", r.location, r.kind, r.name, r.message);
-    std::cerr << fmt::format("culprit serve: the catalog fails {} of its {} inline tests; refusing to serve it\n",
-                             report.failed, report.results.size());
+  if (!attributor) {
+    bool tests_failed = start.self_test && start.self_test->failed > 0;
+    std::cerr << fmt::format("culprit serve: {}{}\n", start.error, tests_failed ? "; refusing to serve it" : "");
     return false;
   }
+  const TestReport& report = *start.self_test;
+  const Program* program = attributor->program().get();
   const auto& cat = program->catalog();
   auto info = engine_info(*program);
   ojson j;
@@ -783,7 +768,7 @@ bool Service::load_catalog_and_test() {
   j["self_test"] = {{"passed", report.passed}, {"failed", report.failed}, {"results", tests}};
   catalog_json_ = j.dump(2) + "\n";
   metrics_.set_catalog(cat.name, cat.version, cat.digest);
-  program_ = std::move(program);
+  attributor_ = std::move(attributor);
   return true;
 }
 
@@ -830,10 +815,10 @@ int Service::run() {
   } else {
     ready_ = true;
     metrics_.set_ready(true);
-    const auto& cat = program_->catalog();
+    const auto& cat = attributor_->catalog();
     std::cerr << fmt::format("{{\"event\":\"ready\",\"listen\":\"{}:{}\",\"catalog\":\"{}\",\"version\":\"{}\","
                              "\"digest\":\"{}\",\"evaluator\":\"{}\",\"threads\":{}}}\n",
-                             cfg_.host, port, cat.name, cat.version, cat.digest, program_->evaluator(), cfg_.threads);
+                             cfg_.host, port, cat.name, cat.version, cat.digest, attributor_->program()->evaluator(), cfg_.threads);
     if (!cfg_.port_file.empty()) {
       std::ofstream pf(cfg_.port_file + ".tmp");
       pf << port << "\n";

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/native_code.h"
+#include "runtime/attributor.h"
 
 namespace culprit::service {
 
@@ -32,15 +32,14 @@ struct ServiceConfig {
   std::chrono::seconds session_ttl{900};  // idle time before a session expires
   int read_timeout_s = 10, write_timeout_s = 10, keep_alive_s = 2;
   std::string token;                      // bearer token; "" = no authentication
-  std::vector<std::string> rule_paths;    // the catalog's parts (stdlib first)
-  bool jit = true;
-  JitOptions jit_options;
-  std::string cache_dir;                  // compile cache ("" = off)
+  AttributorConfig catalog;               // rule paths and evaluator; the service always self-tests
   bool access_log = true;                 // one JSON line per request on stderr
   std::string port_file;                  // write the bound port here once ready (tests)
 };
 
-// Returns the process exit status (see serve_command in service/service.h).
+// Serves until request_stop(). Returns the process exit status: 0 when
+// stopped, 1 when the catalog fails one of its inline tests, 2 when the
+// rules do not compile or the address cannot be bound.
 int run_server(const ServiceConfig& config);
 
 // Asks a running run_server() to stop: it stops accepting, finishes the

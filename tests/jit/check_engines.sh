@@ -41,7 +41,7 @@ grep -q "engine must be jit or interp" "$tmp/err" || fail "no usage message for 
 # Where the JIT cannot run (simulated), the interpreter runs, after exactly one warning line.
 CULPRIT_JIT_DISABLE=1 "$bin" diagnose "$ex" --format json > "$tmp/off.json" 2> "$tmp/off.err" || fail "no fallback without the JIT"
 grep -q '"evaluator": "interpreter"' "$tmp/off.json" || fail "the fallback verdict does not say interpreter"
-[ "$(wc -l < "$tmp/off.err")" = 1 ] && grep -q '^culprit: warning: the JIT is unavailable (disabled by CULPRIT_JIT_DISABLE); using the interpreter$' "$tmp/off.err" \
+[ "$(wc -l < "$tmp/off.err")" = 1 ] && grep -q '^culprit diagnose: warning: the JIT is unavailable (disabled by CULPRIT_JIT_DISABLE); using the interpreter$' "$tmp/off.err" \
   || fail "expected one warning line, got: $(cat "$tmp/off.err")"
 CULPRIT_JIT_DISABLE=1 "$bin" --version | grep -q '^evaluator: interpreter$' || fail "--version claims the JIT where it cannot run"
 

@@ -636,8 +636,14 @@ rule Blind stage symptoms {
   CHECK(kernel.nodes_missing == std::vector<std::string>{"node-02", "node-03"});
   CHECK(v.coverage.sources.at("app").events == 2);
   CHECK(v.coverage.nodes_without_logs == std::vector<std::string>{"node-03"});
-  // The standard sources are always reported, with or without data.
-  for (const char* s : {"app", "kernel", "fabricmanager", "scheduler", "network"}) CHECK(v.coverage.sources.count(s) == 1);
+  // Every source the catalog reads is reported, with or without data; one
+  // that no extractor reads and no data came from is not (the list is the
+  // catalog's, not a fixed one).
+  for (const char* s : {"app", "kernel"}) CHECK(v.coverage.sources.count(s) == 1);
+  CHECK(v.coverage.sources.count("fabricmanager") == 0);
+  auto silent = run(program, context({"node-01"}), {text("node-01", "app", kT0, "ERR 1 dev=a")});
+  REQUIRE(silent.coverage.sources.count("kernel") == 1);
+  CHECK(silent.coverage.sources.at("kernel").nodes_missing == std::vector<std::string>{"node-01"});
   bool warned = false;
   for (const auto& w : v.coverage.warnings) warned = warned || w.find("no logs at all from 1 of 3 nodes: node-03") != std::string::npos;
   CHECK(warned);
@@ -718,4 +724,51 @@ rule XidMetric stage symptoms {
   const std::string ab = verdict_to_json_text(run(program, ctx, {a, b}), false);
   const std::string ba = verdict_to_json_text(run(program, ctx, {b, a}), false);
   CHECK(ab == ba);
+}
+
+TEST_CASE("coverage: collector reports reach the verdict sorted, and every one that is not ok is a warning") {
+  auto program = program_for(kBase + kSymptoms);
+  DiagnoseRequest req;
+  req.context = context({"node-01", "node-02"});
+  req.observations = {text("node-01", "app", kT0, "ERR 1 dev=a")};
+  CollectorReport loki;
+  loki.collector = "loki";
+  loki.source = "app";
+  loki.status = "partial";
+  loki.reason = "query timed out for node-02";
+  loki.nodes_expected = {"node-02", "node-01"};
+  loki.nodes_covered = {"node-01"};
+  loki.errors = {"z: second", "a: first"};
+  CollectorReport files;
+  files.collector = "files";
+  files.source = "kernel";
+  files.status = "ok";
+  files.nodes_expected = {"node-01", "node-02"};
+  files.nodes_covered = {"node-01", "node-02"};
+  req.collectors = {loki, files};
+  DiagnoseOptions opt;
+  opt.threads = 1;
+  Verdict v;
+  std::string error;
+  REQUIRE(diagnose(program, std::move(req), opt, v, error));
+  REQUIRE(v.coverage.collectors.size() == 2);
+  CHECK(v.coverage.collectors[0].collector == "files");
+  CHECK(v.coverage.collectors[1].collector == "loki");
+  CHECK(v.coverage.collectors[1].nodes_expected == std::vector<std::string>{"node-01", "node-02"});
+  CHECK(v.coverage.collectors[1].errors == std::vector<std::string>{"a: first", "z: second"});
+  size_t warned = 0;
+  for (const auto& w : v.coverage.warnings) {
+    if (w == "collector loki (app): partial: query timed out for node-02") ++warned;
+    CHECK(w.find("collector files") == std::string::npos);
+  }
+  CHECK(warned == 1);
+  auto j = verdict_to_json(v, false);
+  REQUIRE(j["coverage"].contains("collectors"));
+  CHECK(j["coverage"]["collectors"][1]["status"] == "partial");
+  // A verdict without collectors has no such key (bundles keep their shape).
+  DiagnoseRequest plain;
+  plain.context = context({"node-01"});
+  Verdict w;
+  REQUIRE(diagnose(program, std::move(plain), opt, w, error));
+  CHECK_FALSE(verdict_to_json(w, false)["coverage"].contains("collectors"));
 }

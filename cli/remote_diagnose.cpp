@@ -1,0 +1,245 @@
+// `culprit diagnose --server URL BUNDLE`: the bundle client of the service.
+// It sends the bundle's evidence to a running `culprit serve` and prints the
+// verdict exactly as local mode would.
+#include "cli/remote_diagnose.h"
+
+#include <fmt/format.h>
+#include <httplib.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "base/text_util.h"
+#include "cli/args.h"
+#include "runtime/bundle.h"
+
+namespace culprit::cli {
+
+namespace {
+
+const char* kRemoteHelp = R"(Usage: culprit diagnose --server URL BUNDLE [options]
+
+Sends the bundle's evidence to a running `culprit serve` and prints its
+verdict: the same output as `culprit diagnose BUNDLE` run locally with the
+service's catalog. Every log line is sent as a text observation carrying its
+file, line number and byte offset, so provenance and coverage are identical.
+
+Options:
+  --format text|json     output format (default: text on a terminal, else json)
+  --explain              include the derivation trail
+  --color auto|always|never
+  --token-file FILE      bearer token for a service started with --token-file
+  -h, --help             this help
+
+Exit status: 0 verdict printed, 2 bad input or an error answer from the
+service, 3 the service could not be reached.
+)";
+
+
+int usage(const std::string& msg) {
+  std::cerr << fmt::format("culprit diagnose: {}\nTry 'culprit diagnose --help'.\n", msg);
+  return 2;
+}
+
+}  // namespace
+
+bool wants_remote_diagnose(int argc, char** argv) {
+  if (argc < 2 || std::strcmp(argv[1], "diagnose") != 0) return false;
+  for (int i = 2; i < argc; ++i)
+    if (std::strcmp(argv[i], "--server") == 0 || std::strncmp(argv[i], "--server=", 9) == 0) return true;
+  return false;
+}
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+// Turns a bundle into NDJSON observation lines. Each log line keeps its
+// bundle-relative file, 1-based line number and byte offset, and its '\n'
+// terminator (counted in coverage bytes as the file's is), so the service
+// scans exactly what local mode scans.
+bool bundle_observations(const Bundle& b, std::vector<std::string>& out, std::string& err) {
+  size_t bad_utf8 = 0;
+  for (const auto& f : b.files) {
+    std::ifstream in(f.path, std::ios::binary);
+    if (!in) {
+      err = "cannot read " + f.path;
+      return false;
+    }
+    std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (data.empty())
+      std::cerr << fmt::format("culprit diagnose: warning: {} is empty; the service's coverage will not count it as a file\n",
+                               f.display_path);
+    size_t pos = 0;
+    int64_t line = 0;
+    while (pos < data.size()) {
+      size_t nl = data.find('\n', pos);
+      size_t end = nl == std::string::npos ? data.size() : nl + 1;
+      ++line;
+      ojson o;
+      o["host"] = f.host;
+      o["source"] = f.source;
+      o["file"] = f.display_path;
+      o["line"] = line;
+      o["offset"] = pos;
+      std::string text = data.substr(pos, end - pos);
+      if (!is_valid_utf8(text)) ++bad_utf8;
+      o["text"] = std::move(text);
+      // JSON cannot carry invalid UTF-8: such bytes become U+FFFD.
+      out.push_back(o.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+      pos = end;
+    }
+  }
+  if (bad_utf8)
+    std::cerr << fmt::format("culprit diagnose: warning: {} line{} with invalid UTF-8 sent with U+FFFD replacements; "
+                             "coverage lines_invalid_utf8 will differ from local mode\n",
+                             bad_utf8, bad_utf8 == 1 ? "" : "s");
+  if (!b.ignored_files.empty())
+    std::cerr << fmt::format("culprit diagnose: warning: {} file{} ignored by the bundle layout are not sent; the "
+                             "service's coverage will not list them\n",
+                             b.ignored_files.size(), b.ignored_files.size() == 1 ? "" : "s");
+  if (!b.observations_path.empty()) {
+    std::ifstream in(b.observations_path, std::ios::binary);
+    std::string l;
+    int64_t n = 0;
+    while (std::getline(in, l)) {
+      ++n;
+      if (l.find_first_not_of(" \t\r") == std::string::npos) continue;
+      auto j = nlohmann::ordered_json::parse(l, nullptr, false);
+      if (j.is_discarded() || !j.is_object()) {
+        err = fmt::format("{}:{}: invalid observation: not a JSON object", b.observations_path, n);
+        return false;
+      }
+      // The defaults local mode gives them (runtime/diagnose.cpp).
+      if (!j.contains("file")) j["file"] = "observations.jsonl";
+      if (!j.contains("line")) j["line"] = n;
+      out.push_back(j.dump());
+    }
+  }
+  return true;
+}
+
+// Prints the service's error answer; returns the exit status.
+int report_error(const httplib::Result& r) {
+  if (!r) {
+    std::cerr << "culprit diagnose: cannot reach the service: " << httplib::to_string(r.error()) << "\n";
+    return 3;
+  }
+  auto j = nlohmann::json::parse(r->body, nullptr, false);
+  std::string msg = r->body;
+  if (!j.is_discarded() && j.contains("error") && j["error"].contains("message")) {
+    msg = j["error"]["message"].get<std::string>();
+    if (j["error"].contains("details") && !j["error"]["details"].empty()) msg += " " + j["error"]["details"].dump();
+  }
+  std::cerr << fmt::format("culprit diagnose: the service answered {}: {}\n", r->status, msg);
+  return 2;
+}
+
+}  // namespace
+
+int cmd_diagnose_remote(int argc, char** argv) {
+  ArgSpec spec{{"explain", "help", "no-stdlib", "skip-self-test", "no-cache"},
+                    {"server", "format", "color", "token-file", "rules", "threads", "slack-before", "slack-after",
+                     "engine", "cache-dir"}};
+  Args a;
+  std::string err;
+  if (!parse_args(argc, argv, 2, spec, a, err)) return usage(err);
+  if (a.has("help")) {
+    std::cout << kRemoteHelp;
+    return 0;
+  }
+  for (const char* local : {"no-stdlib", "skip-self-test", "no-cache"})
+    if (a.has(local)) return usage(fmt::format("--{} does not apply with --server (the service's catalog and settings do)", local));
+  for (const char* local : {"rules", "threads", "slack-before", "slack-after", "engine", "cache-dir"})
+    if (a.last(local)) return usage(fmt::format("--{} does not apply with --server (the service's catalog and settings do)", local));
+  if (a.positionals.size() != 1) return usage("expected exactly one BUNDLE directory");
+  std::string url = *a.last("server");
+  std::string format = a.last("format").value_or(isatty(STDOUT_FILENO) ? "text" : "json");
+  if (format != "text" && format != "json") return usage("--format must be text or json");
+  std::string color = a.last("color").value_or("auto");
+  if (color != "auto" && color != "always" && color != "never") return usage("--color must be auto, always or never");
+  std::string token;
+  if (auto f = a.last("token-file"))
+    if (!read_token_file(*f, token, err)) return usage(err);
+
+  Bundle bundle;
+  if (!load_bundle(a.positionals[0], bundle, err)) {
+    std::cerr << "culprit diagnose: " << err << "\n";
+    return 2;
+  }
+  std::ifstream cin_(bundle.root + "/context.json", std::ios::binary);
+  std::string context_text((std::istreambuf_iterator<char>(cin_)), std::istreambuf_iterator<char>());
+  auto context = nlohmann::ordered_json::parse(context_text, nullptr, false);
+  if (context.is_discarded()) {
+    std::cerr << "culprit diagnose: context.json is not valid JSON\n";
+    return 2;
+  }
+  std::vector<std::string> lines;
+  if (!bundle_observations(bundle, lines, err)) {
+    std::cerr << "culprit diagnose: " << err << "\n";
+    return 2;
+  }
+
+  httplib::Client client(url);
+  if (!client.is_valid()) return usage("--server must be a URL such as http://127.0.0.1:8080");
+  client.set_read_timeout(600, 0);
+  client.set_write_timeout(600, 0);
+  client.set_connection_timeout(10, 0);
+  httplib::Headers headers;
+  if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
+  if (format == "text") headers.emplace("Accept", "text/plain");
+  std::string query = a.has("explain") ? "?explain=true" : "?explain=false";
+  if (format == "text" && (color == "always" || (color == "auto" && isatty(STDOUT_FILENO)))) query += "&color=true";
+
+  // Small bundles go in one request; large ones through a session, in
+  // posts that stay well under the service's default body limit.
+  constexpr size_t kPost = 16u << 20;
+  size_t total = context.dump().size();
+  for (const auto& l : lines) total += l.size() + 1;
+  std::string verdict;
+  if (total <= 3 * kPost) {
+    std::string body = context.dump() + "\n";
+    for (const auto& l : lines) body += l + "\n";
+    auto r = client.Post(("/v1/attributions" + query).c_str(), headers, body, "application/x-ndjson");
+    if (!r || r->status != 200) return report_error(r);
+    verdict = r->body;
+  } else {
+    auto c = client.Post("/v1/workloads", headers, context.dump(), "application/json");
+    if (!c || c->status != 201) return report_error(c);
+    auto id = nlohmann::json::parse(c->body, nullptr, false).value("id", std::string());
+    std::string base = "/v1/workloads/" + id;
+    std::string chunk;
+    auto flush = [&]() {
+      if (chunk.empty()) return true;
+      auto p = client.Post((base + "/observations").c_str(), headers, chunk, "application/x-ndjson");
+      chunk.clear();
+      if (!p || p->status != 200) {
+        report_error(p);
+        return false;
+      }
+      return true;
+    };
+    bool ok = true;
+    for (const auto& l : lines) {
+      chunk += l + "\n";
+      if (chunk.size() >= kPost && !(ok = flush())) break;
+    }
+    if (ok) ok = flush();
+    if (!ok) {
+      client.Delete(base.c_str(), headers);
+      return 2;
+    }
+    auto r = client.Post((base + "/attribute" + query).c_str(), headers, "", "application/json");
+    client.Delete(base.c_str(), headers);
+    if (!r || r->status != 200) return report_error(r);
+    verdict = r->body;
+  }
+  std::cout << verdict;
+  std::cout.flush();
+  return std::cout.good() ? 0 : 2;
+}
+
+}  // namespace culprit::cli

@@ -1,0 +1,118 @@
+// `culprit serve`: its options and help. The service itself is service/
+// (service/server.h); this file only turns the command line into a
+// ServiceConfig.
+#include "cli/serve_command.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <iostream>
+
+#include "base/timestamp.h"
+#include "cli/args.h"
+#include "cli/catalog_choice.h"
+#include "service/server.h"
+
+namespace culprit::cli {
+
+namespace {
+
+const char* kServeHelp = R"(Usage: culprit serve [options]
+
+Serves attributions over HTTP (docs/service.md, docs/openapi.json). At start-up
+the catalog (the bundled one plus every --rules PATH) is compiled and all its
+inline tests run; if one fails the service prints which and exits 1 without
+ever answering an attribution. Stops on SIGTERM/SIGINT after finishing the
+requests in flight.
+
+Options:
+  --listen HOST:PORT       address to bind (default 127.0.0.1:8080; port 0 = any)
+  --rules PATH             add a rule directory or .attr file (repeatable)
+  --no-stdlib              do not load the bundled catalog
+  --threads N              HTTP worker threads (default 8)
+  --token-file FILE        require "Authorization: Bearer <token>" (the file's
+                           first line); /healthz, /readyz and /v1/openapi.json stay open
+  --max-body SIZE          largest request body (default 64M) -> 413
+  --max-session-bytes SIZE evidence held per session (default 256M) -> 413
+  --max-total-bytes SIZE   evidence held by all sessions and requests (default 1G) -> 429
+  --max-sessions N         open sessions (default 1000) -> 429
+  --session-ttl DUR        idle time before a session expires (default 15m)
+  --read-timeout DUR       per-read socket timeout (default 10s)
+  --write-timeout DUR      per-write socket timeout (default 10s)
+  --no-access-log          do not write one JSON line per request to stderr
+  --port-file FILE         write the bound port to FILE once ready (for scripts)
+  --engine jit|interp      run rules as native code (default jit; also $CULPRIT_ENGINE)
+  --no-cache               neither read nor write the compile cache
+  --cache-dir DIR          compile cache (default: $CULPRIT_CACHE_DIR, else
+                           $XDG_CACHE_HOME/culprit, else ~/.cache/culprit)
+  -h, --help               this help
+
+SIZE: bytes with an optional K, M or G suffix (powers of 1024). DUR: 90s, 15m, 1h.
+Exit status: 0 stopped by a signal, 1 the catalog fails its tests, 2 bad usage,
+rules that do not compile or an address that cannot be bound.
+)";
+
+
+int usage(const std::string& msg) {
+  std::cerr << fmt::format("culprit serve: {}\nTry 'culprit serve --help'.\n", msg);
+  return 2;
+}
+
+}  // namespace
+
+int cmd_serve(int argc, char** argv) {
+  ArgSpec spec = with_catalog_options({{"no-access-log", "help"},
+                                       {"listen", "threads", "token-file", "max-body", "max-session-bytes",
+                                        "max-total-bytes", "max-sessions", "session-ttl", "read-timeout",
+                                        "write-timeout", "port-file"}});
+  Args a;
+  std::string err;
+  if (!parse_args(argc, argv, 2, spec, a, err)) return usage(err);
+  if (a.has("help")) {
+    std::cout << kServeHelp;
+    return 0;
+  }
+  if (!a.positionals.empty()) return usage("unexpected argument '" + a.positionals[0] + "'");
+  service::ServiceConfig cfg;
+  if (auto l = a.last("listen")) {
+    size_t colon = l->rfind(':');
+    if (colon == std::string::npos || colon == 0) return usage("--listen must be HOST:PORT");
+    cfg.host = l->substr(0, colon);
+    char* end = nullptr;
+    long p = std::strtol(l->c_str() + colon + 1, &end, 10);
+    if (*end || p < 0 || p > 65535 || colon + 1 == l->size()) return usage("--listen: bad port");
+    cfg.port = static_cast<int>(p);
+  }
+  if (auto t = a.last("threads")) {
+    char* end = nullptr;
+    long n = std::strtol(t->c_str(), &end, 10);
+    if (t->empty() || *end || n < 1 || n > 1024) return usage("--threads must be an integer from 1 to 1024");
+    cfg.threads = static_cast<unsigned>(n);
+  }
+  for (auto [name, field] : {std::pair<const char*, size_t*>{"max-body", &cfg.max_body},
+                             {"max-session-bytes", &cfg.max_session_bytes},
+                             {"max-total-bytes", &cfg.max_total_bytes}, {"max-sessions", &cfg.max_sessions}})
+    if (auto v = a.last(name))
+      if (!parse_size(*v, *field)) return usage(fmt::format("--{} must be a positive size such as 64M", name));
+  for (auto [name, field] : {std::pair<const char*, int*>{"read-timeout", &cfg.read_timeout_s},
+                             {"write-timeout", &cfg.write_timeout_s}})
+    if (auto v = a.last(name)) {
+      auto d = parse_duration(*v);
+      if (!d || *d < 1000000000LL) return usage(fmt::format("--{} must be a duration of at least 1s", name));
+      *field = static_cast<int>(*d / 1000000000LL);
+    }
+  if (auto v = a.last("session-ttl")) {
+    auto d = parse_duration(*v);
+    if (!d || *d < 1000000000LL) return usage("--session-ttl must be a duration of at least 1s");
+    cfg.session_ttl = std::chrono::seconds(*d / 1000000000LL);
+  }
+  if (auto f = a.last("token-file"))
+    if (!read_token_file(*f, cfg.token, err)) return usage(err);
+  cfg.access_log = !a.has("no-access-log");
+  cfg.port_file = a.last("port-file").value_or("");
+
+  if (!catalog_config(a, {}, cfg.catalog, err)) return usage(err);
+  return service::run_server(cfg);
+}
+
+}  // namespace culprit::cli
