@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Rule evaluation at scale: the bundled catalog on event-heavy bundles.
 #
-#   bench/events_bench.sh [--quick] [--culprit PATH]
+#   bench/events_bench.sh [--quick | --smoke] [--culprit PATH]
 #
 # Bundles come from bench/generate_bundle.py's event-heavy mode (the failure
 # output of every rank after an injected NVLink fault: NCCL WARNs, watchdog
@@ -22,6 +22,8 @@
 # (4) a million events two ways (full run only): 4,096 nodes x ~250 events,
 #     and 8 nodes x ~125,000 events; peak RSS per event beyond the same
 #     run on a bundle of the same bytes without failure lines.
+# --smoke: every step on tiny bundles, one run each (a check that the script
+# works, for CI through bench/run.sh --smoke; the figures mean nothing).
 # Every verdict must be the injected cause (attributed, nvlink), or the
 # script fails. It asserts nothing about speed. Data lives in one temp
 # directory, deleted at exit; BENCH_EVENTS_KEEP=DIR keeps the bundles there.
@@ -29,12 +31,14 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 quick=0
+smoke=0
 culprit=${CULPRIT:-$root/build/cli/culprit}
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
+    --smoke) quick=1; smoke=1 ;;
     --culprit) culprit=$2; shift ;;
-    -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "events_bench.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -44,7 +48,9 @@ done
 if [ -n "${BENCH_EVENTS_KEEP:-}" ]; then work=$BENCH_EVENTS_KEEP; mkdir -p "$work"; else
   work=$(mktemp -d "${TMPDIR:-/tmp}/culprit-events.XXXXXX"); trap 'rm -rf "$work"' EXIT; fi
 tmo=$([ $quick -eq 1 ] && echo 300 || echo 3600)
-cache="$work/cache"
+# warm NAME: one untimed run first (page cache, compile cache); not with --smoke
+warm() { [ $smoke -eq 1 ] || run "$1" >/dev/null; }
+cache=${BENCH_EVENTS_CACHE:-$work/cache}  # run.sh passes its own: one cold compile per run
 "$culprit" diagnose --help >/dev/null  # the binary runs
 
 # gen NAME ARGS...: a bundle in $work/NAME (kept if it exists, for BENCH_EVENTS_KEEP)
@@ -79,7 +85,7 @@ check_verdict() {
 echo "culprit: $culprit ($("$culprit" --version 2>/dev/null | sed -n 1p)); $(nproc) cores; load: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # ------------------------------------------------------------ (1) and (2)
-if [ $quick -eq 1 ]; then per=2M; shares="0.0025 0.01 0.04"; else per=16M; shares="0.0025 0.01 0.04"; fi
+if [ $smoke -eq 1 ]; then per=256K; shares="0.0025 0.02"; elif [ $quick -eq 1 ]; then per=2M; shares="0.0025 0.01 0.04"; else per=16M; shares="0.0025 0.01 0.04"; fi
 echo
 echo "== (1) error share: 8 nodes x $per, --threads 1 (the bundled catalog) =="
 printf "%-8s %9s %9s %9s %11s %11s %9s\n" share events symptoms "wall s" "engine ms" "events/s*" "peak RSS"
@@ -87,7 +93,7 @@ printf "%-8s %9s %9s %9s %11s %11s %9s\n" share events symptoms "wall s" "engine
 for s in $shares; do
   bursts=$(python3 -c "print(int(2000 * $s))")
   gen "share-$s" --nodes 8 --bytes-per-node "$per" --error-share "$s" --ranks-per-node 64 --xid-bursts "$bursts"
-  run "share-$s" >/dev/null  # warms the page cache and the compile cache
+  warm "share-$s"
   read -r ev sy wall kb eng verdict < <(run "share-$s")
   check_verdict "$verdict" "share-$s"
   printf "%-8s %9d %9d %9.2f %11.1f %11.0f %6.0f MB\n" "$s" "$ev" "$sy" "$wall" "$eng" "$(python3 -c "print($ev / max($eng, 0.01) * 1000)")" "$(python3 -c "print($kb / 1024)")"
@@ -107,12 +113,15 @@ for s in $(echo "$shares" | cut -d' ' -f1-2); do
   read -r ev _ _ _ eng verdict < <(run "share-$s")
   read -r _ _ _ _ plain pverdict < <(run "share-$s" --no-indexes)
   [ "$verdict" = "$pverdict" ] || { echo "events_bench.sh: --no-indexes changed the verdict on share-$s" >&2; exit 1; }
-  printf "%-8s %9d %14.1f %16.1f %7.0fx\n" "$s" "$ev" "$eng" "$plain" "$(python3 -c "print($plain / max($eng, 0.01))")"
+  printf "%-8s %9d %14.1f %16.1f %7.1fx\n" "$s" "$ev" "$eng" "$plain" "$(python3 -c "print($plain / max($eng, 0.01))")"
 done
 
 # ---------------------------------------------------------------- (3)
 echo
-if [ $quick -eq 1 ]; then
+if [ $smoke -eq 1 ]; then
+  points="256K:0.002:2 256K:0.01:5 256K:0.03:15"
+  echo "== (3) scaling: 8 nodes, tiny bundles (--smoke) =="
+elif [ $quick -eq 1 ]; then
   points="1.5M:0.002:5 1.5M:0.01:20 1.5M:0.04:80 1.5M:0.12:250"
   echo "== (3) scaling: 8 nodes, 10^3 .. 10^4.5 events (--quick) =="
 else
@@ -126,7 +135,7 @@ for p in $points; do
   ranks=$([ "$(python3 -c "print(int($share >= 0.2))")" = 1 ] && echo 512 || echo 64)
   name="scale-$bytes-$share"
   gen "$name" --nodes 8 --bytes-per-node "$bytes" --error-share "$share" --ranks-per-node "$ranks" --xid-bursts "$bursts"
-  run "$name" >/dev/null
+  warm "$name"
   read -r ev sy wall kb eng verdict < <(run "$name")
   check_verdict "$verdict" "$name"
   printf "%-22s %9d %9d %9.2f %11.1f %13.0f %13.0f %6.0f MB\n" "8x$bytes share $share" "$ev" "$sy" "$wall" "$eng" \
@@ -150,7 +159,7 @@ PY
 # ---------------------------------------------------------------- (4)
 echo
 if [ $quick -eq 1 ]; then
-  echo "== (4) a million events: skipped with --quick =="
+  echo "== (4) a million events: skipped with --quick and --smoke =="
   echo
   echo "events_bench.sh: all steps ran"
   exit 0
@@ -162,7 +171,7 @@ for shape in "4096:96K:0.4:2:8" "8:32M:0.5:5000:512"; do
   name="m-$nodes"
   gen "$name" --nodes "$nodes" --bytes-per-node "$bytes" --error-share "$share" --ranks-per-node "$ranks" --xid-bursts "$bursts"
   gen "$name-quiet" --nodes "$nodes" --bytes-per-node "$bytes"
-  run "$name" >/dev/null
+  warm "$name"
   read -r ev sy wall kb eng verdict < <(run "$name")
   check_verdict "$verdict" "$name"
   read -r _ _ _ base _ _ < <(run "$name-quiet")
