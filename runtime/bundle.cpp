@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
+#include "base/suggest.h"
+#include "base/terminal_state.h"
 #include "base/timestamp.h"
 
 namespace culprit {
@@ -26,6 +29,129 @@ bool valid_host_name(std::string_view s) {
   return std::all_of(s.begin(), s.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_';
   });
+}
+
+namespace {
+
+std::string lowered(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  return s;
+}
+
+// An alias may also be an IP address (IPv6 has colons).
+bool valid_alias(std::string_view s) {
+  if (valid_host_name(s)) return true;
+  return !s.empty() && s.size() <= 64 && s.find(':') != std::string_view::npos &&
+         std::all_of(s.begin(), s.end(), [](char ch) { return std::isxdigit(static_cast<unsigned char>(ch)) || ch == ':' || ch == '.'; });
+}
+
+bool parse_context_nodes(const nlohmann::json& list, WorkloadContext& c, std::string& error) {
+  std::map<std::string, std::string> owner;  // lowered name or alias -> node
+  std::vector<std::pair<std::string, std::vector<std::string>>> given;
+  for (const auto& n : list) {
+    std::string name;
+    std::vector<std::string> aliases;
+    if (n.is_string()) {
+      name = n.get<std::string>();
+    } else if (n.is_object()) {
+      for (auto it = n.begin(); it != n.end(); ++it)
+        if (it.key() != "name" && it.key() != "aliases") {
+          error = fmt::format("context: unknown key '{}' in a node (known: name, aliases)", it.key());
+          return false;
+        }
+      if (!n.contains("name") || !n["name"].is_string()) {
+        error = fmt::format("context: a node object needs a \"name\": {}", n.dump());
+        return false;
+      }
+      name = n["name"].get<std::string>();
+      if (n.contains("aliases")) {
+        if (!n["aliases"].is_array()) {
+          error = fmt::format("context: the aliases of node '{}' must be an array of host names or addresses", name);
+          return false;
+        }
+        for (const auto& a : n["aliases"]) {
+          if (!a.is_string() || !valid_alias(a.get<std::string>())) {
+            error = fmt::format("context: invalid alias {} of node '{}'", a.dump(), name);
+            return false;
+          }
+          aliases.push_back(a.get<std::string>());
+        }
+      }
+    } else {
+      error = fmt::format("context: invalid node name {} (a node is a host name, or {{\"name\": ..., \"aliases\": [...]}})", n.dump());
+      return false;
+    }
+    if (!valid_host_name(name)) {
+      error = fmt::format("context: invalid node name {}", nlohmann::json(name).dump());
+      return false;
+    }
+    given.emplace_back(name, aliases);
+  }
+  for (const auto& [name, aliases] : given) owner.emplace(lowered(name), name);
+  for (const auto& [name, aliases] : given) {
+    c.nodes.push_back(name);
+    for (const auto& a : aliases) {
+      auto [it, fresh] = owner.emplace(lowered(a), name);
+      if (!fresh && it->second != name) {
+        error = fmt::format("context: '{}' is given for two nodes ('{}' and '{}')", a, it->second, name);
+        return false;
+      }
+      if (fresh || lowered(a) != lowered(name)) c.aliases[name].push_back(a);
+    }
+  }
+  std::sort(c.nodes.begin(), c.nodes.end());
+  c.nodes.erase(std::unique(c.nodes.begin(), c.nodes.end()), c.nodes.end());
+  for (auto& [node, list] : c.aliases) {
+    std::sort(list.begin(), list.end());
+    list.erase(std::unique(list.begin(), list.end()), list.end());
+  }
+  return true;
+}
+
+bool is_ipv4(std::string_view s) {
+  int dots = 0;
+  for (char ch : s) {
+    if (ch == '.') ++dots;
+    else if (!std::isdigit(static_cast<unsigned char>(ch))) return false;
+  }
+  return dots == 3;
+}
+
+}  // namespace
+
+std::string canonical_host(const WorkloadContext& ctx, const std::string& host, std::string* how) {
+  if (how) how->clear();
+  if (std::binary_search(ctx.nodes.begin(), ctx.nodes.end(), host)) return host;
+  std::string h = lowered(host);
+  for (const auto& n : ctx.nodes)
+    if (lowered(n) == h) return n;
+  for (const auto& [node, list] : ctx.aliases)
+    for (const auto& a : list)
+      if (lowered(a) == h) {
+        if (how) *how = "alias";
+        return node;
+      }
+  if (is_ipv4(h) || h.find(':') != std::string::npos) return "";
+  auto first_label = [](const std::string& s) { return s.substr(0, s.find('.')); };
+  std::vector<std::string> fits;
+  std::string kind;
+  if (h.find('.') != std::string::npos) {
+    // An FQDN for a node given by its short name.
+    for (const auto& n : ctx.nodes)
+      if (n.find('.') == std::string::npos && lowered(n) == first_label(h)) fits.push_back(n);
+    kind = "short name";
+  } else {
+    // The short name of a node given as an FQDN.
+    for (const auto& n : ctx.nodes)
+      if (n.find('.') != std::string::npos && first_label(lowered(n)) == h) fits.push_back(n);
+    kind = "FQDN";
+  }
+  if (fits.size() == 1) {
+    if (how) *how = kind;
+    return fits[0];
+  }
+  if (fits.size() > 1 && how) *how = fmt::format("ambiguous: {}", fmt::join(fits, ", "));
+  return "";
 }
 
 bool parse_context_json(const std::string& text, WorkloadContext& out, std::string& error) {
@@ -88,15 +214,7 @@ bool parse_context_json(const std::string& text, WorkloadContext& out, std::stri
     error = "context: 'nodes' must be an array of host names";
     return false;
   }
-  for (const auto& n : j["nodes"]) {
-    if (!n.is_string() || !valid_host_name(n.get<std::string>())) {
-      error = fmt::format("context: invalid node name {}", n.dump());
-      return false;
-    }
-    c.nodes.push_back(n.get<std::string>());
-  }
-  std::sort(c.nodes.begin(), c.nodes.end());
-  c.nodes.erase(std::unique(c.nodes.begin(), c.nodes.end()), c.nodes.end());
+  if (!parse_context_nodes(j["nodes"], c, error)) return false;
   if (j.contains("terminal")) {
     const auto& t = j["terminal"];
     if (!t.is_object()) {
@@ -117,6 +235,17 @@ bool parse_context_json(const std::string& text, WorkloadContext& out, std::stri
       c.terminal.state = t["state"].get<std::string>();
       std::transform(c.terminal.state.begin(), c.terminal.state.end(), c.terminal.state.begin(),
                      [](unsigned char ch) { return static_cast<char>(std::toupper(ch)); });
+      // A misspelt state would change the verdict without a word (only
+      // COMPLETED is a clean end): refuse it. A state merely unknown is
+      // accepted and named in the verdict's coverage warnings.
+      // "Misspelt" is stricter than a suggestion: at most two edits
+      // (SUCCEEDED is not a misspelt SUSPENDED).
+      if (!c.terminal.state.empty() && !is_known_terminal_state(c.terminal.state))
+        if (auto m = closest_match(c.terminal.state, known_terminal_states()); m && edit_distance(*m, c.terminal.state) <= 2) {
+          error = fmt::format("context: unknown terminal.state '{}' (did you mean '{}'? known: {})", c.terminal.state, *m,
+                              fmt::join(known_terminal_states(), ", "));
+          return false;
+        }
     }
     if (t.contains("exit_code") && !t["exit_code"].is_null()) {
       if (!t["exit_code"].is_number_integer()) {

@@ -14,6 +14,7 @@ packages=(
   postgresql sqlite3                    # the blueprint's store tests (a real PostgreSQL server)
   python3 python3-jsonschema            # verdict schema validation in tests
   wrk curl                              # service load benchmark (bench/service/run_wrk.sh)
+  jq                                    # the curl recipes of docs/service.md (tests/service/check_recipes.sh)
   ripgrep time                          # scan benchmark peers (bench/run.sh)
 )
 missing=()

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <thread>
@@ -128,6 +129,17 @@ BodyKind body_kind(const httplib::Request& req) {
 bool has_body(const httplib::Request& req) {
   if (req.has_header("Transfer-Encoding")) return true;
   return req.get_header_value<uint64_t>("Content-Length") > 0;
+}
+
+// A request with neither Content-Length nor Transfer-Encoding has an empty
+// body (RFC 9112 §6.3). cpp-httplib would read such a body until the peer
+// closes the connection (a client waiting for its answer never does, so it
+// waited for the read timeout); routes get this reader instead, which
+// delivers nothing at once.
+const httplib::ContentReader& body_reader(const httplib::Request& req, const httplib::ContentReader& reader) {
+  static const httplib::ContentReader empty([](httplib::ContentReceiver) { return true; },
+                                            [](httplib::MultipartContentHeader, httplib::ContentReceiver) { return true; });
+  return has_body(req) ? reader : empty;
 }
 
 // ------------------------------------------------------------ parsing
@@ -383,6 +395,9 @@ void Service::attribute(const httplib::Request& req, httplib::Response& res, Wor
     TextOptions t;
     t.explain = explain;
     t.color = req.get_param_value("color") == "true" || req.get_param_value("color") == "1";
+    t.cascade = req.get_param_value("cascade") == "true" || req.get_param_value("cascade") == "1";
+    // The columns to fit (the client's terminal); absent or invalid: no limit.
+    if (req.has_param("width")) t.width = std::min<size_t>(std::strtoul(req.get_param_value("width").c_str(), nullptr, 10), 100000);
     res.set_content(verdict_to_text(v, t), "text/plain; charset=utf-8");
   } else {
     res.set_content(verdict_to_json_text(v, explain), "application/json");
@@ -710,21 +725,21 @@ void Service::install_routes() {
     res.set_content(catalog_json_, "application/json");
   });
   svr_.Post("/v1/attributions", [this](const httplib::Request& q, httplib::Response& s, const httplib::ContentReader& r) {
-    handle_attributions(q, s, r);
+    handle_attributions(q, s, body_reader(q, r));
   });
   svr_.Post("/v1/workloads", [this](const httplib::Request& q, httplib::Response& s, const httplib::ContentReader& r) {
-    handle_create(q, s, r);
+    handle_create(q, s, body_reader(q, r));
   });
   svr_.Post("/v1/workloads/([^/]+)/observations",
             [this](const httplib::Request& q, httplib::Response& s, const httplib::ContentReader& r) {
-              handle_observations(q, s, r);
+              handle_observations(q, s, body_reader(q, r));
             });
   // The attribute route takes no body; registered with a reader so that
   // one sent anyway is refused by size rather than buffered.
   svr_.Post("/v1/workloads/([^/]+)/attribute",
             [this](const httplib::Request& q, httplib::Response& s, const httplib::ContentReader& r) {
               std::string ignored;
-              if (!read_body(r, s, ignored)) return;
+              if (!read_body(body_reader(q, r), s, ignored)) return;
               handle_attribute(q, s);
             });
   svr_.Get("/v1/workloads/([^/]+)", [this](const httplib::Request& q, httplib::Response& s) { handle_get(q, s); });
@@ -754,7 +769,26 @@ bool Service::load_catalog_and_test() {
   j["name"] = cat.name;
   j["version"] = cat.version;
   j["digest"] = cat.digest;
-  j["files"] = cat.files;
+  // Rule files by their path inside their catalog part ("culprit-stdlib/nccl.attr"),
+  // never the build machine's absolute paths; test locations likewise.
+  std::map<std::string, std::string> shown;
+  ojson parts = ojson::array(), files = ojson::array();
+  size_t k = 0;
+  for (const auto& part : cat.parts) {
+    for (const auto& rel : part.files) {
+      std::string name = part.name + "/" + rel;
+      if (k < cat.files.size()) shown[cat.files[k++]] = name;
+      files.push_back(name);
+    }
+    parts.push_back({{"name", part.name}, {"version", part.version}, {"digest", part.digest}, {"files", part.files}});
+  }
+  j["files"] = files;
+  j["parts"] = parts;
+  auto shown_location = [&](const std::string& loc) {
+    size_t colon = loc.rfind(':');
+    auto it = shown.find(loc.substr(0, colon));
+    return it == shown.end() ? loc : it->second + loc.substr(colon);
+  };
   j["engine"] = {{"culprit_version", info.culprit_version}, {"evaluator", info.evaluator},
                  {"hyperscan_version", info.hyperscan_version}, {"re2_version", info.re2_version}};
   j["extractors"] = ojson::array();
@@ -764,7 +798,7 @@ bool Service::load_catalog_and_test() {
     j["rules"].push_back({{"name", r.name}, {"stage", ir::kStageNames[static_cast<size_t>(r.stage)]}});
   ojson tests = ojson::array();
   for (const auto& r : report.results)
-    tests.push_back({{"kind", r.kind}, {"name", r.name}, {"location", r.location}, {"passed", r.passed}});
+    tests.push_back({{"kind", r.kind}, {"name", r.name}, {"location", shown_location(r.location)}, {"passed", r.passed}});
   j["self_test"] = {{"passed", report.passed}, {"failed", report.failed}, {"results", tests}};
   catalog_json_ = j.dump(2) + "\n";
   metrics_.set_catalog(cat.name, cat.version, cat.digest);
