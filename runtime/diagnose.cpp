@@ -214,6 +214,10 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
               std::string& error) {
   const auto& ctx = req.context;
   std::set<std::string> workload_nodes(ctx.nodes.begin(), ctx.nodes.end());
+  auto t_start = std::chrono::steady_clock::now();
+  auto ms_since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+  };
 
   std::vector<Observation> observations = std::move(req.observations);
   if (!req.observations_path.empty() && !read_observations_file(req.observations_path, observations, error)) return false;
@@ -337,25 +341,38 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
     return sa > sb;
   });
   unsigned threads = opt.threads ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
-  threads = static_cast<unsigned>(std::min<size_t>(threads, std::max<size_t>(1, jobs)));
+  // A large file is split across the threads that have no file of their
+  // own (ScanHelpers): a bundle of one 10 GB log still uses every core.
+  std::vector<bool> split(req.files.size(), false);
+  size_t split_files = 0;
+  if (threads > 1)
+    for (size_t i = 0; i < req.files.size(); ++i)
+      if (req.files[i].size >= opt.split_bytes) split[i] = true, ++split_files;
+  threads = static_cast<unsigned>(std::min<size_t>(threads, std::max<size_t>(1, split_files ? threads : jobs)));
+  ScanHelpers helpers(split_files);
+  if (opt.timings) opt.timings->read_ms = ms_since(t_start);
+  auto t_scan = std::chrono::steady_clock::now();
   std::atomic<size_t> next{0};
   auto worker = [&]() {
     Scanner scanner(program);
     for (size_t k; (k = next.fetch_add(1)) < jobs;) {
       size_t i = order[k];
       if (i < req.files.size()) {
+        // A host whose logs state a zone has its dmesg -T times moved to UTC.
         auto z = zones.find(req.files[i].host);
-        if (z == zones.end()) {
-          results[i] = scanner.scan_file(req.files[i], scan);
-        } else {
-          ScanOptions local = scan;
-          local.dmesg_offset_ns = int64_t{z->second.offset_sec} * 1'000'000'000;
-          results[i] = scanner.scan_file(req.files[i], local);
+        std::optional<ScanOptions> local;
+        if (z != zones.end()) {
+          local = scan;
+          local->dmesg_offset_ns = int64_t{z->second.offset_sec} * 1'000'000'000;
         }
-        // The scanner sizes a file's vector for every event it emitted, and
-        // those out of scope are dropped afterwards (often half of them):
-        // all files' events stay alive together, so give the room back now.
-        results[i].events.shrink_to_fit();
+        results[i] = scanner.scan_file(req.files[i], local ? *local : scan, split[i] ? &helpers : nullptr);
+        // The scanner's vector held every event it emitted, and those out of
+        // scope are dropped afterwards (sometimes half of them): all files'
+        // events stay alive together, so give their room back now. (Room
+        // never written to is not resident; only the dropped events' is, and
+        // moving every event to shrink is not worth a few dropped ones.)
+        auto& ev = results[i].events;
+        if (static_cast<size_t>(results[i].events_out_of_scope) > ev.size() / 4) ev.shrink_to_fit();
       } else {
         const Stream& s = *stream_list[i - req.files.size()];
         ScanOptions local = scan;
@@ -364,6 +381,7 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
                                         s.numbers, s.times, local, s.offsets);
       }
     }
+    if (split_files) helpers.help(scanner);  // nothing of its own left: help with the large files
   };
   if (threads <= 1) {
     worker();
@@ -371,6 +389,10 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
     std::vector<std::thread> pool;
     for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
     for (auto& t : pool) t.join();
+  }
+  if (opt.timings) {
+    opt.timings->scan_ms = ms_since(t_scan);
+    opt.timings->threads = threads;
   }
 
   // Coverage.
@@ -530,7 +552,15 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
   results = {};
   std::vector<std::pair<std::string, std::string>> hs(host_sources.begin(), host_sources.end());
   host_sources.clear();
-  EngineResult er = run_engine(*program, ctx, hs, std::move(batches), opt.trail);
+  int64_t event_count = 0;
+  for (const auto& b : batches) event_count += static_cast<int64_t>(b.size());
+  auto t_engine = std::chrono::steady_clock::now();
+  EngineResult er = run_engine(*program, ctx, hs, std::move(batches), opt.trail, opt.use_indexes);
+  if (opt.timings) {
+    opt.timings->engine_ms = ms_since(t_engine);
+    opt.timings->events = event_count;
+    opt.timings->symptoms = static_cast<int64_t>(er.symptoms.size());
+  }
 
   Verdict v;
   v.workload = ctx;

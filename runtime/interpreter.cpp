@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <set>
 
 #include "base/text_util.h"
 #include "base/timestamp.h"
@@ -256,16 +255,18 @@ Value call(const ir::Expr& e, Env& env) {
 Value query(const ir::Expr& e, Env& env) {
   const ir::Query& q = env.rule->queries[static_cast<size_t>(e.a)];
   if (!env.world) return Value::null();
+  bool keep = false;
+  if (const Value* kept = env.world->recall(q, &keep)) return *kept;
   int64_t count = 0;
-  std::set<std::string> nodes;
+  DistinctNodes nodes;
   std::optional<Value> best;
   bool stop_at_first = e.op == ir::Op::QueryExists || e.op == ir::Op::QueryNone;
   Item saved = env.slots[static_cast<size_t>(q.bind_slot)];
-  env.world->candidates(q, env, [&]() {
+  auto visit = [&]() {
     if (!passes_filter(q, env)) return true;
     ++count;
     const Item& it = env.slots[static_cast<size_t>(q.bind_slot)];
-    if (e.op == ir::Op::QueryNodes) nodes.insert(it.node());
+    if (e.op == ir::Op::QueryNodes) nodes.add(it.node());
     if (e.op == ir::Op::QueryMax || e.op == ir::Op::QueryMin) {
       Value v = evaluate(e.kids[0], env);
       if (!v.is_null()) {
@@ -274,15 +275,19 @@ Value query(const ir::Expr& e, Env& env) {
       }
     }
     return !stop_at_first;
-  });
+  };
+  env.world->candidates(q, env, visit);
   env.slots[static_cast<size_t>(q.bind_slot)] = saved;
+  Value result;
   switch (e.op) {
-    case ir::Op::QueryExists: return Value::boolean(count > 0);
-    case ir::Op::QueryNone: return Value::boolean(count == 0);
-    case ir::Op::QueryCount: return Value::integer(count);
-    case ir::Op::QueryNodes: return Value::integer(static_cast<int64_t>(nodes.size()));
-    default: return best ? *best : Value::null();
+    case ir::Op::QueryExists: result = Value::boolean(count > 0); break;
+    case ir::Op::QueryNone: result = Value::boolean(count == 0); break;
+    case ir::Op::QueryCount: result = Value::integer(count); break;
+    case ir::Op::QueryNodes: result = Value::integer(static_cast<int64_t>(nodes.count())); break;
+    default: result = best ? std::move(*best) : Value::null(); break;
   }
+  if (keep) env.world->remember(q, result);
+  return result;
 }
 
 Value group_aggregate(const ir::Expr& e, Env& env) {
@@ -346,6 +351,25 @@ std::optional<int64_t> parse_time_text(std::string_view s) {
   return t.wall_ns;
 }
 
+
+void DistinctNodes::add(std::string_view node) {
+  for (size_t i = 0; i < std::min(n_, kInline); ++i)
+    if (inline_[i] == node) return;
+  if (n_ < kInline) {
+    inline_[n_++] = node;
+    return;
+  }
+  ++n_;
+  spill_.push_back(node);  // deduplicated in count()
+}
+
+size_t DistinctNodes::count() {
+  if (n_ <= kInline) return n_;
+  // add() keeps names already inline out of the spill.
+  std::sort(spill_.begin(), spill_.end());
+  spill_.erase(std::unique(spill_.begin(), spill_.end()), spill_.end());
+  return kInline + spill_.size();
+}
 std::optional<int64_t> parse_integer_text(std::string_view s, int base) { return parse_int_text(s, base); }
 std::optional<double> parse_real_text(std::string_view s) { return parse_float_text(s); }
 
@@ -381,6 +405,11 @@ Value native_or_interpreted(const ir::Expr& e, Env& env) {
 Value run_expression(const ir::Expr& e, Env& env) {
   // Both operands are prvalues: whichever runs constructs the result in place.
   return env.native ? native_or_interpreted(e, env) : evaluate(e, env);
+}
+
+void run_expression_into(const ir::Expr& e, Env& env, Value& out) {
+  if (env.native && env.native->run(e, env, out)) return;
+  out = evaluate(e, env);
 }
 
 Value evaluate(const ir::Expr& e, Env& env) {

@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "compiler/value.h"
@@ -37,7 +38,7 @@ struct Event {
   bool control_plane = false;
   Evidence where;                // for a derived event: the first evidence item
   std::vector<Evidence> derived_from;  // non-empty only for events emitted by rules
-  std::string producer;          // extractor or rule name
+  std::string_view producer;     // extractor or rule name: points into the catalog (or a literal), which outlives the events
   std::vector<Value> fields;     // by slot of the kind's schema
   std::optional<int64_t> ts() const { return where.ts; }
 };

@@ -32,9 +32,12 @@
 // shared.
 #pragma once
 
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "runtime/bundle.h"
@@ -95,6 +98,45 @@ struct ScanResult {
   std::string error;              // I/O error, if any (partial results are kept)
 };
 
+class Scanner;
+
+// Large files split across threads. One ScanHelpers is shared by the scan
+// threads of one diagnosis: a thread scanning a file with
+// Scanner::scan_file(file, opt, &helpers) first finds the buffers a
+// sequential scan reads (only the end of each window is looked at), then
+// publishes them; the other threads, once they have no file of their own,
+// call help(), which prepares published buffers (Hyperscan, the filter,
+// RE2, field values: most of a scan) while the owner applies them in file
+// order (line numbers, inherited times, boot anchoring, scope: all that
+// depends on earlier lines). So a 10 GB log uses every core, and the result
+// is the sequential one, byte for byte. At most a few buffers per file are
+// prepared ahead of the owner (memory stays flat). Thread-safe.
+class ScanHelpers {
+ public:
+  // `split_files`: how many scan_file calls will be given these helpers;
+  // help() returns once they have all finished.
+  explicit ScanHelpers(size_t split_files);
+  ~ScanHelpers();
+  ScanHelpers(const ScanHelpers&) = delete;
+  ScanHelpers& operator=(const ScanHelpers&) = delete;
+
+  // Prepares buffers of the files being scanned, using `scanner` (this
+  // thread's), until every split file is done.
+  void help(Scanner& scanner);
+
+ private:
+  friend class Scanner;
+  struct Job;
+  void publish(Job* job);
+  void finished(Job* job);  // null: a split file that was scanned on its own (or could not be opened)
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<Job*> jobs_;  // published, not finished
+  size_t remaining_;        // split files not finished
+  uint64_t published_ = 0;
+};
+
 class Scanner {
  public:
   explicit Scanner(std::shared_ptr<const Program> program);
@@ -104,7 +146,9 @@ class Scanner {
 
   static constexpr size_t kBufferSize = 4 << 20;
 
-  ScanResult scan_file(const LogFile& file, const ScanOptions& opt);
+  // With `helpers`, the file's buffers are prepared by every thread that
+  // calls helpers->help() (see ScanHelpers); the result is the same.
+  ScanResult scan_file(const LogFile& file, const ScanOptions& opt, ScanHelpers* helpers = nullptr);
 
   // Scans lines held in memory as one stream (scenario tests, service
   // observations of one host and source). `lines[i]` is reported as line
@@ -122,6 +166,9 @@ class Scanner {
   std::vector<Event> scan_single_line(const std::string& source, const std::string& line, int32_t only_extractor);
 
  private:
+  friend class ScanHelpers;
+  struct Prepared;
+  class Window;
   class Stream;
   // Per source, what a line holding a single atom may match: nearly every
   // candidate line holds one atom, and FilteredRE2 allocates on every call.
@@ -129,18 +176,26 @@ class Scanner {
   struct SourcePlan {
     const Program::SourceDatabase* db = nullptr;
     std::vector<std::optional<std::vector<int32_t>>> solo;  // by filter atom: extractors (sorted, unique)
+    // Lines of error-heavy logs often hold several atoms, in a few recurring
+    // combinations: those are cached too (key: the atom indices' bytes), up
+    // to kMaxMulti combinations.
+    std::unordered_map<std::string, std::vector<int32_t>> multi;
+    static constexpr size_t kMaxMulti = 4096;
   };
   SourcePlan& plan_for(const Program::SourceDatabase& db);
   // Appends to `ids` the filtered extractors that may match a line holding
   // `atoms` (filter atom indices, sorted, unique), the implied atoms included.
   void potentials(SourcePlan& plan, const std::vector<int>& atoms, std::vector<int32_t>& ids);
   const std::vector<int32_t>& solo_potentials(SourcePlan& plan, int atom);
+  // The same for several atoms (sorted, unique); `ids` gets the extractors.
+  void multi_potentials(SourcePlan& plan, const std::vector<int>& atoms, std::vector<int32_t>& ids);
 
   std::shared_ptr<const Program> program_;
   struct hs_scratch* scratch_ = nullptr;
   std::vector<char> buffer_;  // scan_file's read-mode window (kBufferSize), allocated on first use
   std::vector<std::unique_ptr<SourcePlan>> plans_;
   std::vector<int> query_, found_;  // potentials(): scratch
+  std::string multi_key_;          // multi_potentials(): scratch
 };
 
 }  // namespace culprit

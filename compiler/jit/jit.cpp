@@ -37,6 +37,7 @@
 
 #include "compiler/jit/cache.h"
 #include "compiler/jit/codegen.h"
+#include "compiler/query_plan.h"
 #include "base/sha256.h"
 
 namespace culprit::jit {
@@ -546,6 +547,9 @@ std::vector<const ir::Expr*> top_level_expressions(const ir::Catalog& catalog) {
       add(a.value);
     }
   }
+  // The sides of the equalities that index queries (compiler/query_plan.h):
+  // the engine evaluates them on their own, to file candidates and to probe.
+  for (const ir::Expr* e : plan::plan_catalog(catalog).key_expressions()) out.push_back(e);
   return out;
 }
 

@@ -88,7 +88,7 @@ class TestWorld final : public World {
   std::set<std::pair<std::string, std::string>> covered_pairs;
   std::vector<std::string> nodes = {"node-01", "node-02", "node-03"};
 
-  void candidates(const ir::Query& q, Env& env, const std::function<bool()>& each) const override {
+  void candidates(const ir::Query& q, Env& env, CandidateVisitor each) const override {
     auto visit = [&](const Item& item, int32_t kind, const std::string& node) {
       if (std::find(q.kinds.begin(), q.kinds.end(), kind) == q.kinds.end()) return true;
       if (q.relation != ir::NodeRelation::Any) {
