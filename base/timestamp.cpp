@@ -320,7 +320,7 @@ enum class IsoMode {
   kLine,    // log lines: zone optional, ',' allowed, ±HHMM and " ±HH:MM" allowed
 };
 
-bool read_iso(Cur& c, IsoMode mode, int64_t& out) noexcept {
+bool read_iso(Cur& c, IsoMode mode, int64_t& out, bool* zoned = nullptr, int32_t* offset = nullptr) noexcept {
   Fields f;
   int year;
   if (!read_fixed(c, 4, year) || !c.eat('-') || !read_fixed(c, 2, f.month) || !c.eat('-') ||
@@ -358,7 +358,10 @@ bool read_iso(Cur& c, IsoMode mode, int64_t& out) noexcept {
   }
   if (mode == IsoMode::kStrict && (!has_zone || !c.at_end())) return false;
   if (!ends_cleanly(c)) return false;
-  return to_instant(f, out);
+  if (!to_instant(f, out)) return false;
+  if (zoned) *zoned = has_zone;
+  if (offset) *offset = f.offset_sec;
+  return true;
 }
 
 // "Nov 30 01:02:03" after the month has been recognised at c.
@@ -370,12 +373,19 @@ bool read_syslog(Cur& c, const YearHint& hint, int64_t& out) noexcept {
   return resolve_year(f, hint, out);
 }
 
-// glog: "E1130 02:07:08.408271257" (level letter already checked by the caller).
+// glog: "E1130 02:07:08.408271257" (level letter already checked by the caller). Google glog
+// pads the month ("I0101"); PyTorch's c10 logger prints (tm_mon + 1) * 100 + tm_mday as a plain
+// integer (c10/util/Logging.cpp), so from January to September the month has one digit
+// ("E626" is June 26, "W101" January 1). Three digits are M DD, four are MM DD; both readings
+// agree wherever both are possible.
 bool read_glog(Cur& c, const YearHint& hint, int64_t& out) noexcept {
   Fields f;
   ++c.p;  // level letter
-  if (!read_fixed(c, 2, f.month) || !read_fixed(c, 2, f.day) || !c.eat(' ') ||
-      !read_clock(c, f, false) || !ends_cleanly(c))
+  size_t digits = 0;
+  while (digits < c.left() && is_digit(c.p[digits])) ++digits;
+  if (digits != 3 && digits != 4) return false;
+  if (!read_fixed(c, static_cast<int>(digits) - 2, f.month) || !read_fixed(c, 2, f.day) ||
+      !c.eat(' ') || !read_clock(c, f, false) || !ends_cleanly(c))
     return false;
   return resolve_year(f, hint, out);
 }
@@ -436,9 +446,13 @@ void parse_at(Cur c, const YearHint& hint, LineTime& out) noexcept {
 
   if (is_digit(first)) {
     if (!four_digits_then_dash(c)) return;
-    if (read_iso(c, IsoMode::kLine, t)) {
+    bool zoned = false;
+    int32_t offset = 0;
+    if (read_iso(c, IsoMode::kLine, t, &zoned, &offset)) {
       out.has_wall = true;
       out.wall_ns = t;
+      out.has_zone = zoned;
+      out.zone_offset_sec = offset;
       read_kernel_boot(c, out);
     }
     return;
@@ -465,9 +479,13 @@ void parse_at(Cur c, const YearHint& hint, LineTime& out) noexcept {
   if (second == ' ' || is_digit(second)) {
     Cur inner{c.p + 1, c.e};
     if (four_digits_then_dash(inner)) {
-      if (read_iso(inner, IsoMode::kLine, t)) {
+      bool zoned = false;
+      int32_t offset = 0;
+      if (read_iso(inner, IsoMode::kLine, t, &zoned, &offset)) {
         out.has_wall = true;
         out.wall_ns = t;
+        out.has_zone = zoned;
+        out.zone_offset_sec = offset;
       }
       return;
     }
@@ -485,6 +503,7 @@ void parse_at(Cur c, const YearHint& hint, LineTime& out) noexcept {
     ok = read_glog(inner, hint, t);  // the rest of the bracket is "file:line]", not checked
   } else if (inner.left() >= 3 && is_weekday_abbr(inner.p)) {
     ok = read_dmesg_t(inner, t);
+    out.dmesg_local = ok;
   } else {
     ok = read_fabric_manager(inner, t);
   }

@@ -51,6 +51,13 @@ struct LineTime {
   int64_t wall_ns = 0;
   bool has_boot = false;  // boot_ns holds a dmesg seconds-since-boot stamp "[ 1843.308145]"
   int64_t boot_ns = 0;
+  // The stamp wrote its zone (ISO 8601 with 'Z' or an offset): zone_offset_sec is it (local time
+  // minus UTC). Lets a caller learn a host's zone from its other logs.
+  bool has_zone = false;
+  int32_t zone_offset_sec = 0;
+  // The wall time came from a `dmesg -T` stamp, which the kernel prints in the host's local time
+  // (read as UTC here, like every zone-less stamp; a caller that knows the zone corrects it).
+  bool dmesg_local = false;
 };
 
 // Finds the timestamp at the start of `line` (after optional spaces/tabs and an optional UTF-8
@@ -82,8 +89,11 @@ struct LineTime {
 //       sets has_boot only. A "<N>" printk level prefix (1 to 3 digits) is skipped before any
 //       format, not only this one.
 //   glog / PyTorch c10d      [E1130 02:07:08.408271257 ProcessGroupNCCL.cpp:1234] ...
+//                            [E626 06:24:44.903881913 ProcessGroupNCCL.cpp:616] ...
 //                            E1130 02:07:08.408271 12345 file.cc:12] ...
 //       level letter I, W, E or F; month and day; time with an optional fraction. No year.
+//       The month has two digits (glog pads it) or, from PyTorch's c10 logger, one digit for
+//       January to September ("E626" is June 26, "W101" January 1); the day always has two.
 //   NVIDIA Fabric Manager    [Jul 23 2024 07:53:55] [ERROR] [tid 841] ...
 //
 // torchrun's per-rank prefixes are skipped (at most two, written directly one after the other):

@@ -12,10 +12,22 @@ with its cascade on the other nodes.
 Output is streamed file by file in large chunks, so memory stays constant whatever the
 size. The same arguments and seed always produce byte-identical output.
 
+Event-heavy mode (--error-share F > 0): a failing job at scale logs far more than one
+root cause. A share F of each node's application lines becomes the failure output of its
+ranks after the fault (NCCL WARN completion, socket, async-event and CUDA-failure lines,
+c10d watchdog timeouts and stuck-watchdog lines, DistBackendError and ncclRemoteError
+lines, torchrun exit codes), spread over the twelve minutes the watchdogs need to fire;
+--ranks-per-node sets how many ranks each node's log speaks for (each rank gets its own
+watchdog symptoms), and --xid-bursts N adds N bursts of XID 13/31/43/45 lines per node to
+the kernel log after the fault. Every line is spelled as the tool prints it (sources named
+at each template below); the catalog extracts each as an event, so the rule engine sees
+tens of thousands to millions of events while the root cause stays the injected one.
+
 Examples:
   python3 bench/generate_bundle.py /tmp/big --nodes 8 --bytes-per-node 250M --inject nvlink-xid149
   python3 bench/generate_bundle.py /tmp/big --nodes 64 --total-bytes 1G --error-rate 0.002 --seed 7 --inject cuda-oom
   python3 bench/generate_bundle.py /tmp/ok  --nodes 4 --bytes-per-node 50M --inject none
+  python3 bench/generate_bundle.py /tmp/hot --nodes 8 --bytes-per-node 16M --error-share 0.05 --ranks-per-node 64 --xid-bursts 40
 
 Expected verdicts:
   nvlink-xid149  attributed, hardware / nvlink, culprit = the node printed on stderr (and in README.md)
@@ -472,6 +484,118 @@ def watchdog_timeout_block(app, t, rng):
     return "".join(out)
 
 
+
+# ----------------------------------------------------------------------------- event-heavy mode
+# The failure output of every rank of a node after the fault, as (epoch ms, line) pairs.
+# Sources of the formats: NCCL src/transport/net_ib.cc ("NET/IB : Got completion from peer
+# ... with status=12 ... vendor err 129", "NET/IB : %s:%d Got non-fatal async event: %s(%d)"),
+# src/misc/socket.cc ("Net : Connection closed by remote peer %s<%d>"), src/enqueue.cc
+# ("Cuda failure '%s'"), NVIDIA/nccl issues #795, #1405; PyTorch ProcessGroupNCCL.cpp
+# (watchdog timeout at :616, stuck watchdog at :1743, DistBackendError "NCCL error in: ...
+# remote process exited or there was a network error"), pytorch/pytorch #118369 and
+# #121209 (torchrun's "exitcode  : -6 (pid: N)" failure table).
+def failure_tail(app, n_lines, t_fail, ranks, rng):
+    n_nodes = app.n_nodes
+    g0 = app.node * ranks
+    out = []
+    seq0 = 918304
+    fail_ms = int(t_fail.timestamp() * 1000)
+    # Each rank's hung collective was enqueued shortly before the fault (jitter per rank),
+    # and its watchdog fires 600 s after that: ran_for is exact, so at = ts - ran_for.
+    enq = [fail_ms - 1000 + rng.randrange(500) for _ in range(ranks)]
+    weights = [("completion", 22), ("watchdog", 12), ("backend", 10), ("socket", 10), ("async", 10),
+               ("stuck", 6), ("remote", 10), ("exit", 8), ("cuda", 6), ("inconsistency", 6)]
+    names = [w[0] for w in weights]
+    cum = []
+    acc = 0
+    for _, w in weights:
+        acc += w
+        cum.append(acc)
+    kinds = rng.choices(names, cum_weights=cum, k=n_lines)
+    span = 685 * 1000  # after the first errors and torchrun's summary, up to 700 s after the fault
+    for kd in kinds:
+        j = rng.randrange(ranks)
+        r = g0 + j
+        l = j % 8
+        pre = "%s:%d:%d [%d]" % (app.host, app.pids[l], app.tids[l] + 9, l)
+        if kd == "watchdog":
+            # fires once the 600 s timeout has run out (plus the watchdog's polling delay)
+            tms = enq[j] + 600000 + rng.randrange(20, 90000)
+        elif kd == "stuck":
+            tms = fail_ms + 480000 + rng.randrange(1, 200000)
+        else:
+            tms = fail_ms + 15000 + rng.randrange(span)
+        t = datetime.fromtimestamp(tms / 1000.0, UTC)
+        if kd == "completion":
+            peer = rng.randrange(n_nodes)
+            line = ("[%s] %s transport/net_ib.cc:2092 NCCL WARN NET/IB : Got completion from peer %s<%d> with status=12 "
+                    "opcode=0 len=0 vendor err 129 (Recv) localGid fe80::a088:c203:%x:4b1%d remoteGidsfe80::a088:c203:%x:4b1%d"
+                    % (ts_py(t), pre, ib_ip(peer), rng.randrange(40000, 60000), app.node + 1, l, peer + 1, l))
+        elif kd == "watchdog":
+            line = ("[rank%d]:[%s ProcessGroupNCCL.cpp:616] [Rank %d] Watchdog caught collective operation timeout: "
+                    "WorkNCCL(SeqNum=%d, OpType=ALLREDUCE, NumelIn=6553600, NumelOut=6553600, Timeout(ms)=600000) "
+                    "ran for %d milliseconds before timing out." % (r, c10d_ts(t, "E", rng), r, seq0 + rng.randrange(4), tms - enq[j]))
+        elif kd == "backend":
+            line = ("[rank%d]: torch.distributed.DistBackendError: NCCL error in: /opt/pytorch/pytorch/torch/csrc/distributed/"
+                    "c10d/ProcessGroupNCCL.cpp:3763, remote process exited or there was a network error, NCCL version %s" % (r, NCCL_VER))
+        elif kd == "socket":
+            peer = rng.randrange(n_nodes)
+            line = ("[%s] %s misc/socket.cc:538 NCCL WARN Net : Connection closed by remote peer %s<%d>"
+                    % (ts_py(t), pre, hostname(peer, n_nodes), rng.randrange(40000, 60000)))
+        elif kd == "async":
+            # a port flap: the error, and the port coming back a few seconds later
+            d = rng.randrange(8)
+            line = "[%s] %s transport/net_ib.cc:85 NCCL WARN NET/IB : %s:1 Got non-fatal async event: port error(10)" % (ts_py(t), pre, HCAS[d])
+            tb = datetime.fromtimestamp((tms + rng.randrange(1000, 8000)) / 1000.0, UTC)
+            out.append((tms + 8000, "[%s] %s transport/net_ib.cc:85 NCCL WARN NET/IB : %s:1 Got non-fatal async event: port active(9)\n"
+                        % (ts_py(tb), pre, HCAS[d])))
+        elif kd == "stuck":
+            line = ("[rank%d]:[%s ProcessGroupNCCL.cpp:1743] [PG ID 0 PG GUID 0(default_pg) Rank %d] ProcessGroupNCCL's watchdog "
+                    "got stuck for 480 seconds without making progress in monitoring enqueued collectives. This typically indicates "
+                    "a NCCL/CUDA API (e.g., CudaEventDestroy) hang blocking the watchdog" % (r, c10d_ts(t, "E", rng), r))
+        elif kd == "remote":
+            line = ("[rank%d]: ncclRemoteError: A call failed possibly due to a network error or a remote process exiting "
+                    "prematurely." % r)
+        elif kd == "exit":
+            line = "[rank%d]:   exitcode  : -6 (pid: %d)" % (r, app.pids[l])
+        elif kd == "cuda":
+            line = "[%s] %s enqueue.cc:1556 NCCL WARN Cuda failure 'an illegal memory access was encountered'" % (ts_py(t), pre)
+        else:
+            line = ("[rank%d]:[%s ProcessGroupNCCL.cpp:636] [Rank %d] To avoid data inconsistency, we are taking the entire "
+                    "process down." % (r, c10d_ts(t, "E", rng), r))
+        out.append((tms, line + "\n"))
+    out.sort(key=lambda x: x[0])
+    return out
+
+
+# Bursts of XID lines on random GPUs of a node after the fault: engine exceptions
+# (13, 31) and the channel resets and cleanup that follow (43, 45). Formats: NVIDIA's
+# XID catalog and the driver's "NVRM: Xid (PCI:%s): %d, pid=%d, name=%s, ..." lines
+# (pytorch/pytorch #76262, NVIDIA/open-gpu-kernel-modules #532).
+def xid_bursts(kg, n_bursts, t_fail, pid, rng):
+    out = []
+    fail_ms = int(t_fail.timestamp() * 1000)
+    for _ in range(n_bursts):
+        pci = GPU_PCI[rng.randrange(8)]
+        tms = fail_ms + 2000 + rng.randrange(690000)
+        for k in range(rng.randrange(3, 9)):
+            x = rng.choice((13, 13, 31, 43, 43, 45))
+            if x == 13:
+                msg = ("NVRM: Xid (PCI:%s): 13, pid=%d, name=python3, Graphics SM Warp Exception on (GPC %d, TPC %d, SM %d): "
+                       "Out Of Range Address" % (pci, pid, rng.randrange(8), rng.randrange(9), rng.randrange(2)))
+            elif x == 31:
+                msg = ("NVRM: Xid (PCI:%s): 31, pid=%d, name=python3, Ch %08x, intr 00000000. MMU Fault: ENGINE GRAPHICS "
+                       "GPCCLIENT_T1_%d faulted @ 0x7f92_%08x. Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_WRITE"
+                       % (pci, pid, rng.randrange(64), rng.randrange(16), rng.randrange(1 << 32)))
+            elif x == 43:
+                msg = "NVRM: Xid (PCI:%s): 43, pid=%d, name=python3, Ch %08x" % (pci, pid, rng.randrange(64))
+            else:
+                msg = "NVRM: Xid (PCI:%s): 45, pid=%d, name=python3, Ch %08x" % (pci, pid, rng.randrange(64))
+            out.append((tms + 40 * k, msg))
+    out.sort(key=lambda x: x[0])
+    return "".join(kg.line(t, m) for t, m in out)
+
+
 # ----------------------------------------------------------------------------- main
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="generate_bundle.py", description=__doc__.split("\n\n")[0],
@@ -491,12 +615,26 @@ def main(argv=None):
     ap.add_argument("--start", type=parse_time, default=parse_time("2026-03-14T01:00:02Z"),
                     help="window start, RFC 3339 UTC (default 2026-03-14T01:00:02Z)")
     ap.add_argument("--duration", type=float, default=6 * 3600, help="seconds of training before the failure/end (default 21600)")
+    ap.add_argument("--error-share", type=float, default=0.0,
+                    help="event-heavy mode: share of each node's app lines that are failure output of its ranks "
+                         "after the fault, all extracted as events (default 0)")
+    ap.add_argument("--ranks-per-node", type=int, default=8,
+                    help="ranks each node's log speaks for in the failure output (default 8)")
+    ap.add_argument("--xid-bursts", type=int, default=0, help="bursts of XID 13/31/43/45 lines per node after the fault (default 0)")
     ap.add_argument("--quiet", action="store_true", help="no progress on stderr")
     a = ap.parse_args(argv)
     if a.nodes < 1:
         ap.error("--nodes must be >= 1")
     if not 0 <= a.error_rate < 0.5:
         ap.error("--error-rate must be in [0, 0.5)")
+    if not 0 <= a.error_share < 1:
+        ap.error("--error-share must be in [0, 1)")
+    if a.ranks_per_node < 1:
+        ap.error("--ranks-per-node must be >= 1")
+    if a.xid_bursts < 0:
+        ap.error("--xid-bursts must be >= 0")
+    if (a.error_share > 0 or a.xid_bursts > 0) and a.inject == "none":
+        ap.error("--error-share and --xid-bursts describe the output of a failure: use them with --inject nvlink-xid149 or cuda-oom")
     per_node = a.total_bytes // a.nodes if a.total_bytes else (a.bytes_per_node or 64 << 20)
     if os.path.exists(a.out_dir) and os.listdir(a.out_dir):
         ap.error("OUT_DIR exists and is not empty: %s" % a.out_dir)
@@ -515,6 +653,9 @@ def main(argv=None):
     else:
         end = t_fail + timedelta(seconds=20)
         terminal = {"state": "COMPLETED", "exit_code": 0}
+    if a.error_share > 0 or a.xid_bursts > 0:
+        # the failure output runs until every watchdog has fired
+        end = max(end, t_fail + timedelta(seconds=720))
     job = 40000 + rng.randrange(50000)
     plan = dict(job=job, comm_id="%016x" % rng.getrandbits(64), step0=30000, step_time=1.95,
                 train0_ms=int((start + timedelta(seconds=60)).timestamp() * 1000))
@@ -540,7 +681,11 @@ def main(argv=None):
         app = AppGen(i, a.nodes, nrng, plan, a.error_rate)
         w.write(app.header(start + timedelta(seconds=3)))
         t_train = start + timedelta(seconds=60)
-        app.traffic(w, t_train, t_fail, app_b - w.n - 4096)
+        tail = ""
+        if a.error_share > 0:
+            n_tail = int(a.error_share * app_b / 150)
+            tail = "".join(x for _, x in failure_tail(app, n_tail, t_fail, a.ranks_per_node, nrng))
+        app.traffic(w, t_train, t_fail, app_b - w.n - 4096 - len(tail))
         if a.inject == "nvlink-xid149":
             if i == culprit:
                 tl = t_fail + timedelta(seconds=0.52)
@@ -581,6 +726,7 @@ def main(argv=None):
             w.write("I%s %d torch/distributed/elastic/agent/server/api.py:932] Local worker group finished "
                     "(WorkerState.SUCCEEDED). Waiting 300 seconds for other agents to finish\n"
                     % ((tdone + timedelta(seconds=3)).strftime("%m%d %H:%M:%S.000000"), app.agent_pid))
+        w.write(tail)
         total += w.n
         w.close()
         # ---------------- kernel
@@ -590,10 +736,16 @@ def main(argv=None):
         kg.app_pid3 = app.pids[3]
         w = Writer(os.path.join(a.out_dir, "logs", host, "kernel.log"))
         w.write(kg.boot_block())
+        bursts = xid_bursts(kg, a.xid_bursts, t_fail, app.pids[nrng.randrange(8)], nrng) if a.xid_bursts else ""
         if a.inject == "nvlink-xid149" and i == culprit:
-            kg.traffic(w, start, t_fail, int(k_b * 0.95) - w.n)
+            kg.traffic(w, start, t_fail, int(k_b * 0.95) - w.n - len(bursts))
             w.write(nvlink_kernel_block(kg, t_fail))
-            kg.traffic(w, t_fail + timedelta(seconds=2), end, k_b - w.n)
+            w.write(bursts)
+            kg.traffic(w, t_fail + timedelta(seconds=700 if bursts else 2), end, k_b - w.n)
+        elif bursts:
+            kg.traffic(w, start, t_fail, int(k_b * 0.95) - w.n - len(bursts))
+            w.write(bursts)
+            kg.traffic(w, t_fail + timedelta(seconds=700), end, k_b - w.n)
         else:
             kg.traffic(w, start, end, k_b - w.n)
         total += w.n

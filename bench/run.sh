@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Scan throughput, peers, memory, start-up, scale and the service: the benchmark harness.
 #
-#   bench/run.sh [--quick] [--culprit PATH]
+#   bench/run.sh [--quick | --smoke] [--culprit PATH]
 #
 # (a) installs the peers if missing (ripgrep; GNU time at /usr/bin/time),
 # (b) generates a bundle with 0.2% error lines (1 GB; --quick 64 MB),
@@ -14,7 +14,16 @@
 # (f) a scaling series (1k, 2k, 4k, 8k nodes, small logs; --quick 100..800)
 #     plus 10k nodes (full run only) with the fitted exponent of time vs n,
 # (g) the service under wrk: throughput and p50/p99 latency of one-shot
-#     attributions of a 64-node workload (100 MB of logs; --quick 1 MB).
+#     attributions of a 64-node workload (100 MB of logs; --quick 1 MB),
+# (h) rule evaluation at scale (bench/events_bench.sh): the bundled catalog
+#     on event-heavy bundles; error-share table, the --no-indexes peer, a
+#     10^4..10^6-event series with engine and whole-diagnosis events/s and
+#     the fitted exponent, a million events two ways (--quick: small sizes,
+#     no million). BENCH_EVENTS=0 skips it.
+# --smoke runs every step once on tiny inputs (4 MB, a few dozen nodes, a
+# 4 KB service workload for 1 s, events_bench.sh --smoke): a check that the
+# harness still works, for CI (well under a minute on 2 cores); its figures
+# mean nothing.
 # Timings of (c) are the best of 3 runs (BENCH_RUNS; 1 with --quick).
 # Culprit's scan throughput subtracts its start-up, measured on an empty
 # bundle (same context, no logs); it is given by wall time and by CPU time
@@ -26,23 +35,30 @@
 # BENCH_SCALE ("1000 2000 4000 8000"), BENCH_BIG (10000, 0 to skip),
 # BENCH_SCALE_BYTES (per node, default 8K), BENCH_PY_SLICE (bytes),
 # BENCH_SERVICE_BYTES (logs per node of the service's 64-node workload;
-# default 1600K = 100 MB, --quick 16K; "0" skips it), BENCH_SERVICE_SECS, BENCH_RUNS.
+# default 1600K = 100 MB, --quick 16K; "0" skips it), BENCH_SERVICE_SECS, BENCH_RUNS,
+# BENCH_EVENTS (0 skips step h).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 quick=0
+smoke=0
 culprit=${CULPRIT:-$root/build/cli/culprit}
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
+    --smoke) quick=1; smoke=1 ;;
     --culprit) culprit=$2; shift ;;
-    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,39p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
 done
 [ -x "$culprit" ] || { echo "run.sh: no culprit binary at $culprit (build it, or --culprit PATH)" >&2; exit 2; }
-if [ $quick -eq 1 ]; then
+if [ $smoke -eq 1 ]; then
+  main_size=${BENCH_MAIN:-4M}; mem_sizes=${BENCH_MEM:-"2M 4M"}
+  scale_nodes=${BENCH_SCALE:-"20 40"}; big_nodes=${BENCH_BIG:-0}; py_slice=${BENCH_PY_SLICE:-500000}
+  tmo=60; runs=1; svc_bytes=${BENCH_SERVICE_BYTES:-4K}; svc_secs=${BENCH_SERVICE_SECS:-1}
+elif [ $quick -eq 1 ]; then
   main_size=${BENCH_MAIN:-64M}; mem_sizes=${BENCH_MEM:-"64M 128M 256M"}
   scale_nodes=${BENCH_SCALE:-"100 200 400 800"}; big_nodes=${BENCH_BIG:-0}; py_slice=${BENCH_PY_SLICE:-4000000}
   tmo=120; runs=1; svc_bytes=${BENCH_SERVICE_BYTES:-16K}; svc_secs=${BENCH_SERVICE_SECS:-3}
@@ -87,7 +103,9 @@ best() {
 bytes_of() { find "$1/logs" -name '*.log' -printf '%s\n' | awk '{s+=$1} END {print s}'; }
 res="$work/results.tsv"; : >"$res"
 echo "culprit: $culprit ($("$culprit" --version 2>/dev/null | sed -n 1p)); rg: $(rg --version 2>/dev/null | sed -n 1p); grep: $(grep --version | sed -n 1p); python: $(python3 --version)"
-echo "host: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GB", $2/1e6}' /proc/meminfo); mode: $([ $quick -eq 1 ] && echo quick || echo full)"
+mode=$([ $smoke -eq 1 ] && echo smoke || { [ $quick -eq 1 ] && echo quick || echo full; })
+echo "host: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GB", $2/1e6}' /proc/meminfo); mode: $mode"
+
 
 # Start-up on an empty bundle (for the subtraction) and (e) cold/warm.
 b="$work/main"
@@ -96,7 +114,7 @@ empty="$work/empty"; mkdir -p "$empty/logs"; cp "$b/context.json" "$empty/"
 read -r cold_s cold_kb _ < <(measure "$work/o" "$culprit" diagnose "$empty" --format json --threads 1 --cache-dir "$work/cold")
 read -r warm_s warm_kb _ < <(measure "$work/o" "$culprit" diagnose "$empty" --format json --threads 1 --cache-dir "$work/cold")
 measure "$work/o" "$culprit" diagnose "$empty" --format json --threads 1 --skip-self-test --cache-dir "$cache" >/dev/null
-read -r start_s _ start_cpu < <(best "$work/o" 5 "$culprit" diagnose "$empty" --format json --threads 1 --skip-self-test --cache-dir "$cache")
+read -r start_s _ start_cpu < <(best "$work/o" "$([ $smoke -eq 1 ] && echo 1 || echo 5)" "$culprit" diagnose "$empty" --format json --threads 1 --skip-self-test --cache-dir "$cache")
 
 # (c) throughput and peers on the same files
 mapfile -t files < <(find "$b/logs" -name '*.log' | sort)
@@ -206,6 +224,18 @@ else
   timeout "$tmo" "$here/service/run_wrk.sh" "$culprit" "$svc_secs" 1 2 "$svc_bytes" >"$work/wrk.out" 2>&1 \
     || { cat "$work/wrk.out" >&2; echo "run.sh: the service benchmark failed" >&2; exit 1; }
   grep -E '^(workload|verdict|SUMMARY)' "$work/wrk.out"
+fi
+
+# (h) rule evaluation at scale
+echo
+if [ "${BENCH_EVENTS:-1}" = 0 ]; then
+  echo "== rule evaluation at scale: skipped (BENCH_EVENTS=0) =="
+else
+  ev_mode=$([ $smoke -eq 1 ] && echo --smoke || { [ $quick -eq 1 ] && echo --quick; } || true)
+  echo "== rule evaluation at scale (bench/events_bench.sh${ev_mode:+ $ev_mode}) =="
+  # Many runs, each with its own timeout inside: the whole step gets several steps' time.
+  rc=0; BENCH_EVENTS_CACHE="$cache" TMPDIR="$work" timeout "$((tmo * 4))" "$here/events_bench.sh" $ev_mode --culprit "$culprit" || rc=$?
+  [ $rc -eq 0 ] || { echo "run.sh: the event benchmark failed (exit $rc$([ $rc -eq 124 ] && echo ", timed out after $((tmo * 4)) s"))" >&2; exit 1; }
 fi
 
 echo

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <optional>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -72,6 +73,11 @@ Options:
   --rules PATH           add a rule directory or .attr file (repeatable)
   --no-stdlib            do not load the bundled catalog
   --threads N            scan each bundle with N threads (default: all cores)
+  --min-match PCT        pass when at least PCT % of the cases match (0-100)
+                         instead of requiring every case to match
+  --max-confidently-wrong N
+                         with --min-match: also fail when more than N
+                         verdicts are confidently wrong (default 0)
   --skip-self-test       do not run the catalog's inline tests first
   --engine jit|interp    run rules as native code (jit, the default; also
                          $CULPRIT_ENGINE) or interpret them
@@ -79,8 +85,9 @@ Options:
   --cache-dir DIR        compile cache directory
   -h, --help             this help
 
-Exit status: 0 every case matches, 1 some case does not match (or has no
-expected.json), 2 bad input or a catalog that does not compile.
+Exit status: 0 every case matches (with --min-match: the match rate and the
+confidently wrong count are within their bounds), 1 otherwise (or a bundle
+has no expected.json), 2 bad input or a catalog that does not compile.
 )";
 
 int usage(const std::string& msg) {
@@ -257,7 +264,7 @@ std::string pct(size_t num, size_t den) {
 }  // namespace
 
 int cmd_eval(int argc, char** argv) {
-  ArgSpec spec = with_catalog_options({{"skip-self-test", "help"}, {"baseline", "output", "threads"}});
+  ArgSpec spec = with_catalog_options({{"skip-self-test", "help"}, {"baseline", "output", "threads", "min-match", "max-confidently-wrong"}});
   Args a;
   std::string err;
   if (!parse_args(argc, argv, 2, spec, a, err)) return usage(err);
@@ -272,6 +279,22 @@ int cmd_eval(int argc, char** argv) {
     long n = std::strtol(t->c_str(), &end, 10);
     if (t->empty() || *end || n < 1 || n > 1024) return usage("--threads must be an integer from 1 to 1024");
     opt.threads = static_cast<unsigned>(n);
+  }
+
+  std::optional<double> min_match;
+  long max_wrong = 0;
+  if (auto m = a.last("min-match")) {
+    char* end = nullptr;
+    double v = std::strtod(m->c_str(), &end);
+    if (m->empty() || *end || !(v >= 0 && v <= 100)) return usage("--min-match must be a percentage from 0 to 100");
+    min_match = v;
+  }
+  if (auto w = a.last("max-confidently-wrong")) {
+    if (!min_match) return usage("--max-confidently-wrong needs --min-match");
+    char* end = nullptr;
+    long n = std::strtol(w->c_str(), &end, 10);
+    if (w->empty() || *end || n < 0) return usage("--max-confidently-wrong must be a non-negative integer");
+    max_wrong = n;
   }
 
   const fs::path root = a.positionals[0];
@@ -474,6 +497,15 @@ int cmd_eval(int argc, char** argv) {
     }
   }
   std::cout.flush();
+  if (min_match) {
+    bool unlabeled = false;
+    for (const auto& c : cases) unlabeled |= !c.labeled;
+    const double rate = 100.0 * static_cast<double>(matched) / static_cast<double>(cases.size());
+    const bool ok = !unlabeled && rate + 1e-9 >= *min_match && static_cast<long>(wrong_conf) <= max_wrong;
+    std::cout << fmt::format("gate: match rate {:.1f}% (at least {:g}% required), confidently wrong {} (at most {}): {}\n",
+                             rate, *min_match, wrong_conf, max_wrong, ok ? "pass" : "FAIL");
+    return ok ? kOk : kMismatch;
+  }
   return failures ? kMismatch : kOk;
 }
 

@@ -99,6 +99,11 @@ Options:
   --explain              --cascade plus the derivation trail (which rule did what)
   --width N              fit the text report to N columns (default: the
                          terminal's, or $COLUMNS; 0 = never cut lines)
+  --timings              print where the time went on stderr: start-up, scan,
+                         rule engine (with events/s), output
+  --no-indexes           answer every query by walking all candidates of its
+                         kinds (slow: the plain evaluation the indexes are
+                         compared with, for benchmarks; same verdict)
   --threads N            scan with N threads (default: all cores)
   --slack-before DUR     keep evidence this long before the window start (default 10m)
   --slack-after DUR      and after its end (default 30m)
@@ -133,6 +138,10 @@ Options:
   --timings       compile twice, in fresh processes with an empty and then a
                   warm cache, and print the time of every phase (parse, sema,
                   Hyperscan, LLVM codegen/optimize/emit, linking, self-tests)
+                  and how many queries use which kind of index
+  --explain       print how every query of every rule is answered: which
+                  index (kind, node, key expressions), `within` by binary
+                  search, first hit, or computed once (docs/language.md §4.5)
   --engine jit|interp
                   run rules as native code (jit, the default; also
                   $CULPRIT_ENGINE) or interpret them
@@ -149,8 +158,12 @@ int usage_error(const std::string& cmd, const std::string& msg) {
   return kBadInput;
 }
 
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
 int cmd_diagnose(int argc, char** argv) {
-  ArgSpec spec = with_catalog_options({{"explain", "cascade", "skip-self-test", "help"},
+  ArgSpec spec = with_catalog_options({{"explain", "cascade", "skip-self-test", "help", "timings", "no-indexes"},
                                        {"format", "threads", "slack-before", "slack-after", "color", "width",
                                         "server", "schema"}});
   Args a;
@@ -195,6 +208,7 @@ int cmd_diagnose(int argc, char** argv) {
   // threads hardly contend for the lock.
   mallopt(M_ARENA_MAX, 1);
 #endif
+  auto t_start = std::chrono::steady_clock::now();
   culprit::Bundle bundle;
   if (!culprit::load_bundle(a.positionals[0], bundle, err)) {
     std::cerr << "culprit diagnose: " << err << "\n";
@@ -206,18 +220,80 @@ int cmd_diagnose(int argc, char** argv) {
   // The trail is printed only with --explain; without it, not collecting it
   // saves an entry per symptom and state change.
   opt.trail = a.has("explain");
+  culprit::DiagnoseTimings timings;
+  if (a.has("timings")) opt.timings = &timings;
+  opt.use_indexes = !a.has("no-indexes");
+  double startup_ms = ms_since(t_start);
+  auto t_diagnose = std::chrono::steady_clock::now();
   culprit::Verdict verdict;
   if (!attributor->attribute(culprit::request_from_bundle(std::move(bundle)), opt, verdict, err)) {
     std::cerr << "culprit diagnose: " << err << "\n";
     return kBadInput;
   }
+  auto t_output = std::chrono::steady_clock::now();
   if (format == "json") {
     culprit::write_verdict_json(std::cout, verdict, a.has("explain"), schema);
   } else {
     std::cout << culprit::verdict_to_text(verdict, text_opt);
   }
   std::cout.flush();
+  if (a.has("timings")) {
+    double output_ms = ms_since(t_output), whole_ms = ms_since(t_diagnose);
+    auto per_s = [](int64_t n, double ms) { return ms > 0 ? static_cast<double>(n) / (ms / 1000.0) : 0.0; };
+    std::cerr << fmt::format(
+        "timings: start-up {:.1f} ms (bundle, catalog, self-tests); read {:.1f} ms; scan {:.1f} ms ({} thread{}); "
+        "engine {:.1f} ms; output {:.1f} ms\n"
+        "timings: {} events, {} symptoms; engine {:.0f} events/s; whole diagnosis (read to output) {:.0f} events/s\n",
+        startup_ms, timings.read_ms, timings.scan_ms, timings.threads, timings.threads == 1 ? "" : "s", timings.engine_ms,
+        output_ms, timings.events, timings.symptoms, per_s(timings.events, timings.engine_ms), per_s(timings.events, whole_ms));
+  }
   return std::cout.good() ? kOk : kBadInput;
+}
+
+// ------------------------------------------------------ check --explain
+// One line per query: where it is, what it queries, how it is answered.
+
+std::string one_line(std::string text, size_t max) {
+  for (char& c : text)
+    if (c == '\n' || c == '\t') c = ' ';
+  if (text.size() > max) text = text.substr(0, max - 3) + "...";
+  return text;
+}
+
+std::string query_text(const culprit::plan::QueryPlan& p, const culprit::ir::Catalog& cat) {
+  if (p.expr) return one_line(culprit::plan::expression_text(*p.expr, cat), 96);
+  return fmt::format("{} {} {}", p.role, p.query->symptom ? "symptom" : "event", culprit::plan::kinds_text(*p.query, cat));
+}
+
+void explain_plans(const culprit::Program& program) {
+  const auto& cat = program.catalog();
+  const culprit::ir::Rule* last = nullptr;
+  for (const auto& p : program.query_plans().plans()) {
+    if (p.rule != last) {
+      last = p.rule;
+      const auto& w = p.rule->where;
+      std::cout << fmt::format("{}:{}: rule {} (stage {})\n", w.file ? w.file->path : "?", w.line, p.rule->name,
+                               culprit::ir::kStageNames[static_cast<size_t>(p.rule->stage)]);
+    }
+    std::cout << fmt::format("  {}\n      -> {}\n", query_text(p, cat), culprit::plan::describe(p, cat));
+  }
+}
+
+// Counts of the access paths, for `check --timings`.
+std::string plan_summary(const culprit::Program& program) {
+  size_t n = 0, keyed = 0, node_only = 0, window = 0, first = 0, memo = 0, scans = 0;
+  for (const auto& p : program.query_plans().plans()) {
+    ++n;
+    if (!p.keys.empty()) ++keyed;
+    else if (p.by_node) ++node_only;
+    else ++scans;
+    window += p.time_window;
+    first += p.first_hit;
+    memo += p.memoized;
+  }
+  return fmt::format("{} queries: {} by key, {} by node only, {} over all of their kinds; {} with `within` by binary search, "
+                     "{} stop at the first hit, {} computed once while their inputs do not change (check --explain lists them)",
+                     n, keyed, node_only, scans, window, first, memo);
 }
 
 // ------------------------------------------------------ check --timings
@@ -225,10 +301,6 @@ int cmd_diagnose(int argc, char** argv) {
 // empty temporary cache: the first is a cold start, the second a warm one.
 // Each child prints "name<TAB>value" lines; the parent adds the wall time
 // of the whole process (exec, dynamic linking, everything) and tabulates.
-
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
 
 int timings_run(const culprit::AttributorConfig& config) {
   auto t0 = std::chrono::steady_clock::now();
@@ -250,6 +322,7 @@ int timings_run(const culprit::AttributorConfig& config) {
   out["self_tests"] = num(tests_ms);
   out["tests"] = fmt::format("{} passed, {} failed", report.passed, report.failed);
   out["evaluator"] = program->evaluator();
+  out["plans"] = plan_summary(*program);
   if (const auto* st = culprit::native_stats(program->native())) {
     out["llvm_codegen"] = num(st->codegen_ms);
     out["llvm_optimize"] = num(st->optimize_ms);
@@ -374,12 +447,13 @@ int check_timings(const Args& a, const culprit::AttributorConfig& engine) {
   std::cout << fmt::format("evaluator: {}", cell(0, "evaluator"));
   if (engine.jit) std::cout << fmt::format("; native expressions: {}; object code: {} bytes", cell(0, "native_exprs"), cell(0, "object_bytes"));
   std::cout << fmt::format("\nself-tests: {}\n", cell(0, "tests"));
+  std::cout << fmt::format("query plans: {}\n", cell(0, "plans"));
   if (engine.jit) std::cout << "* summed over the threads that compile modules in parallel\n";
   return rc;
 }
 
 int cmd_check(int argc, char** argv) {
-  ArgSpec spec = with_catalog_options({{"help", "timings", "timings-run"}, {}}, false);
+  ArgSpec spec = with_catalog_options({{"help", "timings", "timings-run", "explain"}, {}}, false);
   Args a;
   std::string err;
   if (!culprit::cli::parse_args(argc, argv, 2, spec, a, err)) return usage_error("check", err);
@@ -394,6 +468,7 @@ int cmd_check(int argc, char** argv) {
   auto attributor = open_attributor("check", config, false);
   if (!attributor) return kBadInput;
   const auto& c = attributor->catalog();
+  if (a.has("explain")) explain_plans(*attributor->program());
   std::vector<std::string> parts;
   for (const auto& p : c.parts) parts.push_back(p.version.empty() ? p.name : p.name + " " + p.version);
   std::cout << fmt::format("ok: catalog {} ({}): {} files, {} extractors, {} rules, {} scenarios\n", fmt::join(parts, " + "),

@@ -48,6 +48,7 @@ enum class ExprKind {
   In,              // args[0] [not] in [args[1..]]
   Call,            // text(args...)
   QueryAggregate,  // text in exists|none|count|nodes|max|min; binding: query [, args[0]]
+  Order,           // args[0] [not] before|after args[1]; op = "before" | "after"
 };
 
 struct Expr {
@@ -60,7 +61,7 @@ struct Expr {
   std::string op;            // Unary/Binary operator spelling
   std::string regex_flags;   // Matches
   SourceRange regex_range;   // Matches: the /regex/ token
-  bool negated = false;      // IsNull (is not null), In (not in)
+  bool negated = false;      // IsNull (is not null), In (not in), Order (not before/after)
   std::vector<ExprPtr> args;
   std::string binding;       // QueryAggregate
   SourceRange binding_range;
@@ -85,6 +86,7 @@ struct Action {
   ExprPtr node;       // `on EXPR`
   ExprPtr key;        // symptom `key EXPR`
   ExprPtr priority;   // symptom `priority EXPR`
+  ExprPtr at;         // symptom `at EXPR`
   std::vector<FieldInit> fields;
   // demote / scrub / set priority / classify
   std::string binding;
@@ -130,6 +132,8 @@ struct Extractor {
   std::string name;
   SourceRange where;
   std::vector<std::pair<std::string, SourceRange>> sources;
+  std::optional<int64_t> keep_before_ns, keep_after_ns;  // `keep D before, D after`
+  SourceRange keep_range;
   bool has_match = false;
   std::string regex;        // between the slashes, `\/` already turned into `/`
   std::string regex_flags;
@@ -171,6 +175,8 @@ struct Scenario {
   SourceRange where;
   std::vector<std::string> nodes;
   std::string workload_id = "scenario";
+  std::string scheduler = "static";   // `workload "ID" on slurm|kubernetes|static`
+  SourceRange scheduler_range;
   std::string terminal_state = "FAILED";
   SourceRange terminal_range;      // the state's name in `terminal NAME`
   int64_t terminal_exit = 1;

@@ -33,11 +33,23 @@ inline constexpr std::array<const char*, 8> kStageNames = {
 enum EventBuiltin : int32_t {
   kEvKind = -1, kEvNode = -2, kEvHost = -3, kEvSource = -4, kEvFile = -5,
   kEvLine = -6, kEvOffset = -7, kEvTs = -8, kEvText = -9,
+  // Not nameable in rules: sema uses them to lower the temporal order
+  // construct (`y not before x - 5m`, docs/language.md §6.1).
+  kEvOwnTs = -10,   // time: ts when the line carried it (not inherited from a neighbour), else null
+  kEvPlace = -11,   // string: "host/source/file", the file the line was read from
+  kEvBoot = -12,    // duration: unanchored dmesg seconds since boot (Evidence::boot), else null
 };
 // Built-in fields every symptom has.
 enum SymptomBuiltin : int32_t {
   kSyId = -1, kSyKind = -2, kSyNode = -3, kSyKey = -4, kSyFirst = -5, kSyLast = -6,
   kSyCount = -7, kSyPriority = -8, kSySummary = -9,
+  kSyFile = -14, kSyLine = -15,  // its earliest evidence item's file path and line (null without evidence)
+  kSySource = -16,               // and its source ("kernel", "app", ...)
+  // Not nameable in rules (see kEvOwnTs).
+  kSyOwnFirst = -10,   // time: the earliest own time of its evidence (Symptom::own_first), else null
+  kSyPlace = -11,      // string: "host/source/file" of its first evidence item, null without evidence
+  kSyPlaceLine = -12,  // int: the line of that evidence item, null without evidence
+  kSyPlaceBoot = -13,  // duration: that evidence item's unanchored boot time, else null
 };
 
 enum class Op : uint8_t {
@@ -47,7 +59,7 @@ enum class Op : uint8_t {
   SymptomField,   // a = binding slot, b = field selector
   Terminal,       // a: 0 state, 1 exit_code
   Outcome,        // a: 0 status, 1 domain, 2 sub_domain, 3 culprits (count)
-  Workload,       // a: 0 nodes (count), 1 id
+  Workload,       // a: 0 nodes (count), 1 id, 2 start, 3 end, 4 scheduler, 5 node_names
   Neg, Not,
   Add, Sub, Mul, Mod, Shl, Shr, BitAnd, BitXor, BitOr,
   Eq, Ne, Lt, Le, Gt, Ge,
@@ -65,6 +77,7 @@ enum class Op : uint8_t {
 enum class Builtin : uint8_t {
   Int, Hex, Float, Duration, Seconds, Lower, Upper, Trim, Len, Contains, StartsWith, EndsWith,
   Str, Coalesce, Covered, Coverage, If,
+  Time,           // time(s): the ISO 8601 instant written in s (zone optional, UTC without), else null
 };
 
 struct Expr {
@@ -129,6 +142,10 @@ struct Extractor {
   std::string name;
   SourceRange where;
   std::vector<std::string> sources;        // sorted, unique
+  // `keep D before, D after`: its events are kept this far outside the
+  // workload window (at least the default slack), e.g. node state a health
+  // check reported after the job or a daemon that failed before it.
+  std::optional<int64_t> keep_before_ns, keep_after_ns;
   std::string pattern;                     // as written
   std::string re2_pattern;                 // named groups spelled (?P<name>...)
   bool caseless = false, dotall = false;
@@ -149,6 +166,7 @@ struct Action {
   std::optional<Expr> key;
   std::optional<Expr> priority;
   std::optional<Expr> summary;         // Symptom: the `summary` field
+  std::optional<Expr> at;              // Symptom: `at EXPR`, the time of this evidence (time or null)
   std::vector<FieldAssign> fields;
   int32_t target_slot = -1;            // Demote/Scrub/SetPriority/Classify of a binding
   std::optional<Query> query;          // Demote/Scrub over a query (binds query->bind_slot)
@@ -198,6 +216,7 @@ struct Scenario {
   SourceRange where;
   std::vector<std::string> nodes;
   std::string workload_id;
+  std::string scheduler = "static";
   std::string terminal_state;
   int64_t terminal_exit = 1;
   std::optional<int64_t> window_start, window_end;

@@ -331,6 +331,14 @@ class Translator {
       e->args.push_back(expr(c->expr()));
       return e;
     }
+    if (auto* c = dynamic_cast<P::OrderExprContext*>(ctx)) {
+      auto e = make(K::Order, c);
+      e->op = c->op->getText();
+      e->negated = c->negated != nullptr;
+      e->args.push_back(expr(c->expr(0)));
+      e->args.push_back(expr(c->expr(1)));
+      return e;
+    }
     if (auto* c = dynamic_cast<P::InExprContext*>(ctx)) {
       auto e = make(K::In, c);
       e->negated = c->negated != nullptr;
@@ -424,6 +432,14 @@ class Translator {
     x.name = c->IDENT()->getText();
     x.where = range(c->IDENT());
     for (auto* n : c->name()) x.sources.emplace_back(name(n), range(n));
+    if (auto* k = c->keepClause()) {
+      x.keep_range = range(k);
+      for (auto* side : k->keepSide()) {
+        auto& slot = side->side->getText() == "before" ? x.keep_before_ns : x.keep_after_ns;
+        if (slot) diags_.error("E0101", range(side), "'keep' gives the " + side->side->getText() + " side twice");
+        slot = parse_duration(side->DURATION());
+      }
+    }
     for (auto* item : c->extractorItem()) {
       if (auto* m = dynamic_cast<P::MatchItemContext*>(item)) {
         if (x.has_match) diags_.error("E0101", range(m), "extractor '" + x.name + "' has more than one 'match'");
@@ -477,6 +493,7 @@ class Translator {
       target(s->nodeTarget());
       if (s->keyClause()) a.key = expr(s->keyClause()->expr());
       if (s->priorityClause()) a.priority = expr(s->priorityClause()->expr());
+      if (s->atClause()) a.at = expr(s->atClause()->expr());
       a.fields = field_inits(s->fieldInits());
     } else if (auto* d = dynamic_cast<P::DemoteActionContext*>(c)) {
       a.kind = ast::ActionKind::Demote;
@@ -552,6 +569,10 @@ class Translator {
         for (auto* str : n->STRING()) s.nodes.push_back(unquote(str));
       } else if (auto* wl = dynamic_cast<P::ScenarioWorkloadContext*>(item)) {
         s.workload_id = unquote(wl->STRING());
+        if (wl->name()) {
+          s.scheduler = name(wl->name());
+          s.scheduler_range = range(wl->name());
+        }
       } else if (auto* t = dynamic_cast<P::ScenarioTerminalContext*>(item)) {
         s.terminal_state = name(t->name());
         s.terminal_range = range(t->name());

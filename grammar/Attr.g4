@@ -17,7 +17,11 @@ decl        : catalogDecl
 catalogDecl : 'catalog' STRING 'version' STRING ;
 
 // -------------------------------------------------------------- extractor
-extractorDecl : 'extractor' IDENT 'from' name (',' name)* '{' extractorItem* '}' ;
+extractorDecl : 'extractor' IDENT 'from' name (',' name)* keepClause? '{' extractorItem* '}' ;
+// Events of this extractor are kept this far outside the workload window
+// (instead of the default slack): node state read before or after the job.
+keepClause    : 'keep' keepSide (',' keepSide)* ;
+keepSide      : DURATION side=('before' | 'after') ;
 
 extractorItem : 'match' REGEX                                  # matchItem
               | 'emit' kindName fieldInits?                   # emitItem
@@ -47,7 +51,7 @@ nodeRelation: 'on' 'same' 'node'                               # sameNode
 withinClause: 'within' DURATION direction=('before' | 'after' | 'around') IDENT ;
 
 action      : 'emit' kindName nodeTarget? fieldInits?                              # emitAction
-            | 'symptom' kindName nodeTarget? keyClause? priorityClause? fieldInits? # symptomAction
+            | 'symptom' kindName nodeTarget? keyClause? priorityClause? atClause? fieldInits? # symptomAction
             | 'demote' IDENT (':' query)? 'because' STRING                         # demoteAction
             | 'scrub' IDENT (':' query)? 'because' STRING                          # scrubAction
             | 'set' IDENT '.' 'priority' '=' expr                                  # setPriorityAction
@@ -59,12 +63,13 @@ nodeTarget    : 'on' 'job'                                     # jobTarget
               ;
 keyClause     : 'key' expr ;
 priorityClause: 'priority' expr ;
+atClause      : 'at' expr ;
 
 // -------------------------------------------------------------- scenarios
 scenarioDecl : 'scenario' STRING '{' scenarioItem* '}' ;
 
 scenarioItem : 'nodes' STRING (',' STRING)*                    # scenarioNodes
-             | 'workload' STRING                               # scenarioWorkload
+             | 'workload' STRING ('on' name)?                  # scenarioWorkload
              | 'terminal' name ('exit' signedInt)?             # scenarioTerminal
              | 'window' STRING 'to' STRING                     # scenarioWindow
              | 'log' STRING name STRING                        # scenarioLog
@@ -84,7 +89,8 @@ metricLabels: '{' (name ':' STRING (',' name ':' STRING)*)? '}' ;
 
 // ------------------------------------------------------------ expressions
 // Precedence, tightest first: field access, unary, * %, + -, shifts, &, ^, |,
-// comparisons and tests, not, and, or. Bit operators bind tighter than
+// comparisons and tests (temporal order `y not before x - 5m` among them),
+// not, and, or. Bit operators bind tighter than
 // comparisons (as in Go and Python), so `x & 0x3F == 0` means `(x & 0x3F) == 0`.
 expr        : primary                                          # primaryExpr
             | expr '.' name                                    # fieldExpr
@@ -96,6 +102,7 @@ expr        : primary                                          # primaryExpr
             | expr op='^' expr                                 # binaryExpr
             | expr op='|' expr                                 # binaryExpr
             | expr op=('==' | '!=' | '<' | '<=' | '>' | '>=') expr # binaryExpr
+            | expr negated='not'? op=('before' | 'after') expr  # orderExpr
             | expr 'matches' REGEX                             # matchesExpr
             | expr 'is' negated='not'? 'null'                  # isNullExpr
             | expr negated='not'? 'in' '[' expr (',' expr)* ']' # inExpr
@@ -133,7 +140,7 @@ name        : IDENT
             | 'before' | 'after' | 'around' | 'group' | 'by' | 'as' | 'from'
             | 'catalog' | 'test' | 'no' | 'stage' | 'match' | 'emit' | 'to'
             | 'scrub' | 'demote' | 'classify' | 'set' | 'rule' | 'extractor'
-            | 'scenario' | 'expect' | 'because' | 'workload' | 'metric'
+            | 'scenario' | 'expect' | 'because' | 'workload' | 'metric' | 'at' | 'keep'
             ;
 
 // ------------------------------------------------------------------ lexer

@@ -3,14 +3,19 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <thread>
 
 #include "compiler/parser.h"
 #include "runtime/engine.h"
+#include "runtime/interpreter.h"
 #include "runtime/observation_reader.h"
 #include "runtime/scanner.h"
 #include "base/terminal_state.h"
@@ -67,6 +72,138 @@ DiagnoseRequest request_from_bundle(Bundle&& bundle) {
   return r;
 }
 
+// The zone a host's clock runs in, as its own logs state it: a line whose
+// stamp carries a non-zero offset ("2026-03-14T14:35:42+08:00", journald
+// --output=short-iso), or a collector's UTC stamp followed on the same line by
+// the application's zone-less local one ("2024-03-14T06:35:42.27Z
+// [2024-03-14 14:35:42,274] ..."), rounded to a quarter hour. Only the head
+// of each file is read (the zone does not change within a job).
+struct HostZone {
+  int32_t offset_sec = 0;
+  std::string file;  // where it was learned
+};
+
+static std::optional<int32_t> zone_from_line(std::string_view line, const YearHint& hint) {
+  LineTime lt = parse_line_time(line, hint);
+  if (!lt.has_wall || !lt.has_zone) return std::nullopt;
+  if (lt.zone_offset_sec != 0) return lt.zone_offset_sec;
+  // A UTC stamp: a second, zone-less stamp later on the line is the local time.
+  for (size_t i = 1; i + 19 <= line.size(); ++i) {
+    if (!(line[i - 1] == ' ' || line[i - 1] == '[') || !std::isdigit(static_cast<unsigned char>(line[i]))) continue;
+    LineTime second = parse_line_time(line.substr(i), hint);
+    if (!second.has_wall || second.has_zone) continue;
+    const int64_t diff_s = (second.wall_ns - lt.wall_ns) / 1'000'000'000;
+    const int64_t quarter = (diff_s >= 0 ? diff_s + 450 : diff_s - 450) / 900 * 900;
+    if (quarter != 0 && std::llabs(quarter) <= 14 * 3600 && std::llabs(diff_s - quarter) <= 120)
+      return static_cast<int32_t>(quarter);
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+static std::map<std::string, HostZone> host_zones(const std::vector<LogFile>& files, const YearHint& hint) {
+  std::map<std::string, HostZone> out;
+  for (const auto& f : files) {
+    if (out.count(f.host)) continue;
+    std::ifstream in(f.path, std::ios::binary);
+    std::string line;
+    size_t read = 0;
+    for (int n = 0; n < 2000 && read < (256u << 10) && std::getline(in, line); ++n) {
+      read += line.size() + 1;
+      if (auto z = zone_from_line(line, hint)) {
+        out[f.host] = HostZone{*z, f.display_path};
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+// Which rules lead to a cause and which event kinds they read: a rule over
+// events that creates a symptom of priority >= 50 (or of a priority only
+// known at run time), or that derives events of a kind that leads to one
+// (early rules), to a fixpoint.
+struct CauseRules {
+  std::vector<bool> kind;  // by event kind id
+  std::vector<bool> rule;  // by rule index
+};
+
+static CauseRules cause_rules(const ir::Catalog& cat) {
+  CauseRules c{std::vector<bool>(cat.event_kinds.size(), false), std::vector<bool>(cat.rules.size(), false)};
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t i = 0; i < cat.rules.size(); ++i) {
+      const auto& r = cat.rules[i];
+      if (c.rule[i] || !r.for_query || r.for_query->symptom) continue;
+      bool leads = false;
+      for (const auto& a : r.actions) {
+        if (a.kind == ir::ActionKind::Symptom)
+          leads = leads || !a.priority || a.priority->op != ir::Op::Const || a.priority->constant.i >= 50;
+        if (a.kind == ir::ActionKind::Emit && a.kind_id >= 0 && static_cast<size_t>(a.kind_id) < c.kind.size())
+          leads = leads || c.kind[static_cast<size_t>(a.kind_id)];
+      }
+      if (!leads) continue;
+      c.rule[i] = changed = true;
+      for (int32_t k : r.for_query->kinds) c.kind[static_cast<size_t>(k)] = true;
+    }
+  }
+  return c;
+}
+
+// The workload context as a World with no evidence: enough to judge whether
+// a rule's filter would take one event (queries find nothing).
+class ContextWorld final : public World {
+ public:
+  explicit ContextWorld(const WorkloadContext& c) : c_(c) {
+    for (const auto& n : c.nodes) names_ += (names_.empty() ? "" : ",") + n;
+  }
+  void candidates(const ir::Query&, Env&, const std::function<bool()>&) const override {}
+  Value terminal(int field) const override {
+    if (field == 0) return c_.terminal.state.empty() ? Value::null() : Value::string(c_.terminal.state);
+    return c_.terminal.exit_code ? Value::integer(*c_.terminal.exit_code) : Value::null();
+  }
+  Value outcome(int) const override { return Value::null(); }
+  Value workload(int field) const override {
+    switch (field) {
+      case 0: return Value::integer(static_cast<int64_t>(c_.nodes.size()));
+      case 1: return Value::string(c_.workload_id);
+      case 2: return c_.start ? Value::time(*c_.start) : Value::null();
+      case 3: return c_.end ? Value::time(*c_.end) : Value::null();
+      case 4: return Value::string(c_.scheduler);
+      case 5: return Value::string(names_);
+    }
+    return Value::null();
+  }
+  bool covered(const std::string&, const std::string&) const override { return true; }
+  double coverage(const std::string&) const override { return 1.0; }
+
+ private:
+  const WorkloadContext& c_;
+  std::string names_;
+};
+
+static bool taken_by_a_cause_rule(const Program& program, const CauseRules& cause, const World& world, const Event& ev) {
+  const auto& cat = program.catalog();
+  for (size_t i = 0; i < cat.rules.size(); ++i) {
+    const auto& r = cat.rules[i];
+    if (!cause.rule[i]) continue;
+    if (!std::binary_search(r.for_query->kinds.begin(), r.for_query->kinds.end(), ev.kind)) continue;
+    Env env;
+    env.catalog = &cat;
+    env.regexes = &program.expression_regexes();
+    env.rule = &r;
+    env.world = &world;
+    env.native = program.native();
+    env.slots.resize(static_cast<size_t>(std::max(1, r.slot_count)));
+    env.slots[0] = Item{&ev, nullptr};
+    if (!passes_filter(*r.for_query, env)) continue;
+    bool ok = true;
+    for (const auto& w : r.wheres) ok = ok && run_expression(w, env).truthy();
+    if (ok) return true;
+  }
+  return false;
+}
+
 bool diagnose(std::shared_ptr<const Program> program, const DiagnoseRequest& req, const DiagnoseOptions& opt,
               Verdict& out, std::string& error) {
   DiagnoseRequest copy = req;
@@ -77,6 +214,10 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
               std::string& error) {
   const auto& ctx = req.context;
   std::set<std::string> workload_nodes(ctx.nodes.begin(), ctx.nodes.end());
+  auto t_start = std::chrono::steady_clock::now();
+  auto ms_since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+  };
 
   std::vector<Observation> observations = std::move(req.observations);
   if (!req.observations_path.empty() && !read_observations_file(req.observations_path, observations, error)) return false;
@@ -111,7 +252,12 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
   ScanOptions scan;
   if (ctx.start) scan.scope_start = *ctx.start - opt.slack_before;
   if (ctx.end) scan.scope_end = *ctx.end + opt.slack_after;
+  scan.window_start = ctx.start;
+  scan.window_end = ctx.end;
+  scan.workload_nodes = ctx.nodes;
+  std::sort(scan.workload_nodes.begin(), scan.workload_nodes.end());
   scan.year_hint = make_year_hint(ctx.start, ctx.end, current_year());
+  auto zones = host_zones(req.files, scan.year_hint);
 
   // Work list: files, then in-memory observation streams. Results land in
   // fixed slots so the outcome does not depend on which thread ran what.
@@ -174,6 +320,16 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
   observations = {};
   std::vector<const Stream*> stream_list;
   for (const auto& [k, s] : streams) stream_list.push_back(&s);
+  // The zone of hosts known only from observations, from their first lines.
+  for (const Stream* s : stream_list) {
+    if (zones.count(s->key.host)) continue;
+    for (size_t n = 0; n < s->lines.size() && n < 2000; ++n) {
+      if (auto z = zone_from_line(s->lines[n], scan.year_hint)) {
+        zones[s->key.host] = HostZone{*z, s->key.file};
+        break;
+      }
+    }
+  }
 
   size_t jobs = req.files.size() + stream_list.size();
   std::vector<ScanResult> results(jobs);
@@ -185,24 +341,47 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
     return sa > sb;
   });
   unsigned threads = opt.threads ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
-  threads = static_cast<unsigned>(std::min<size_t>(threads, std::max<size_t>(1, jobs)));
+  // A large file is split across the threads that have no file of their
+  // own (ScanHelpers): a bundle of one 10 GB log still uses every core.
+  std::vector<bool> split(req.files.size(), false);
+  size_t split_files = 0;
+  if (threads > 1)
+    for (size_t i = 0; i < req.files.size(); ++i)
+      if (req.files[i].size >= opt.split_bytes) split[i] = true, ++split_files;
+  threads = static_cast<unsigned>(std::min<size_t>(threads, std::max<size_t>(1, split_files ? threads : jobs)));
+  ScanHelpers helpers(split_files);
+  if (opt.timings) opt.timings->read_ms = ms_since(t_start);
+  auto t_scan = std::chrono::steady_clock::now();
   std::atomic<size_t> next{0};
   auto worker = [&]() {
     Scanner scanner(program);
     for (size_t k; (k = next.fetch_add(1)) < jobs;) {
       size_t i = order[k];
       if (i < req.files.size()) {
-        results[i] = scanner.scan_file(req.files[i], scan);
-        // The scanner sizes a file's vector for every event it emitted, and
-        // those out of scope are dropped afterwards (often half of them):
-        // all files' events stay alive together, so give the room back now.
-        results[i].events.shrink_to_fit();
+        // A host whose logs state a zone has its dmesg -T times moved to UTC.
+        auto z = zones.find(req.files[i].host);
+        std::optional<ScanOptions> local;
+        if (z != zones.end()) {
+          local = scan;
+          local->dmesg_offset_ns = int64_t{z->second.offset_sec} * 1'000'000'000;
+        }
+        results[i] = scanner.scan_file(req.files[i], local ? *local : scan, split[i] ? &helpers : nullptr);
+        // The scanner's vector held every event it emitted, and those out of
+        // scope are dropped afterwards (sometimes half of them): all files'
+        // events stay alive together, so give their room back now. (Room
+        // never written to is not resident; only the dropped events' is, and
+        // moving every event to shrink is not worth a few dropped ones.)
+        auto& ev = results[i].events;
+        if (static_cast<size_t>(results[i].events_out_of_scope) > ev.size() / 4) ev.shrink_to_fit();
       } else {
         const Stream& s = *stream_list[i - req.files.size()];
+        ScanOptions local = scan;
+        if (auto z = zones.find(s.key.host); z != zones.end()) local.dmesg_offset_ns = int64_t{z->second.offset_sec} * 1'000'000'000;
         results[i] = scanner.scan_lines(s.key.host, s.key.source, s.key.file, !workload_nodes.count(s.key.host), s.lines,
-                                        s.numbers, s.times, scan, s.offsets);
+                                        s.numbers, s.times, local, s.offsets);
       }
     }
+    if (split_files) helpers.help(scanner);  // nothing of its own left: help with the large files
   };
   if (threads <= 1) {
     worker();
@@ -210,6 +389,10 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
     std::vector<std::thread> pool;
     for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
     for (auto& t : pool) t.join();
+  }
+  if (opt.timings) {
+    opt.timings->scan_ms = ms_since(t_scan);
+    opt.timings->threads = threads;
   }
 
   // Coverage.
@@ -264,6 +447,50 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
     for (const auto& h : control_plane)
       if (host_sources.count({source, h})) sc.control_plane_hosts.push_back(h);
     std::sort(sc.errors.begin(), sc.errors.end());
+  }
+  // Lines that a cause extractor matched but that fell outside the scope are
+  // named, not only counted: a fault logged just before the window (or a
+  // clock that is off) is something an operator wants to see. A line counts
+  // when a rule that leads to a cause would take it (its `for` filter and
+  // `where`s, judged without the other evidence).
+  {
+    const auto& cat = program->catalog();
+    const auto cause = cause_rules(cat);
+    ContextWorld world(ctx);
+    std::map<std::tuple<std::string, std::string>, OutOfScopeKind> named;  // (kind name, host)
+    for (const auto& r : results) {
+      for (const auto& ev : r.out_of_scope_samples) {
+        if (!cause.kind[static_cast<size_t>(ev.kind)] || !taken_by_a_cause_rule(*program, cause, world, ev)) continue;
+        auto& n = named[{cat.event_kinds[static_cast<size_t>(ev.kind)].name, r.host}];
+        ++n.count;
+        const int64_t t = *ev.where.ts;
+        if (ctx.start && t < *ctx.start && (!n.nearest_before_ns || *ctx.start - t < *n.nearest_before_ns))
+          n.nearest_before_ns = *ctx.start - t;
+        if (ctx.end && t > *ctx.end && (!n.nearest_after_ns || t - *ctx.end < *n.nearest_after_ns))
+          n.nearest_after_ns = t - *ctx.end;
+      }
+    }
+    for (const auto& [key, n] : named) {
+      const auto& [kind, host] = key;
+      std::string where;
+      if (n.nearest_before_ns) where = fmt::format("the nearest {} before the window's start", format_duration(*n.nearest_before_ns));
+      if (n.nearest_after_ns)
+        where += fmt::format("{}the nearest {} after its end", where.empty() ? "" : ", ", format_duration(*n.nearest_after_ns));
+      cov.warnings.push_back(fmt::format("{}{} line{} of a possible cause ({}) on {} outside the scope, not used: {}",
+                                         n.count > ScanResult::kOutOfScopeSamples ? "at least " : "", n.count,
+                                         n.count == 1 ? "" : "s", kind, host, where));
+    }
+  }
+  // Say where dmesg -T times were moved to the zone a host's other logs state.
+  {
+    std::map<std::string, int64_t> local_lines;
+    for (const auto& r : results) local_lines[r.host] += r.dmesg_local_lines;
+    for (const auto& [host, z] : zones) {
+      if (local_lines[host] == 0) continue;
+      const int32_t a = std::abs(z.offset_sec);
+      cov.warnings.push_back(fmt::format("dmesg -T times of {} were read as UTC{}{:02d}:{:02d}, the zone its {} states",
+                                         host, z.offset_sec < 0 ? '-' : '+', a / 3600, a % 3600 / 60, z.file));
+    }
   }
   for (const auto& n : ctx.nodes)
     if (!nodes_with_any.count(n)) cov.nodes_without_logs.push_back(n);
@@ -325,7 +552,15 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
   results = {};
   std::vector<std::pair<std::string, std::string>> hs(host_sources.begin(), host_sources.end());
   host_sources.clear();
-  EngineResult er = run_engine(*program, ctx, hs, std::move(batches), opt.trail);
+  int64_t event_count = 0;
+  for (const auto& b : batches) event_count += static_cast<int64_t>(b.size());
+  auto t_engine = std::chrono::steady_clock::now();
+  EngineResult er = run_engine(*program, ctx, hs, std::move(batches), opt.trail, opt.use_indexes);
+  if (opt.timings) {
+    opt.timings->engine_ms = ms_since(t_engine);
+    opt.timings->events = event_count;
+    opt.timings->symptoms = static_cast<int64_t>(er.symptoms.size());
+  }
 
   Verdict v;
   v.workload = ctx;

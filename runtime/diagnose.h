@@ -22,11 +22,24 @@
 
 namespace culprit {
 
+// Where the time of one diagnosis went (filled when DiagnoseOptions::timings is set).
+struct DiagnoseTimings {
+  double read_ms = 0;      // observations.jsonl and in-memory observations into streams
+  double scan_ms = 0;      // every log file and stream, on all threads (elapsed)
+  double engine_ms = 0;    // the rule engine: sorting, indexing, every stage (one thread)
+  int64_t events = 0;      // events the engine received
+  int64_t symptoms = 0;
+  unsigned threads = 0;    // scan threads used
+};
+
 struct DiagnoseOptions {
   unsigned threads = 0;                          // 0 = hardware concurrency
+  uint64_t split_bytes = 64ULL << 20;            // files at least this large are split across threads (ScanHelpers)
   int64_t slack_before = 10LL * 60 * 1000000000;  // evidence kept before the window start
   int64_t slack_after = 30LL * 60 * 1000000000;   // and after its end (epilogs, health checks)
   bool trail = true;                             // collect Verdict::trail (false: left empty, saves memory)
+  DiagnoseTimings* timings = nullptr;            // when set, filled with the time of each phase
+  bool use_indexes = true;                       // false: queries scan (run_engine; for tests of the indexes)
 };
 
 struct DiagnoseRequest {

@@ -3,11 +3,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <deque>
 #include <map>
+#include <memory>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 
+#include "compiler/query_plan.h"
 #include "runtime/interpreter.h"
 
 namespace culprit {
@@ -62,48 +66,115 @@ std::vector<int64_t> last_event_readers(const ir::Catalog& cat) {
   return last;
 }
 
+// ---------------------------------------------------------------- indexes
+// A bucket key: the node id (for `on same node`) and the key values of a
+// query plan, as bytes. Values of one keyable type are equal exactly when
+// their bytes are (query_plan.cpp: keyable()).
+void append_node(std::string& key, int32_t id) { key.append(reinterpret_cast<const char*>(&id), sizeof id); }
+
+void append_value(std::string& key, const Value& v) {
+  key.push_back(static_cast<char>(v.type));
+  if (v.type == Type::Bool) {
+    key.push_back(v.b ? '\1' : '\0');
+  } else if (v.type == Type::String) {
+    auto n = static_cast<uint32_t>(v.s.size());
+    key.append(reinterpret_cast<const char*>(&n), sizeof n);
+    key.append(v.s);
+  } else {
+    key.append(reinterpret_cast<const char*>(&v.i), sizeof v.i);
+  }
+}
+
+template <class T>
+struct Bucket {
+  std::vector<T> items;  // in the query order (events: canonical; symptoms: first, then id)
+  bool sorted = true;    // symptoms only: false after an insertion or a `first` out of order
+};
+
+// The run-time state of one index signature (query_plan.h): candidates of
+// the plan's kinds, grouped into buckets by node and key values. Event
+// indexes are built on first use and rebuilt when derived events of their
+// kinds join (rarely: once per emitting rule); symptom indexes are built on
+// first use and then kept up to date as symptoms are created or merged
+// (a state change does not touch them: inactive symptoms are skipped).
+struct Index {
+  const plan::QueryPlan* plan = nullptr;  // the first plan with this signature: kinds, node grouping, keys
+  bool use_keys = true;   // false once a candidate's key had an unexpected type: then by node only
+  bool built = false;
+  uint64_t version = 0;   // events: the kinds' versions summed when built
+  Env env;                // evaluates the plan's candidate-side keys (slots of plan->rule)
+  std::unordered_map<std::string, Bucket<const Event*>> events;
+  const std::vector<const Event*>* alias = nullptr;  // events of one kind, no node or key: the kind's list itself
+  std::unordered_map<std::string, Bucket<const Symptom*>> symptoms;
+  Index* unkeyed = nullptr;  // the same grouping without keys, for a probe of an unexpected type
+};
+
+// Per query plan: its index and scratch for its probes (a plan never runs
+// inside itself, so the scratch is never in use twice), and its memo.
+struct PlanState {
+  const plan::QueryPlan* plan = nullptr;
+  Index* index = nullptr;
+  std::vector<Value> probe;
+  std::string key;
+  bool memo_valid = false;
+  uint64_t memo_stamp = 0;   // global version when last confirmed
+  uint64_t memo_inputs = 0;  // the inputs' versions summed when computed
+  Value memo;
+};
+
 class Engine final : public World {
  public:
   Engine(const Program& program, const WorkloadContext& ctx, const std::vector<std::pair<std::string, std::string>>& hs,
-         bool collect_trail)
+         bool collect_trail, bool use_indexes)
       : program_(program), cat_(program.catalog()), ctx_(ctx), nodes_(ctx.nodes.begin(), ctx.nodes.end()),
-        collect_trail_(collect_trail) {
+        collect_trail_(collect_trail), use_indexes_(use_indexes) {
+    for (const auto& n : nodes_) node_names_ += (node_names_.empty() ? "" : ",") + n;
     for (const auto& [source, host] : hs) host_sources_.insert({source, host});
     by_kind_.resize(cat_.event_kinds.size());
     storage_.resize(cat_.event_kinds.size());
     last_reader_ = last_event_readers(cat_);
     symptoms_by_kind_.resize(cat_.symptom_kinds.size());
+    ev_version_.assign(cat_.event_kinds.size(), 0);
+    sy_version_.assign(cat_.symptom_kinds.size(), 0);
+    ev_indexes_.resize(cat_.event_kinds.size());
+    sy_indexes_.resize(cat_.symptom_kinds.size());
+    for (const auto& n : ctx_.nodes) node_id(n);
+    // One Index per signature; plans with equal signatures share it.
+    const auto& plans = program_.query_plans().plans();
+    plan_states_.resize(plans.size());
+    std::map<std::string, Index*> by_signature;
+    for (size_t i = 0; i < plans.size(); ++i) {
+      const plan::QueryPlan& p = plans[i];
+      PlanState& ps = plan_states_[i];
+      ps.plan = &p;
+      ps.probe.resize(p.keys.size());
+      Index*& ix = by_signature[p.index_signature];
+      if (!ix) {
+        ix = new_index(p);
+        if (!p.query->symptom)
+          for (int32_t k : p.query->kinds) ev_indexes_[static_cast<size_t>(k)].push_back(ix);
+      }
+      ps.index = ix;
+    }
   }
 
-  // Events are regrouped by kind (moved, not copied, each batch freed as
-  // soon as it is emptied) so that a kind can be freed as a whole once the
-  // last rule that reads it has run (see last_reader_); the engine works on
-  // pointers in canonical order. Event buffers never move: only whole
-  // vectors are added to storage_.
+  // Events stay where the scanner put them (their batches); the engine works
+  // on pointers in canonical order, kind by kind. An event of a kind that
+  // no rule (or no later rule, see last_reader_) reads is emptied in place:
+  // its strings and fields go, its fixed-size shell stays until the end.
+  // (Moving events into storage by kind cost a move per event and, since
+  // freed heap memory stays resident, a second copy of every shell at the
+  // peak.) Derived events are kept in storage_, by kind; event buffers
+  // never move: only whole vectors are added.
   EngineResult run(std::vector<std::vector<Event>> batches) {
-    std::vector<size_t> per_kind(cat_.event_kinds.size(), 0);
-    for (const auto& b : batches)
-      for (const auto& e : b) ++per_kind[static_cast<size_t>(e.kind)];
+    batches_ = std::move(batches);
     size_t total = 0;
-    for (size_t k = 0; k < per_kind.size(); ++k) {
-      if (!live(static_cast<int32_t>(k))) continue;  // no rule reads it: dropped with its batch
-      storage_[k].emplace_back().reserve(per_kind[k]);
-      total += per_kind[k];
-    }
-    for (auto& b : batches) {
-      for (auto& e : b)
-        if (live(e.kind)) storage_[static_cast<size_t>(e.kind)].back().push_back(std::move(e));
-      b = {};
-    }
-    batches = {};
-    std::vector<const Event*> order;
-    order.reserve(total);
-    for (const auto& chunks : storage_)
-      for (const auto& chunk : chunks)
-        for (const auto& e : chunk) order.push_back(&e);
-    std::sort(order.begin(), order.end(), [](const Event* a, const Event* b) { return event_canonical_less(*a, *b); });
-    for (const Event* e : order) index(e);
-    order = {};
+    for (auto& b : batches_)
+      for (auto& e : b) {
+        if (live(e.kind)) ++total;
+        else drop(e);  // no rule reads it
+      }
+    sort_into_kinds(total);
     bool outcome_done = false;
     for (const auto& rule : cat_.rules) {
       if (!outcome_done && rule.stage == ir::Stage::PostOutcome) {
@@ -118,9 +189,10 @@ class Engine final : public World {
 
     // Symptoms copied their evidence; the events are no longer needed, and
     // freeing them first keeps them from overlapping with the result.
+    indexes_.clear();
     by_kind_ = {};
-    by_kind_node_ = {};
     storage_ = {};
+    batches_ = {};
     EngineResult out;
     std::vector<Symptom*> all;
     all.reserve(symptoms_.size());
@@ -143,56 +215,107 @@ class Engine final : public World {
   }
 
   // ------------------------------------------------------------- World
-  void candidates(const ir::Query& q, Env& env, const std::function<bool()>& each) const override {
+  void candidates(const ir::Query& q, Env& env, CandidateVisitor each) const override {
+    PlanState* ps = use_indexes_ ? state_for(q) : nullptr;
+    if (!ps) return scan(q, env, each);
+    const plan::QueryPlan& p = *ps->plan;
     const std::string* rel_node = nullptr;
     if (q.relation != ir::NodeRelation::Any) rel_node = &env.slots[static_cast<size_t>(q.relation_slot)].node();
+    Index* ix = ps->index;
+    fresh(*ix);
+    bool keyed = ix->use_keys && !p.keys.empty();
+    if (keyed) {
+      // Probes first: they may run queries of their own (which use other plans).
+      for (size_t i = 0; i < p.keys.size(); ++i) {
+        Value& v = ps->probe[i];
+        run_expression_into(*p.keys[i].probe, env, v);
+        if (v.is_null()) return;  // `==` with null is false: no candidate passes
+        if (v.type != p.keys[i].probe->type) keyed = false;
+      }
+      if (!keyed) {
+        ix = unkeyed(*ix);
+        fresh(*ix);
+      }
+    }
+    std::string& key = ps->key;
+    key.clear();
+    if (p.by_node) {
+      int32_t id = find_node(*rel_node);
+      if (id < 0) return;
+      append_node(key, id);
+    }
+    if (keyed)
+      for (const Value& v : ps->probe) append_value(key, v);
     auto& slot = env.slots[static_cast<size_t>(q.bind_slot)];
+    std::optional<int64_t> lo, hi;
+    if (q.has_within) {
+      auto anchor = env.slots[static_cast<size_t>(q.anchor_slot)].time();
+      if (!anchor) return;  // no candidate is within a window of no time
+      lo = q.direction == ir::WithinDirection::After ? *anchor : *anchor - q.within_ns;
+      hi = q.direction == ir::WithinDirection::Before ? *anchor : *anchor + q.within_ns;
+    }
     if (q.symptom) {
-      std::vector<const Symptom*> list;
-      for (int32_t k : q.kinds)
-        for (const Symptom* s : symptoms_by_kind_[static_cast<size_t>(k)]) {
-          if (s->state != SymptomState::Active) continue;
-          if (rel_node && (q.relation == ir::NodeRelation::Same) != (s->node == *rel_node)) continue;
-          if (!within_window(q, env, s->first)) continue;
-          list.push_back(s);
-        }
-      std::sort(list.begin(), list.end(), symptom_order);
-      for (const Symptom* s : list) {
-        slot = Item{nullptr, s};
+      auto it = ix->symptoms.find(key);
+      if (it == ix->symptoms.end()) return;
+      Bucket<const Symptom*>& b = it->second;
+      if (!b.sorted) {
+        std::sort(b.items.begin(), b.items.end(), symptom_order);
+        b.sorted = true;
+      }
+      auto begin = b.items.begin(), end = b.items.end();
+      if (lo) {
+        // Timed symptoms come first, by `first`: narrow by binary search.
+        auto timed_end = std::partition_point(begin, end, [](const Symptom* x) { return x->first.has_value(); });
+        begin = std::lower_bound(begin, timed_end, *lo, [](const Symptom* x, int64_t t) { return *x->first < t; });
+        end = std::upper_bound(begin, timed_end, *hi, [](int64_t t, const Symptom* x) { return t < *x->first; });
+      }
+      for (auto i = begin; i != end; ++i) {
+        const Symptom* x = *i;
+        if (x->state != SymptomState::Active) continue;
+        if (q.relation == ir::NodeRelation::Other && x->node == *rel_node) continue;
+        slot = Item{nullptr, x};
         if (!each()) return;
       }
       return;
     }
-    std::vector<const Event*> list;
-    for (int32_t k : q.kinds) {
-      const std::vector<const Event*>* src = &by_kind_[static_cast<size_t>(k)];
-      if (q.relation == ir::NodeRelation::Same) {
-        auto it = by_kind_node_.find({k, *rel_node});
-        if (it == by_kind_node_.end()) continue;
-        src = &it->second;
-      }
-      auto begin = src->begin(), end = src->end();
-      if (q.has_within) {
-        // Timed events come first and are sorted by time: narrow by binary search.
-        auto anchor = env.slots[static_cast<size_t>(q.anchor_slot)].time();
-        if (!anchor) continue;
-        int64_t lo = q.direction == ir::WithinDirection::After ? *anchor : *anchor - q.within_ns;
-        int64_t hi = q.direction == ir::WithinDirection::Before ? *anchor : *anchor + q.within_ns;
-        auto timed_end = std::partition_point(begin, end, [](const Event* e) { return e->where.ts.has_value(); });
-        begin = std::lower_bound(begin, timed_end, lo, [](const Event* e, int64_t t) { return *e->where.ts < t; });
-        end = std::upper_bound(begin, timed_end, hi, [](int64_t t, const Event* e) { return t < *e->where.ts; });
-      }
-      for (auto it = begin; it != end; ++it) {
-        if (q.relation == ir::NodeRelation::Other && (*it)->host == *rel_node) continue;
-        list.push_back(*it);
-      }
+    const std::vector<const Event*>* found = ix->alias;
+    if (!found) {
+      auto it = ix->events.find(key);
+      if (it == ix->events.end()) return;
+      found = &it->second.items;
     }
-    if (q.kinds.size() > 1)
-      std::sort(list.begin(), list.end(), [](const Event* a, const Event* b) { return event_canonical_less(*a, *b); });
-    for (const Event* e : list) {
-      slot = Item{e, nullptr};
+    const std::vector<const Event*>& list = *found;
+    auto begin = list.begin(), end = list.end();
+    if (lo) {
+      // Timed events come first and are sorted by time: narrow by binary search.
+      auto timed_end = std::partition_point(begin, end, [](const Event* e) { return e->where.ts.has_value(); });
+      begin = std::lower_bound(begin, timed_end, *lo, [](const Event* e, int64_t t) { return *e->where.ts < t; });
+      end = std::upper_bound(begin, timed_end, *hi, [](int64_t t, const Event* e) { return t < *e->where.ts; });
+    }
+    for (auto i = begin; i != end; ++i) {
+      if (q.relation == ir::NodeRelation::Other && (*i)->host == *rel_node) continue;
+      slot = Item{*i, nullptr};
       if (!each()) return;
     }
+  }
+
+  const Value* recall(const ir::Query& q, bool* keep) const override {
+    PlanState* ps = use_indexes_ ? state_for(q) : nullptr;
+    *keep = ps && ps->plan->memoized;
+    if (!*keep || !ps->memo_valid) return nullptr;
+    if (ps->memo_stamp == global_version_) return &ps->memo;
+    if (ps->memo_inputs != inputs_version(*ps->plan)) return nullptr;
+    ps->memo_stamp = global_version_;  // something else changed, not its inputs
+    return &ps->memo;
+  }
+
+  void remember(const ir::Query& q, const Value& v) const override {
+    PlanState* ps = use_indexes_ ? state_for(q) : nullptr;
+    if (!ps || !ps->plan->memoized) return;
+    ps->memo = v;
+    ps->memo_valid = true;
+    ps->memo_stamp = global_version_;
+    ps->memo_inputs = inputs_version(*ps->plan);
   }
 
   Value terminal(int field) const override {
@@ -213,6 +336,8 @@ class Engine final : public World {
       case 1: return Value::string(ctx_.workload_id);
       case 2: return ctx_.start ? Value::time(*ctx_.start) : Value::null();
       case 3: return ctx_.end ? Value::time(*ctx_.end) : Value::null();
+      case 4: return Value::string(ctx_.scheduler);
+      case 5: return Value::string(node_names_);
     }
     return Value::null();
   }
@@ -237,16 +362,274 @@ class Engine final : public World {
   void free_dead_kinds() {
     for (size_t k = 0; k < storage_.size(); ++k) {
       if (last_reader_[k] != rule_index_) continue;
+      for (const Event* e : by_kind_[k]) drop(*const_cast<Event*>(e));  // the engine owns every event
       storage_[k] = {};
       by_kind_[k] = {};
-      auto kind = static_cast<int32_t>(k);
-      by_kind_node_.erase(by_kind_node_.lower_bound({kind, std::string()}), by_kind_node_.lower_bound({kind + 1, std::string()}));
+      for (Index* ix : ev_indexes_[k]) {
+        ix->events = {};
+        ix->alias = nullptr;
+        ix->built = false;
+      }
     }
   }
 
-  void index(const Event* e) {
-    by_kind_[static_cast<size_t>(e->kind)].push_back(e);
-    by_kind_node_[{e->kind, e->host}].push_back(e);
+  void index(const Event* e) { by_kind_[static_cast<size_t>(e->kind)].push_back(e); }
+
+  // Frees what an event holds; kind -1 marks it as gone.
+  static void drop(Event& e) {
+    e = Event();
+    e.kind = -1;
+  }
+
+  // Puts every kind's events into by_kind_ in canonical order. Rules see
+  // events only kind by kind, so each kind is sorted on its own, and on a
+  // key that decides nearly every comparison with integers: (timed, ts,
+  // rank of (host, source, file), line); only events of one line (several
+  // extractors) fall through to the full comparison.
+  void sort_into_kinds(size_t total) {
+    (void)total;
+    // Number the (host, source, file) triples; a batch's events share one,
+    // so most events reuse the previous event's number.
+    using Triple = std::tuple<std::string_view, std::string_view, std::string_view>;
+    std::map<Triple, int32_t> ids;
+    std::vector<std::vector<int32_t>> file_of(by_kind_.size());  // by kind, like by_kind_: the triple's number
+    const Event* prev = nullptr;
+    int32_t prev_id = -1;
+    for (const auto& batch : batches_)
+      for (const auto& e : batch) {
+        if (e.kind < 0) continue;
+        if (!prev || e.host != prev->host || e.where.source != prev->where.source || e.where.file != prev->where.file) {
+          prev_id = ids.try_emplace(Triple(e.host, e.where.source, e.where.file), static_cast<int32_t>(ids.size())).first->second;
+          prev = &e;
+        }
+        by_kind_[static_cast<size_t>(e.kind)].push_back(&e);
+        file_of[static_cast<size_t>(e.kind)].push_back(prev_id);
+      }
+    std::vector<int32_t> rank(ids.size());
+    int32_t next = 0;
+    for (const auto& [triple, id] : ids) rank[static_cast<size_t>(id)] = next++;  // the map is in lexicographic order
+    // One kind at a time, so the keys of only one kind exist at once.
+    struct Key {
+      bool untimed;
+      int64_t ts;
+      int32_t file;
+      int64_t line;
+      const Event* e;
+    };
+    auto less = [](const Key& a, const Key& b) {
+      if (a.untimed != b.untimed) return b.untimed;
+      if (a.ts != b.ts) return a.ts < b.ts;
+      if (a.file != b.file) return a.file < b.file;
+      if (a.line != b.line) return a.line < b.line;
+      return event_canonical_less(*a.e, *b.e);
+    };
+    std::vector<Key> keys;
+    for (size_t k = 0; k < by_kind_.size(); ++k) {
+      auto& list = by_kind_[k];
+      keys.clear();
+      keys.reserve(list.size());
+      for (size_t i = 0; i < list.size(); ++i) {
+        const Event& e = *list[i];
+        keys.push_back({!e.where.ts.has_value(), e.where.ts.value_or(0), rank[static_cast<size_t>(file_of[k][i])], e.where.line, &e});
+      }
+      file_of[k] = {};
+      std::sort(keys.begin(), keys.end(), less);
+      for (size_t i = 0; i < keys.size(); ++i) list[i] = keys[i].e;
+    }
+  }
+
+
+  // ------------------------------------------------------------ plans
+  PlanState* state_for(const ir::Query& q) const {
+    const auto& plans = program_.query_plans();
+    const plan::QueryPlan* p = plans.find(&q);
+    return p ? &plan_states_[static_cast<size_t>(p - plans.plans().data())] : nullptr;
+  }
+
+  // The versions a memoized plan's value depends on, summed (they only grow).
+  uint64_t inputs_version(const plan::QueryPlan& p) const {
+    uint64_t v = p.reads_outcome ? outcome_version_ : 0;
+    for (int32_t k : p.event_inputs) v += ev_version_[static_cast<size_t>(k)];
+    for (int32_t k : p.symptom_inputs) v += sy_version_[static_cast<size_t>(k)];
+    return v;
+  }
+  void changed_symptoms(int32_t kind) {
+    ++sy_version_[static_cast<size_t>(kind)];
+    ++global_version_;
+  }
+  void changed_outcome() {
+    ++outcome_version_;
+    ++global_version_;
+  }
+
+  int32_t node_id(const std::string& node) const {
+    auto it = node_ids_.try_emplace(node, static_cast<int32_t>(node_ids_.size())).first;
+    return it->second;
+  }
+  int32_t find_node(const std::string& node) const {
+    auto it = node_ids_.find(node);
+    return it == node_ids_.end() ? -1 : it->second;
+  }
+
+  Index* new_index(const plan::QueryPlan& p) const {
+    indexes_.push_back(std::make_unique<Index>());
+    Index* ix = indexes_.back().get();
+    ix->plan = &p;
+    ix->env.catalog = &cat_;
+    ix->env.regexes = &program_.expression_regexes();
+    ix->env.rule = p.rule;
+    ix->env.world = this;
+    ix->env.native = program_.native();
+    ix->env.slots.resize(static_cast<size_t>(std::max(1, p.rule->slot_count)));
+    return ix;
+  }
+
+  Index* unkeyed(Index& ix) const {
+    if (!ix.unkeyed) {
+      ix.unkeyed = new_index(*ix.plan);
+      ix.unkeyed->use_keys = false;
+      if (!ix.plan->query->symptom)
+        for (int32_t k : ix.plan->query->kinds) ev_indexes_[static_cast<size_t>(k)].push_back(ix.unkeyed);
+    }
+    return ix.unkeyed;
+  }
+
+  // The bucket key of a candidate; false when it belongs in no bucket (a
+  // null key value can equal nothing). A key value of a type other than
+  // the static one (never expected) turns the index's keys off.
+  bool candidate_key(Index& ix, const Item& item, std::string& key) const {
+    const plan::QueryPlan& p = *ix.plan;
+    key.clear();
+    if (p.by_node) append_node(key, node_id(item.node()));
+    if (!ix.use_keys) return true;
+    auto& slot = ix.env.slots[static_cast<size_t>(p.query->bind_slot)];
+    slot = item;
+    for (const auto& k : p.keys) {
+      run_expression_into(*k.candidate, ix.env, key_value_);
+      if (key_value_.is_null()) return false;
+      if (key_value_.type != k.candidate->type) {
+        ix.use_keys = false;
+        return false;
+      }
+      append_value(key, key_value_);
+    }
+    return true;
+  }
+
+  // Builds (or rebuilds) an index that is missing or stale.
+  void fresh(Index& ix) const {
+    const ir::Query& q = *ix.plan->query;
+    if (q.symptom) {
+      if (ix.built) return;
+      build_symptom_index(ix);
+      return;
+    }
+    uint64_t v = 0;
+    for (int32_t k : q.kinds) v += ev_version_[static_cast<size_t>(k)];
+    if (ix.built && ix.version == v) return;
+    ix.events.clear();
+    ix.alias = nullptr;
+    if (q.kinds.size() == 1 && !ix.plan->by_node && (ix.plan->keys.empty() || !ix.use_keys)) {
+      // One kind, no grouping: the kind's own list is the index.
+      ix.alias = &by_kind_[static_cast<size_t>(q.kinds[0])];
+      ix.version = v;
+      ix.built = true;
+      return;
+    }
+    std::string key;
+    bool keys_before = ix.use_keys;
+    for (const Event* e : merged_events(q.kinds)) {
+      if (!candidate_key(ix, Item{e, nullptr}, key)) {
+        if (keys_before && !ix.use_keys) return fresh(ix);  // start over without keys
+        continue;
+      }
+      ix.events[key].items.push_back(e);
+    }
+    ix.version = v;
+    ix.built = true;
+  }
+
+  void build_symptom_index(Index& ix) const {
+    ix.symptoms.clear();
+    bool keys_before = ix.use_keys;
+    for (int32_t k : ix.plan->query->kinds) {
+      for (const Symptom* s : symptoms_by_kind_[static_cast<size_t>(k)]) {
+        add_symptom(ix, s);
+        if (keys_before && !ix.use_keys) return build_symptom_index(ix);  // start over without keys
+      }
+    }
+    if (!ix.built)
+      for (int32_t k : ix.plan->query->kinds) sy_indexes_[static_cast<size_t>(k)].push_back(&ix);
+    ix.built = true;
+  }
+
+  void add_symptom(Index& ix, const Symptom* s) const {
+    std::string& key = scratch_key_;
+    if (!candidate_key(ix, Item{nullptr, s}, key)) return;
+    Bucket<const Symptom*>& b = ix.symptoms[key];
+    if (!b.items.empty() && !symptom_order(b.items.back(), s)) b.sorted = false;
+    b.items.push_back(s);
+  }
+
+  // A new symptom joins every index built over its kind.
+  void symptom_created(const Symptom* s) {
+    for (Index* ix : sy_indexes_[static_cast<size_t>(s->kind)]) {
+      bool keys_before = ix->use_keys;
+      add_symptom(*ix, s);
+      if (keys_before && !ix->use_keys) build_symptom_index(*ix);
+    }
+  }
+
+  // A symptom's `first` changed: its buckets must be re-sorted before use.
+  void symptom_moved(const Symptom* s) {
+    std::string& key = scratch_key_;
+    for (Index* ix : sy_indexes_[static_cast<size_t>(s->kind)]) {
+      if (!candidate_key(*ix, Item{nullptr, s}, key)) continue;
+      auto it = ix->symptoms.find(key);
+      if (it != ix->symptoms.end()) it->second.sorted = false;
+    }
+  }
+
+  // The events of `kinds` in canonical order (each kind's list already is).
+  std::vector<const Event*> merged_events(const std::vector<int32_t>& kinds) const {
+    std::vector<const Event*> out;
+    auto less = [](const Event* a, const Event* b) { return event_canonical_less(*a, *b); };
+    for (int32_t k : kinds) {
+      const auto& list = by_kind_[static_cast<size_t>(k)];
+      size_t mid = out.size();
+      out.insert(out.end(), list.begin(), list.end());
+      if (mid > 0) std::inplace_merge(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(mid), out.end(), less);
+    }
+    return out;
+  }
+
+  // Without indexes (use_indexes_ false, or a query without a plan, which
+  // the catalog never has): every candidate of the kinds, the relation and
+  // `within` applied here, in the query's order.
+  void scan(const ir::Query& q, Env& env, CandidateVisitor each) const {
+    const std::string* rel_node = nullptr;
+    if (q.relation != ir::NodeRelation::Any) rel_node = &env.slots[static_cast<size_t>(q.relation_slot)].node();
+    auto& slot = env.slots[static_cast<size_t>(q.bind_slot)];
+    auto node_ok = [&](const std::string& node) {
+      return !rel_node || (q.relation == ir::NodeRelation::Same) == (node == *rel_node);
+    };
+    if (q.symptom) {
+      std::vector<const Symptom*> list;
+      for (int32_t k : q.kinds)
+        for (const Symptom* x : symptoms_by_kind_[static_cast<size_t>(k)])
+          if (x->state == SymptomState::Active && node_ok(x->node) && within_window(q, env, x->first)) list.push_back(x);
+      std::sort(list.begin(), list.end(), symptom_order);
+      for (const Symptom* x : list) {
+        slot = Item{nullptr, x};
+        if (!each()) return;
+      }
+      return;
+    }
+    for (const Event* e : merged_events(q.kinds)) {
+      if (!node_ok(e->host) || !within_window(q, env, e->ts())) continue;
+      slot = Item{e, nullptr};
+      if (!each()) return;
+    }
   }
 
   Env make_env(const ir::Rule& r) {
@@ -265,23 +648,35 @@ class Engine final : public World {
     trail_.push_back({ir::kStageNames[static_cast<size_t>(r.stage)], r.name, std::move(action), std::move(target), std::move(detail)});
   }
 
-  static std::vector<Evidence> evidence_of(const Item& it) {
+  // The time an item carried itself (see Symptom::own_first): not a time
+  // inherited from a neighbour line.
+  static std::optional<int64_t> own_time_of(const Item& it) {
+    if (it.event) return own_event_time(*it.event) ? it.event->where.ts : std::nullopt;
+    if (it.symptom) return it.symptom->own_first;
+    return std::nullopt;
+  }
+
+  // Calls f(evidence) for each piece of evidence of an item, without copying.
+  template <class F>
+  static void for_each_evidence(const Item& it, F&& f) {
     if (it.event) {
-      if (!it.event->derived_from.empty()) return it.event->derived_from;
-      return {it.event->where};
+      if (it.event->derived_from.empty()) f(it.event->where);
+      else
+        for (const auto& e : it.event->derived_from) f(e);
+    } else if (it.symptom) {
+      for (const auto& e : it.symptom->evidence) f(e);
     }
-    if (it.symptom) return it.symptom->evidence;
-    return {};
   }
 
   void run_rule(const ir::Rule& r) {
     Env env = make_env(r);
     std::vector<Item> items;
     if (r.for_query) {
-      candidates(*r.for_query, env, [&]() {
+      auto keep = [&]() {
         if (passes_filter(*r.for_query, env)) items.push_back(env.slots[0]);
         return true;
-      });
+      };
+      candidates(*r.for_query, env, keep);
     } else {
       items.push_back(Item{});
     }
@@ -298,9 +693,10 @@ class Engine final : public World {
       if (ok) kept.push_back(it);
     }
     if (!r.grouped) {
+      std::vector<Item> one(1);
       for (const Item& it : kept) {
         if (it.symptom && it.symptom->state != SymptomState::Active) continue;  // changed by this rule
-        std::vector<Item> one{it};
+        one[0] = it;
         run_actions(r, env, one, false);
       }
     } else {
@@ -345,9 +741,11 @@ class Engine final : public World {
       }
       pending_events_.clear();
       auto less = [](const Event* a, const Event* b) { return event_canonical_less(*a, *b); };
-      for (const auto& [k, n] : touched) std::stable_sort(by_kind_[static_cast<size_t>(k)].begin(), by_kind_[static_cast<size_t>(k)].end(), less);
-      for (auto& [key, list] : by_kind_node_)
-        if (touched.count(key.first)) std::stable_sort(list.begin(), list.end(), less);
+      for (const auto& [k, n] : touched) {
+        std::stable_sort(by_kind_[static_cast<size_t>(k)].begin(), by_kind_[static_cast<size_t>(k)].end(), less);
+        ++ev_version_[static_cast<size_t>(k)];  // indexes over the kind rebuild on next use
+        ++global_version_;
+      }
     }
   }
 
@@ -369,6 +767,7 @@ class Engine final : public World {
     bool demote = a.kind == ir::ActionKind::Demote;
     s->state = demote ? SymptomState::Demoted : SymptomState::Scrubbed;
     (demote ? s->demoted_by : s->scrubbed_by) = c;
+    changed_symptoms(s->kind);
     trail(r, demote ? "demote" : "scrub", s->id, c.cause.empty() ? c.reason : fmt::format("{} (cause: {})", c.reason, c.cause));
   }
 
@@ -384,10 +783,11 @@ class Engine final : public World {
         case ir::ActionKind::Scrub: {
           if (a.query) {
             std::vector<const Symptom*> hits;
-            candidates(*a.query, env, [&]() {
+            auto hit = [&]() {
               if (passes_filter(*a.query, env)) hits.push_back(env.slots[static_cast<size_t>(a.query->bind_slot)].symptom);
               return true;
-            });
+            };
+            candidates(*a.query, env, hit);
             for (const Symptom* s : hits) {
               env.slots[static_cast<size_t>(a.query->bind_slot)] = Item{nullptr, s};
               change_state(r, a, env, s, cause);
@@ -404,6 +804,7 @@ class Engine final : public World {
           if (s && !v.is_null() && s->priority != v.i) {
             trail(r, "priority", s->id, fmt::format("{} -> {}", s->priority, v.i));
             mutable_symptom(s)->priority = v.i;
+            changed_symptoms(s->kind);
           }
           break;
         }
@@ -435,6 +836,7 @@ class Engine final : public World {
           }
           outcome_.overridden_by = r.name;
           outcome_.override_reason = reason;
+          changed_outcome();
           trail(r, "set outcome", a.status, reason);
           break;
         }
@@ -454,16 +856,21 @@ class Engine final : public World {
     ev.host = node;
     ev.control_plane = !node.empty() && !nodes_.count(node);
     for (const Item& it : group)
-      for (auto& e : evidence_of(it))
-        if (ev.derived_from.size() < kMaxDerivedEvidence) ev.derived_from.push_back(std::move(e));
+      for_each_evidence(it, [&](const Evidence& e) {
+        if (ev.derived_from.size() < kMaxDerivedEvidence) ev.derived_from.push_back(e);
+      });
     if (!ev.derived_from.empty()) ev.where = ev.derived_from.front();
     ev.where.host = node;
-    std::optional<int64_t> t;
+    std::optional<int64_t> t, own;
     for (const Item& it : group) {
       auto ti = it.time();
       if (ti && (!t || *ti < *t)) t = ti;
+      auto oi = own_time_of(it);
+      if (oi && (!own || *oi < *own)) own = oi;
     }
     ev.where.ts = t;
+    // A derived event's time is its own when its earliest item's was.
+    if (t) ev.where.ts_origin = own && *own == *t ? "rule" : "inherited";
     ev.fields.assign(cat_.event_kinds[static_cast<size_t>(a.kind_id)].fields.size(), Value::null());
     for (const auto& f : a.fields) ev.fields[static_cast<size_t>(f.slot)] = run_expression(f.value, env);
     trail(r, "emit", fmt::format("{}@{}", cat_.event_kinds[static_cast<size_t>(a.kind_id)].name, node.empty() ? "job" : node),
@@ -482,9 +889,19 @@ class Engine final : public World {
       if (!k.is_null()) key = value_to_text(k);
     }
     const std::string& kind_name = cat_.symptom_kinds[static_cast<size_t>(a.kind_id)].name;
-    std::string id = fmt::format("{}@{}{}{}", kind_name, node.empty() ? "job" : node, key.empty() ? "" : "#", key);
+    // KIND@NODE[#KEY], built in a buffer kept across calls: most calls merge
+    // into an existing symptom and need the id only to find it.
+    std::string& id = id_buf_;
+    id.assign(kind_name);
+    id += '@';
+    id += node.empty() ? std::string_view("job") : std::string_view(node);
+    if (!key.empty()) {
+      id += '#';
+      id += key;
+    }
     auto it = symptom_ids_.find(id);
     Symptom* s = nullptr;
+    bool created = false;
     if (it == symptom_ids_.end()) {
       Symptom fresh;
       fresh.id = id;
@@ -503,22 +920,48 @@ class Engine final : public World {
       fresh.summary = a.summary ? run_expression(*a.summary, env).s : id;
       symptoms_.push_back(std::move(fresh));
       s = &symptoms_.back();
-      symptom_ids_[id] = s;
+      symptom_ids_.emplace(id, s);
       symptoms_by_kind_[static_cast<size_t>(a.kind_id)].push_back(s);
-      trail(r, "symptom", id, s->summary);
+      trail(r, "symptom", s->id, s->summary);
+      created = true;
     } else {
       s = it->second;
     }
+    // `at` gives the time of this evidence (e.g. the instant a banner states),
+    // instead of the items' line times; it counts as their own time.
+    std::optional<int64_t> at;
+    if (a.at) {
+      Value v = run_expression(*a.at, env);
+      if (v.type == Type::Time) at = v.i;
+    }
+    std::optional<int64_t> first_before = s->first;
     for (const Item& item : group) {
-      auto t = item.time();
+      auto t = at ? at : item.time();
+      auto own = at ? at : own_time_of(item);
       if (t && (!s->first || *t < *s->first)) s->first = t;
       if (t && (!s->last || *t > *s->last)) s->last = t;
+      if (own && (!s->own_first || *own < *s->own_first)) s->own_first = own;
       s->count += item.symptom ? item.symptom->count : 1;
-      for (auto& e : evidence_of(item)) {
+      for_each_evidence(item, [&](const Evidence& e) {
+        // The place is that of the earliest evidence item in canonical order
+        // (time, untimed last, then file and line), whatever order rules add it in.
+        std::string place = e.host + "/" + e.source + "/" + e.file;
+        if (s->evidence_total == 0 || time_less(e.ts, s->place_ts) ||
+            (e.ts == s->place_ts && std::tie(place, e.line) < std::tie(s->place, s->place_line))) {
+          s->place = std::move(place);
+          s->place_line = e.line;
+          s->place_ts = e.ts;
+          s->place_boot = e.boot;
+          s->file = e.file;
+          s->source = e.source;
+        }
         ++s->evidence_total;
-        if (s->evidence.size() < kMaxEvidencePerSymptom) s->evidence.push_back(std::move(e));
-      }
+        if (s->evidence.size() < kMaxEvidencePerSymptom) s->evidence.push_back(e);
+      });
     }
+    changed_symptoms(s->kind);
+    if (created) symptom_created(s);
+    else if (s->first != first_before) symptom_moved(s);
   }
 
   void compute_outcome() {
@@ -556,23 +999,39 @@ class Engine final : public World {
       o.status = "ambiguous";
     }
     outcome_ = std::move(o);
+    changed_outcome();
   }
 
   const Program& program_;
   const ir::Catalog& cat_;
   const WorkloadContext& ctx_;
   std::set<std::string> nodes_;
+  std::string node_names_;             // workload.node_names: the nodes, sorted, joined with ','
   std::set<std::pair<std::string, std::string>> host_sources_;
-  std::vector<std::vector<std::vector<Event>>> storage_;  // by kind: chunks of events; see run()
+  std::vector<std::vector<Event>> batches_;               // the events as scanned; see run()
+  std::vector<std::vector<std::vector<Event>>> storage_;  // by kind: chunks of derived events
   std::vector<int64_t> last_reader_;   // by event kind: index of the last rule that queries it, -1 for none
   int64_t rule_index_ = 0;             // the rule running now (index into cat_.rules)
   bool collect_trail_ = true;
+  bool use_indexes_ = true;            // false: every query scans (the reference the indexes must agree with)
   std::vector<Event> pending_events_;
-  std::vector<std::vector<const Event*>> by_kind_;
-  std::map<std::pair<int32_t, std::string>, std::vector<const Event*>> by_kind_node_;
+  std::vector<std::vector<const Event*>> by_kind_;   // canonical order
   std::deque<Symptom> symptoms_;
-  std::map<std::string, Symptom*> symptom_ids_;
-  std::vector<std::vector<const Symptom*>> symptoms_by_kind_;
+  std::unordered_map<std::string, Symptom*> symptom_ids_;
+  std::vector<std::vector<const Symptom*>> symptoms_by_kind_;  // creation order
+
+  // Query plans and their indexes (candidates() builds lazily, hence mutable).
+  mutable std::vector<std::unique_ptr<Index>> indexes_;
+  mutable std::vector<PlanState> plan_states_;              // by plan, as in program_.query_plans()
+  mutable std::vector<std::vector<Index*>> ev_indexes_;     // by event kind: indexes over it
+  mutable std::vector<std::vector<Index*>> sy_indexes_;     // by symptom kind: built indexes over it
+  mutable std::unordered_map<std::string, int32_t> node_ids_;  // nodes and hosts, numbered as met
+  mutable Value key_value_;                                 // candidate_key() scratch
+  std::string id_buf_;                                      // symptom(): the id being looked up
+  mutable std::string scratch_key_;
+  // Versions of what memoized query values depend on; they only grow.
+  std::vector<uint64_t> ev_version_, sy_version_;
+  uint64_t outcome_version_ = 0, global_version_ = 0;
   Outcome outcome_;
   std::vector<TrailEntry> trail_;
 };
@@ -588,8 +1047,8 @@ EngineResult run_engine(const Program& program, const WorkloadContext& context,
 
 EngineResult run_engine(const Program& program, const WorkloadContext& context,
                         const std::vector<std::pair<std::string, std::string>>& host_sources,
-                        std::vector<std::vector<Event>> batches, bool collect_trail) {
-  Engine engine(program, context, host_sources, collect_trail);
+                        std::vector<std::vector<Event>> batches, bool collect_trail, bool use_indexes) {
+  Engine engine(program, context, host_sources, collect_trail, use_indexes);
   return engine.run(std::move(batches));
 }
 

@@ -2,8 +2,9 @@
 //
 // Runs every rule of a Program in stage order (early, symptoms, scrub,
 // aggregate, final, outcome, post_outcome), each rule in catalog order, over
-// an event store indexed by kind, by (kind, node) and by time, so queries
-// never join every node with every node. The result is deterministic: events
+// an event and symptom store indexed as each query needs (by kind, node,
+// key values and time; compiler/query_plan.h chooses), so a join costs its
+// matches, not the product of its inputs. The result is deterministic: events
 // are put in canonical order (time, host, source, file, line, producer)
 // before any rule runs, and everything emitted is sorted.
 //
@@ -32,15 +33,21 @@ EngineResult run_engine(const Program& program, const WorkloadContext& context,
                         std::vector<Event> events);
 
 // The same, with the events in batches (e.g. one per scanned file) in any
-// order. The engine frees each batch as soon as it has taken its events,
-// never copies an event, and frees the events of a kind once the last rule
-// that queries that kind has run (events of kinds no rule queries are dropped
-// at once). With `collect_trail` false, EngineResult::trail stays empty (it is
+// order. The engine never copies or moves an event: it works on pointers
+// into the batches, and frees what the events of a kind hold once the last
+// rule that queries that kind has run (events of kinds no rule queries are
+// emptied at once; their fixed-size shells go with the batches at the end). With `collect_trail` false, EngineResult::trail stays empty (it is
 // for --explain and metrics; the rest of the result does not depend on it).
 // The result is otherwise the same as for the concatenation of the batches.
+//
+// Queries are answered as the Program's query plans say (compiler/
+// query_plan.h): indexes by node and key, first hits, memoized closed
+// aggregates. With `use_indexes` false every query walks all candidates of
+// its kinds and nothing is memoized: the plain evaluation the indexes must
+// agree with (tests compare the two); the result is the same either way.
 EngineResult run_engine(const Program& program, const WorkloadContext& context,
                         const std::vector<std::pair<std::string, std::string>>& host_sources,
-                        std::vector<std::vector<Event>> batches, bool collect_trail = true);
+                        std::vector<std::vector<Event>> batches, bool collect_trail = true, bool use_indexes = true);
 
 // The canonical order of events (used by the engine and by tests).
 bool event_canonical_less(const Event& a, const Event& b);

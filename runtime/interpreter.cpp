@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <set>
 
 #include "base/text_util.h"
+#include "base/timestamp.h"
 
 namespace culprit {
 
@@ -25,6 +25,9 @@ Value event_field(const Event& ev, int32_t sel, const ir::Catalog& cat) {
     case ir::kEvOffset: return Value::integer(ev.where.offset);
     case ir::kEvTs: return ev.where.ts ? Value::time(*ev.where.ts) : Value::null();
     case ir::kEvText: return Value::string(ev.where.text);
+    case ir::kEvOwnTs: return own_event_time(ev) ? Value::time(*ev.where.ts) : Value::null();
+    case ir::kEvPlace: return Value::string(event_place(ev));
+    case ir::kEvBoot: return ev.where.boot ? Value::duration(*ev.where.boot) : Value::null();
     default: break;
   }
   int32_t slot = cat.event_kinds[static_cast<size_t>(ev.kind)].slot(sel);
@@ -43,6 +46,13 @@ Value symptom_field(const Symptom& s, int32_t sel, const ir::Catalog& cat) {
     case ir::kSyCount: return Value::integer(s.count);
     case ir::kSyPriority: return Value::integer(s.priority);
     case ir::kSySummary: return Value::string(s.summary);
+    case ir::kSyOwnFirst: return s.own_first ? Value::time(*s.own_first) : Value::null();
+    case ir::kSyPlace: return s.place.empty() ? Value::null() : Value::string(s.place);
+    case ir::kSyPlaceLine:
+    case ir::kSyLine: return s.place.empty() ? Value::null() : Value::integer(s.place_line);
+    case ir::kSyPlaceBoot: return s.place_boot ? Value::duration(*s.place_boot) : Value::null();
+    case ir::kSyFile: return s.place.empty() ? Value::null() : Value::string(s.file);
+    case ir::kSySource: return s.place.empty() ? Value::null() : Value::string(s.source);
     default: break;
   }
   int32_t slot = cat.symptom_kinds[static_cast<size_t>(s.kind)].slot(sel);
@@ -232,6 +242,12 @@ Value call(const ir::Expr& e, Env& env) {
     }
     case ir::Builtin::Coverage:
       return Value::real(env.world ? env.world->coverage(e.kids[0].constant.s) : 0.0);
+    case ir::Builtin::Time: {
+      Value v = arg(0);
+      if (v.type != Type::String) return Value::null();
+      auto t = parse_time_text(v.s);
+      return t ? Value::time(*t) : Value::null();
+    }
   }
   return Value::null();
 }
@@ -239,16 +255,18 @@ Value call(const ir::Expr& e, Env& env) {
 Value query(const ir::Expr& e, Env& env) {
   const ir::Query& q = env.rule->queries[static_cast<size_t>(e.a)];
   if (!env.world) return Value::null();
+  bool keep = false;
+  if (const Value* kept = env.world->recall(q, &keep)) return *kept;
   int64_t count = 0;
-  std::set<std::string> nodes;
+  DistinctNodes nodes;
   std::optional<Value> best;
   bool stop_at_first = e.op == ir::Op::QueryExists || e.op == ir::Op::QueryNone;
   Item saved = env.slots[static_cast<size_t>(q.bind_slot)];
-  env.world->candidates(q, env, [&]() {
+  auto visit = [&]() {
     if (!passes_filter(q, env)) return true;
     ++count;
     const Item& it = env.slots[static_cast<size_t>(q.bind_slot)];
-    if (e.op == ir::Op::QueryNodes) nodes.insert(it.node());
+    if (e.op == ir::Op::QueryNodes) nodes.add(it.node());
     if (e.op == ir::Op::QueryMax || e.op == ir::Op::QueryMin) {
       Value v = evaluate(e.kids[0], env);
       if (!v.is_null()) {
@@ -257,15 +275,19 @@ Value query(const ir::Expr& e, Env& env) {
       }
     }
     return !stop_at_first;
-  });
+  };
+  env.world->candidates(q, env, visit);
   env.slots[static_cast<size_t>(q.bind_slot)] = saved;
+  Value result;
   switch (e.op) {
-    case ir::Op::QueryExists: return Value::boolean(count > 0);
-    case ir::Op::QueryNone: return Value::boolean(count == 0);
-    case ir::Op::QueryCount: return Value::integer(count);
-    case ir::Op::QueryNodes: return Value::integer(static_cast<int64_t>(nodes.size()));
-    default: return best ? *best : Value::null();
+    case ir::Op::QueryExists: result = Value::boolean(count > 0); break;
+    case ir::Op::QueryNone: result = Value::boolean(count == 0); break;
+    case ir::Op::QueryCount: result = Value::integer(count); break;
+    case ir::Op::QueryNodes: result = Value::integer(static_cast<int64_t>(nodes.count())); break;
+    default: result = best ? std::move(*best) : Value::null(); break;
   }
+  if (keep) env.world->remember(q, result);
+  return result;
 }
 
 Value group_aggregate(const ir::Expr& e, Env& env) {
@@ -310,6 +332,44 @@ const std::string& Item::node() const {
 }
 
 int compare_values(const Value& a, const Value& b) { return compare(a, b); }
+bool own_event_time(const Event& ev) {
+  return ev.where.ts.has_value() && ev.where.ts_origin != "inherited";
+}
+
+std::string event_place(const Event& ev) {
+  return ev.where.host + "/" + ev.where.source + "/" + ev.where.file;
+}
+
+// time(s): only the forms that write a year (ISO 8601 / RFC 3339, as Slurm,
+// Kubernetes and journald do); a year-less stamp would need the window to be
+// placed, and the text of a message has none.
+std::optional<int64_t> parse_time_text(std::string_view s) {
+  s = trim(s);
+  if (s.size() < 19 || !std::isdigit(static_cast<unsigned char>(s[0]))) return std::nullopt;
+  LineTime t = parse_line_time(s, make_year_hint(std::nullopt, std::nullopt, 1970));
+  if (!t.has_wall) return std::nullopt;
+  return t.wall_ns;
+}
+
+
+void DistinctNodes::add(std::string_view node) {
+  for (size_t i = 0; i < std::min(n_, kInline); ++i)
+    if (inline_[i] == node) return;
+  if (n_ < kInline) {
+    inline_[n_++] = node;
+    return;
+  }
+  ++n_;
+  spill_.push_back(node);  // deduplicated in count()
+}
+
+size_t DistinctNodes::count() {
+  if (n_ <= kInline) return n_;
+  // add() keeps names already inline out of the spill.
+  std::sort(spill_.begin(), spill_.end());
+  spill_.erase(std::unique(spill_.begin(), spill_.end()), spill_.end());
+  return kInline + spill_.size();
+}
 std::optional<int64_t> parse_integer_text(std::string_view s, int base) { return parse_int_text(s, base); }
 std::optional<double> parse_real_text(std::string_view s) { return parse_float_text(s); }
 
@@ -345,6 +405,11 @@ Value native_or_interpreted(const ir::Expr& e, Env& env) {
 Value run_expression(const ir::Expr& e, Env& env) {
   // Both operands are prvalues: whichever runs constructs the result in place.
   return env.native ? native_or_interpreted(e, env) : evaluate(e, env);
+}
+
+void run_expression_into(const ir::Expr& e, Env& env, Value& out) {
+  if (env.native && env.native->run(e, env, out)) return;
+  out = evaluate(e, env);
 }
 
 Value evaluate(const ir::Expr& e, Env& env) {

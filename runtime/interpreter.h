@@ -14,6 +14,7 @@
 #include <functional>
 #include <optional>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "compiler/ir.h"
@@ -45,13 +46,39 @@ class NativeCode {
   virtual bool run(const ir::Expr& e, Env& env, Value& out) const = 0;
 };
 
+// A borrowed `bool()` callable: a pointer to it and a trampoline, so passing
+// one allocates nothing (std::function may). Valid while the call lasts.
+class CandidateVisitor {
+ public:
+  template <class F, class = std::enable_if_t<!std::is_same_v<std::decay_t<F>, CandidateVisitor>>>
+  CandidateVisitor(F& f) : ctx_(&f), fn_([](void* c) { return static_cast<bool>((*static_cast<F*>(c))()); }) {}  // NOLINT: implicit on purpose
+  bool operator()() const { return fn_(ctx_); }
+
+ private:
+  void* ctx_;
+  bool (*fn_)(void*);
+};
+
 class World {
  public:
   virtual ~World() = default;
   // Binds each candidate of `q` (kind, relation and `within` already applied,
   // the filter not yet) into env.slots[q.bind_slot] and calls `each`, in
-  // canonical order; stops early when `each` returns false.
-  virtual void candidates(const ir::Query& q, Env& env, const std::function<bool()>& each) const = 0;
+  // canonical order (events: canonical order; symptoms: `first`, then id);
+  // stops early when `each` returns false. A World may hand out only a
+  // superset of the candidates that pass the filter (an index, see
+  // compiler/query_plan.h): the caller applies the filter to each.
+  virtual void candidates(const ir::Query& q, Env& env, CandidateVisitor each) const = 0;
+  // The value of a closed query expression (one that reads no binding from
+  // outside; compiler/query_plan.h) may be kept while the events and symptoms
+  // it reads do not change. recall() returns the kept value, or null; it sets
+  // `*keep` when the World keeps values for `q`, and the caller then hands
+  // the value it computes to remember(). Both are optional for a World.
+  virtual const Value* recall(const ir::Query& /*q*/, bool* keep) const {
+    *keep = false;
+    return nullptr;
+  }
+  virtual void remember(const ir::Query& /*q*/, const Value& /*v*/) const {}
   virtual Value terminal(int field) const = 0;
   virtual Value outcome(int field) const = 0;
   virtual Value workload(int field) const = 0;
@@ -76,6 +103,9 @@ Value evaluate(const ir::Expr& e, Env& env);
 // Evaluates a top-level expression: native code when env.native has it,
 // the interpreter otherwise. Both must give the same value.
 Value run_expression(const ir::Expr& e, Env& env);
+// The same into `out`, reusing its string's storage (no allocation when the
+// result fits: the index probes of the engine call this once per query).
+void run_expression_into(const ir::Expr& e, Env& env, Value& out);
 
 // True when the candidate bound at q.bind_slot passes q's filter.
 bool passes_filter(const ir::Query& q, Env& env);
@@ -89,7 +119,30 @@ bool within_window(const ir::Query& q, const Env& env, std::optional<int64_t> ca
 // max/min; parse_integer_text is int()/hex() (base 10/16) of a string;
 // parse_real_text is float() of a string (finite values only).
 int compare_values(const Value& a, const Value& b);
+// time(): the instant an ISO 8601 / RFC 3339 text starts with (zone optional,
+// UTC without), shared with the native code helpers like the two below.
+std::optional<int64_t> parse_time_text(std::string_view s);
+// The hidden fields of the temporal order construct (ir::kEvOwnTs, kEvPlace):
+// whether an event's ts is its own line's (not inherited), and its file.
+bool own_event_time(const Event& ev);
+std::string event_place(const Event& ev);
+
 std::optional<int64_t> parse_integer_text(std::string_view s, int base);
 std::optional<double> parse_real_text(std::string_view s);
+
+// Counts distinct node names without allocating for the usual handful
+// (nodes() of a query): the first kInline are kept inline, the rest spill.
+// The strings must outlive the counter (they are the items' own).
+class DistinctNodes {
+ public:
+  void add(std::string_view node);
+  size_t count();
+
+ private:
+  static constexpr size_t kInline = 16;
+  std::string_view inline_[kInline];
+  size_t n_ = 0;
+  std::vector<std::string_view> spill_;
+};
 
 }  // namespace culprit

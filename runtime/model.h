@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "compiler/value.h"
@@ -26,6 +27,9 @@ struct Evidence {
   std::optional<int64_t> ts;     // nanoseconds since the epoch, UTC
   std::string ts_origin;         // "line" | "inherited" | "boot-anchored" | "observation" | "" (none)
   std::string text;              // valid UTF-8, possibly truncated
+  // dmesg seconds since boot (ns) of a line whose file never anchored them to
+  // the wall clock: no time, but an exact distance to other lines of its file.
+  std::optional<int64_t> boot;
 };
 
 struct Event {
@@ -34,7 +38,7 @@ struct Event {
   bool control_plane = false;
   Evidence where;                // for a derived event: the first evidence item
   std::vector<Evidence> derived_from;  // non-empty only for events emitted by rules
-  std::string producer;          // extractor or rule name
+  std::string_view producer;     // extractor or rule name: points into the catalog (or a literal), which outlives the events
   std::vector<Value> fields;     // by slot of the kind's schema
   std::optional<int64_t> ts() const { return where.ts; }
 };
@@ -53,6 +57,17 @@ struct Symptom {
   bool control_plane = false;
   std::string key;
   std::optional<int64_t> first, last;
+  // The earliest time its evidence carried itself (a line's own stamp, a time
+  // the creating rule gave with `at`), never one inherited from a neighbour
+  // line; and where its first evidence item was read ("host/source/file",
+  // line). The temporal order construct uses them (docs/language.md §6.1).
+  std::optional<int64_t> own_first;
+  std::string place;
+  int64_t place_line = 0;
+  std::optional<int64_t> place_ts;       // the time of that evidence item (to keep the earliest)
+  std::optional<int64_t> place_boot;     // its unanchored dmesg boot time (Evidence::boot)
+  std::string file;                      // the file path of that evidence item (Evidence::file)
+  std::string source;                    // and its source
   int64_t count = 0;
   int64_t priority = 0;
   std::string summary;

@@ -9,7 +9,6 @@
 #include <cstddef>
 #include <cstring>
 #include <forward_list>
-#include <set>
 
 #include "compiler/jit/cache.h"
 #include "base/text_util.h"
@@ -99,6 +98,26 @@ Value to_value(const CulpritJitValue& v) {
 
 std::string_view view(const char* s, int64_t n) { return n > 0 ? std::string_view(s, static_cast<size_t>(n)) : std::string_view(); }
 
+// compare_values() (the interpreter's compare) on two non-null values of one
+// expression, without building a Value: max/min compare every candidate.
+int compare_jit_values(const CulpritJitValue& a, const CulpritJitValue& b) {
+  constexpr int32_t kFloat = static_cast<int32_t>(Type::Float), kString = static_cast<int32_t>(Type::String),
+                    kBool = static_cast<int32_t>(Type::Bool);
+  if ((a.type == kFloat || b.type == kFloat) && a.type != kString) {
+    double x = a.type == kFloat ? a.f : static_cast<double>(a.i), y = b.type == kFloat ? b.f : static_cast<double>(b.i);
+    return x < y ? -1 : x > y ? 1 : 0;
+  }
+  if (a.type == kString) {
+    int c = view(a.s, a.n).compare(b.type == kString ? view(b.s, b.n) : std::string_view());
+    return c < 0 ? -1 : c > 0 ? 1 : 0;
+  }
+  if (a.type == kBool) {
+    bool x = a.i != 0, y = b.type == kBool && b.i != 0;
+    return x == y ? 0 : x ? 1 : -1;
+  }
+  return a.i < b.i ? -1 : a.i > b.i ? 1 : 0;
+}
+
 }  // namespace
 
 // ------------------------------------------------------------- helpers
@@ -123,6 +142,12 @@ void culprit_jit_event_field(void* c, int32_t slot, int32_t sel, CulpritJitValue
     case ir::kEvOffset: return set_int(out, Type::Int, ev.where.offset);
     case ir::kEvTs: return ev.where.ts ? set_int(out, Type::Time, *ev.where.ts) : set_null(out);
     case ir::kEvText: return set_string(out, ev.where.text);
+    case ir::kEvOwnTs: return own_event_time(ev) ? set_int(out, Type::Time, *ev.where.ts) : set_null(out);
+    case ir::kEvPlace: {
+      // The helper's strings must outlive the call: keep the text in the context's arena.
+      return set_string(out, context_of(c).keep(event_place(ev)));
+    }
+    case ir::kEvBoot: return ev.where.boot ? set_int(out, Type::Duration, *ev.where.boot) : set_null(out);
     default: break;
   }
   int32_t fs = cat.event_kinds[static_cast<size_t>(ev.kind)].slot(sel);
@@ -145,6 +170,13 @@ void culprit_jit_symptom_field(void* c, int32_t slot, int32_t sel, CulpritJitVal
     case ir::kSyCount: return set_int(out, Type::Int, s.count);
     case ir::kSyPriority: return set_int(out, Type::Int, s.priority);
     case ir::kSySummary: return set_string(out, s.summary);
+    case ir::kSyOwnFirst: return s.own_first ? set_int(out, Type::Time, *s.own_first) : set_null(out);
+    case ir::kSyPlace: return s.place.empty() ? set_null(out) : set_string(out, s.place);
+    case ir::kSyPlaceLine:
+    case ir::kSyLine: return s.place.empty() ? set_null(out) : set_int(out, Type::Int, s.place_line);
+    case ir::kSyPlaceBoot: return s.place_boot ? set_int(out, Type::Duration, *s.place_boot) : set_null(out);
+    case ir::kSyFile: return s.place.empty() ? set_null(out) : set_string(out, s.file);
+    case ir::kSySource: return s.place.empty() ? set_null(out) : set_string(out, s.source);
     default: break;
   }
   int32_t fs = env.catalog->symptom_kinds[static_cast<size_t>(s.kind)].slot(sel);
@@ -233,6 +265,13 @@ int32_t culprit_jit_parse_int(const char* a, int64_t a_len, int32_t base, int64_
   return 1;
 }
 
+int32_t culprit_jit_parse_time(const char* a, int64_t a_len, int64_t* out) {
+  auto r = parse_time_text(view(a, a_len));
+  if (!r) return 0;
+  *out = *r;
+  return 1;
+}
+
 int32_t culprit_jit_parse_float(const char* a, int64_t a_len, double* out) {
   auto r = parse_real_text(view(a, a_len));
   if (!r) return 0;
@@ -296,43 +335,58 @@ int32_t culprit_jit_query(void* c, int32_t op_code, int32_t query, CulpritJitFn 
     return CULPRIT_JIT_OK;
   }
   const ir::Query& q = env.rule->queries[static_cast<size_t>(query)];
+  bool keep = false;
+  if (const Value* kept = env.world->recall(q, &keep)) {
+    // The kept value lives in the World until its inputs change, which no
+    // expression can do; strings are copied anyway, they are rare here.
+    if (kept->type == Type::String) set_string(out, ctx.keep(kept->s));
+    else set_value(out, *kept);
+    return CULPRIT_JIT_OK;
+  }
   int64_t count = 0;
-  std::set<std::string> nodes;
-  std::optional<Value> best;
+  DistinctNodes nodes;
+  CulpritJitValue best;
+  bool have_best = false;
   bool bailed = false;
   bool stop_at_first = op == ir::Op::QueryExists || op == ir::Op::QueryNone;
   bool valued = op == ir::Op::QueryMax || op == ir::Op::QueryMin;
   Item saved = env.slots[static_cast<size_t>(q.bind_slot)];
-  env.world->candidates(q, env, [&]() {
+  auto visit = [&]() {
     if (!passes_filter(q, env)) return true;
     ++count;
-    const Item& it = env.slots[static_cast<size_t>(q.bind_slot)];
-    if (op == ir::Op::QueryNodes) nodes.insert(it.node());
+    if (op == ir::Op::QueryNodes) nodes.add(env.slots[static_cast<size_t>(q.bind_slot)].node());
     if (valued) {
+      // The value stays a CulpritJitValue: its string points into the item
+      // or into this call's arena, both alive until the call returns, so
+      // comparing candidates copies nothing.
       CulpritJitValue jv;
       if (!value || value(&ctx, &jv) != CULPRIT_JIT_OK) {
         bailed = true;
         return false;
       }
-      Value v = to_value(jv);
-      if (!v.is_null()) {
-        int cmp = best ? compare_values(v, *best) : 0;
-        if (!best || (op == ir::Op::QueryMax ? cmp > 0 : cmp < 0)) best = std::move(v);
+      if (jv.type != 0) {
+        int cmp = have_best ? compare_jit_values(jv, best) : 0;
+        if (!have_best || (op == ir::Op::QueryMax ? cmp > 0 : cmp < 0)) {
+          best = jv;
+          have_best = true;
+        }
       }
     }
     return !stop_at_first;
-  });
+  };
+  env.world->candidates(q, env, visit);
   env.slots[static_cast<size_t>(q.bind_slot)] = saved;
   if (bailed) return CULPRIT_JIT_BAIL;
   switch (op) {
     case ir::Op::QueryExists: set_int(out, Type::Bool, count > 0); break;
     case ir::Op::QueryNone: set_int(out, Type::Bool, count == 0); break;
     case ir::Op::QueryCount: set_int(out, Type::Int, count); break;
-    case ir::Op::QueryNodes: set_int(out, Type::Int, static_cast<int64_t>(nodes.size())); break;
+    case ir::Op::QueryNodes: set_int(out, Type::Int, static_cast<int64_t>(nodes.count())); break;
     default:
-      if (best) set_owned(ctx, out, std::move(*best));
+      if (have_best) *out = best;
       else set_null(out);
   }
+  if (keep) env.world->remember(q, to_value(*out));
   return CULPRIT_JIT_OK;
 }
 
@@ -410,6 +464,7 @@ const std::vector<jit::Helper>& helpers() {
       {"culprit_jit_str_trim", reinterpret_cast<void*>(&culprit_jit_str_trim)},
       {"culprit_jit_parse_int", reinterpret_cast<void*>(&culprit_jit_parse_int)},
       {"culprit_jit_parse_float", reinterpret_cast<void*>(&culprit_jit_parse_float)},
+      {"culprit_jit_parse_time", reinterpret_cast<void*>(&culprit_jit_parse_time)},
       {"culprit_jit_duration", reinterpret_cast<void*>(&culprit_jit_duration)},
       {"culprit_jit_to_text", reinterpret_cast<void*>(&culprit_jit_to_text)},
       {"culprit_jit_interpolate", reinterpret_cast<void*>(&culprit_jit_interpolate)},

@@ -204,6 +204,7 @@ std::shared_ptr<const Program> Program::build(std::shared_ptr<const ir::Catalog>
                                               const NativeCodeFactory& native, const std::string& cache_dir) {
   std::shared_ptr<Program> p(new Program());
   p->catalog_ = catalog;
+  p->plans_ = plan::plan_catalog(*catalog);
   std::map<std::string, std::vector<int32_t>> by_source;
   for (size_t i = 0; i < catalog->extractors.size(); ++i) {
     const auto& x = catalog->extractors[i];

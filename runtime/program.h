@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "compiler/ir.h"
+#include "compiler/query_plan.h"
 
 struct hs_database;
 struct hs_scratch;
@@ -88,6 +89,8 @@ class Program {
   std::string evaluator() const { return native_ ? "jit" : "interpreter"; }
   const std::string& native_warning() const { return native_warning_; }
   const BuildTimings& timings() const { return timings_; }
+  // How each query is answered (index, first hit, memoized; compiler/query_plan.h).
+  const plan::CatalogPlans& query_plans() const { return plans_; }
 
  private:
   Program() = default;
@@ -99,6 +102,7 @@ class Program {
   std::shared_ptr<const NativeCode> native_;
   std::string native_warning_;
   BuildTimings timings_;
+  plan::CatalogPlans plans_;
 };
 
 std::string hyperscan_version();

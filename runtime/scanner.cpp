@@ -12,10 +12,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
 #include <cerrno>
 #include <cstring>
 #include <iterator>
 #include <memory>
+#include <mutex>
+#include <tuple>
 
 #include "runtime/interpreter.h"
 #include "base/text_util.h"
@@ -44,7 +47,7 @@ int on_match(unsigned int id, unsigned long long /*from*/, unsigned long long to
 
 // A file read as a sequence of windows: window(offset, want) makes the file's
 // bytes [offset, offset + want) readable in one piece (fewer at its end).
-// Offsets only move forward, and never past the previous window's end.
+// Offsets only move forward (a split scan's parts may skip ahead).
 //
 // With `map`, regular files are mapped, one window at a time: the scan then
 // reads the page cache in place, where read(2) first copies every byte
@@ -120,6 +123,12 @@ class FileWindows {
 
   bool read_window(uint64_t offset, size_t want, const char*& data, size_t& have) {
     if (buf_.size() < want) buf_.resize(want);
+    if (offset > buf_offset_ + buf_len_) {
+      // A jump forward past what was read (a split scan's later part): seek.
+      if (::lseek(fd_, static_cast<off_t>(offset), SEEK_SET) < 0) return false;
+      buf_offset_ = offset;
+      buf_len_ = 0;
+    }
     const size_t drop = static_cast<size_t>(offset - buf_offset_);
     std::memmove(buf_.data(), buf_.data() + drop, buf_len_ - drop);
     buf_len_ -= drop;
@@ -148,6 +157,12 @@ class FileWindows {
   }
 
  public:
+  // Arms this thread's guard over the current mapping again (after another
+  // FileWindows of the same thread armed its own).
+  void rearm() {
+    if (map_) MappedWindowGuard::arm(map_, map_len_);
+  }
+
   // True when the file shrank under a mapped window while it was read (its
   // missing bytes were read as NULs, see MappedWindowGuard).
   bool shrank() {
@@ -174,18 +189,57 @@ constexpr int kEdgeLines = 64;
 // How far a line without a timestamp looks ahead for one at the start of a file.
 constexpr int kLookAheadLines = 1024;
 
+// A line's time, with dmesg -T stamps moved from the host's local time to UTC.
+LineTime line_time(std::string_view text, const ScanOptions& opt) {
+  LineTime lt = parse_line_time(text, opt.year_hint);
+  if (lt.dmesg_local && lt.has_wall) lt.wall_ns -= opt.dmesg_offset_ns;
+  return lt;
+}
+
 }  // namespace
 
-class Scanner::Stream {
+// What scanning one buffer yields before anything about the rest of its
+// file is known: its candidate lines with the events their extractors
+// emitted (kind, producer, fields, text), where each line is, and its line
+// and byte counts. Computing it is most of a scan (Hyperscan, the filter,
+// RE2, field values), and it depends only on the buffer, so another thread
+// may compute it (Scanner::Window); what depends on the lines before it
+// (line numbers, inherited times, boot anchoring, scope) is applied after,
+// in file order (Stream::consume).
+struct Scanner::Prepared {
+  struct Line {
+    size_t start = 0, end = 0;  // bytes of the line in the buffer, without '\n'
+    int64_t newlines_before = 0;  // in the buffer, before `start`
+    bool truncated = false;       // longer than ScanOptions::max_line
+    LineTime lt;                  // its own timestamp, parsed
+    size_t first_event = 0, events = 0;  // into `events`
+  };
+  std::vector<Line> lines;
+  std::vector<Event> events;  // kind, producer, fields and where.text set
+  std::vector<int32_t> extractors;  // by event: the extractor that emitted it
+  int64_t newlines = 0;
+  int64_t invalid_utf8 = 0;
+  void clear() {
+    lines.clear();
+    events.clear();
+    extractors.clear();
+    newlines = invalid_utf8 = 0;
+  }
+};
+
+// The stateless part of a scan for one source, on one Scanner (its
+// Hyperscan scratch and filter caches): buffers -> Prepared.
+class Scanner::Window {
  public:
-  Stream(Scanner& scanner, ScanResult& result, const ScanOptions& opt)
-      : scanner_(scanner), program_(*scanner.program_), result_(result), opt_(opt),
-        db_(program_.database_for(result.source)) {
+  Window(Scanner& scanner, const std::string& source, const ScanOptions& opt)
+      : scanner_(scanner), program_(*scanner.program_), opt_(opt), db_(program_.database_for(source)) {
     if (!db_) return;
     plan_ = &scanner.plan_for(*db_);
     // One slot per Hyperscan id: the atoms, then the unfiltered extractors.
     collector_.last_end.assign(static_cast<size_t>(db_->atom_count) + db_->unfiltered.size(), ~0ULL);
   }
+
+  bool has_database() const { return db_ != nullptr; }
 
   // `data` holds whole lines separated by '\n' (the last may lack it).
   //
@@ -194,14 +248,9 @@ class Scanner::Stream {
   // bytes. Hits are grouped by line with a forward search to the line's end;
   // the atoms of a line turn into extractors (mostly from the plan's
   // per-atom cache), and only a line with extractors is located exactly: its
-  // start, its number (newlines are counted from the previous such line),
-  // its time.
-  // Scope is counted in bulk from the buffer's first and last timestamps
-  // (logs are written in time order, so a buffer whose first and last stamps
-  // are both inside or both outside the scope is wholly so; only a buffer
-  // that straddles a bound, or runs backwards, is parsed line by line).
-  void chunk(const char* data, size_t len, int64_t base_offset) {
-    result_.bytes += static_cast<int64_t>(len);
+  // start and its number (newlines are counted from the previous such line).
+  void prepare(const char* data, size_t len, Prepared& out) {
+    out.clear();
     if (len == 0) return;
     collector_.hits.clear();
     if (db_) {
@@ -213,17 +262,9 @@ class Scanner::Stream {
       if (!std::is_sorted(collector_.hits.begin(), collector_.hits.end(), by_end))
         std::stable_sort(collector_.hits.begin(), collector_.hits.end(), by_end);
     }
-    const int64_t first_line = line_no_ + 1;
-    std::optional<int64_t> t_first = edge_time(data, len, true), t_last = edge_time(data, len, false);
-    account_scope(data, len, t_first, t_last);
-    // Events waiting for the first time of the file get the first stamp here.
-    if (t_first && !pending_leading_.empty()) resolve_leading(*t_first);
-
-    known_pos_ = 0;                // inheritance within this buffer starts from the previous one's time
-    known_time_ = last_wall_;
     bool non_ascii = false;
-    size_t counted = 0;            // newlines counted up to here
-    int64_t line_no = first_line;
+    size_t counted = 0;  // newlines counted up to here
+    int64_t newlines = 0;
     const auto& hits = collector_.hits;
     for (size_t h = 0; h < hits.size();) {
       size_t p = std::min<size_t>(hits[h].first - 1, len - 1);
@@ -236,17 +277,189 @@ class Scanner::Stream {
       if (ids_.empty()) continue;
       const void* prev = p > 0 ? memrchr(data, '\n', p) : nullptr;
       size_t start = prev ? static_cast<size_t>(static_cast<const char*>(prev) - data) + 1 : 0;
-      line_no += static_cast<int64_t>(count_newlines(std::string_view(data + counted, start - counted), &non_ascii));
+      newlines += static_cast<int64_t>(count_newlines(std::string_view(data + counted, start - counted), &non_ascii));
       counted = start;
-      candidate_line(std::string_view(data + start, end - start), line_no, base_offset + static_cast<int64_t>(start), ids_, data,
-                     start, len);
+      Prepared::Line line;
+      line.start = start;
+      line.end = end;
+      line.newlines_before = newlines;
+      std::string_view text(data + start, end - start);
+      if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
+      if (text.size() > opt_.max_line) {
+        line.truncated = true;
+        text = text.substr(0, opt_.max_line);
+      }
+      line.lt = line_time(text, opt_);
+      line.first_event = out.events.size();
+      extract_all(text, ids_, out.events, out.extractors);
+      line.events = out.events.size() - line.first_event;
+      out.lines.push_back(line);
     }
-    const int64_t newlines =
-        (line_no - first_line) + static_cast<int64_t>(count_newlines(std::string_view(data + counted, len - counted), &non_ascii));
-    const int64_t lines = newlines + (data[len - 1] != '\n' ? 1 : 0);
-    result_.lines += lines;
+    out.newlines = newlines + static_cast<int64_t>(count_newlines(std::string_view(data + counted, len - counted), &non_ascii));
     // A pure-ASCII buffer (the usual case) needs no per-line UTF-8 check.
-    if (non_ascii) count_invalid_utf8(data, len);
+    if (non_ascii) out.invalid_utf8 = count_invalid_utf8(data, len);
+  }
+
+  // The extractors that may match a line held in memory on its own.
+  void single_candidates(std::string_view text, std::vector<int32_t>& ids) {
+    ids.clear();
+    if (!db_) return;
+    collector_.hits.clear();
+    collector_.base = text.data();
+    std::fill(collector_.last_end.begin(), collector_.last_end.end(), ~0ULL);
+    hs_scan(db_->db, text.data(), static_cast<unsigned>(text.size()), 0, scanner_.scratch_, on_match, &collector_);
+    candidates(0, collector_.hits.size(), ids);
+  }
+
+  // Runs each extractor of `ids` on `text` (its own '\r' and length cut
+  // already) and appends the events they emit, once per extractor, in id
+  // order (a line can be flagged for one extractor more than once), each
+  // with its evidence text (printable, valid UTF-8 whatever the log held);
+  // `from` gets each event's extractor.
+  void extract_all(std::string_view text, const std::vector<int32_t>& ids, std::vector<Event>& out,
+                   std::vector<int32_t>& from) {
+    std::vector<int32_t>& unique_ids = unique_ids_;
+    unique_ids.assign(ids.begin(), ids.end());
+    std::sort(unique_ids.begin(), unique_ids.end());
+    unique_ids.erase(std::unique(unique_ids.begin(), unique_ids.end()), unique_ids.end());
+    for (int32_t x : unique_ids) {
+      Event ev;
+      if (!extract(x, text, ev)) continue;
+      ev.where.text = sanitize_utf8(text);
+      if (ev.where.text.size() > opt_.max_text) ev.where.text = truncate_utf8(ev.where.text, opt_.max_text);
+      out.push_back(std::move(ev));
+      from.push_back(x);
+    }
+  }
+
+ private:
+  int64_t count_invalid_utf8(const char* data, size_t len) const {
+    int64_t n = 0;
+    for (size_t pos = 0; pos < len;) {
+      const char* nl = static_cast<const char*>(std::memchr(data + pos, '\n', len - pos));
+      size_t e = nl ? static_cast<size_t>(nl - data) : len;
+      std::string_view line(data + pos, e - pos);
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      if (!is_valid_utf8(line.substr(0, std::min(line.size(), opt_.max_line)))) ++n;
+      pos = e + 1;
+    }
+    return n;
+  }
+
+  // Hyperscan hits [first, last) of one line -> the extractors that may match
+  // it: atom hits go through FilteredRE2 (with the atoms not scanned for
+  // taken as present), unfiltered extractors hit directly. A line with a single distinct atom
+  // (most hit lines) is answered from the plan's per-atom cache, because
+  // FilteredRE2 allocates on every call.
+  void candidates(size_t first, size_t last, std::vector<int32_t>& ids) {
+    ids.clear();
+    atoms_.clear();
+    for (size_t k = first; k < last; ++k) {
+      auto id = static_cast<int32_t>(collector_.hits[k].second);
+      if (id < db_->atom_count) atoms_.push_back(db_->atom_index[static_cast<size_t>(id)]);
+      else ids.push_back(db_->extractors[static_cast<size_t>(db_->unfiltered[static_cast<size_t>(id - db_->atom_count)])]);
+    }
+    if (!atoms_.empty()) {
+      std::sort(atoms_.begin(), atoms_.end());
+      atoms_.erase(std::unique(atoms_.begin(), atoms_.end()), atoms_.end());
+      if (atoms_.size() == 1) {
+        const auto& solo = scanner_.solo_potentials(*plan_, atoms_[0]);
+        if (ids.empty()) {
+          ids = solo;  // already sorted and unique
+          return;
+        }
+        ids.insert(ids.end(), solo.begin(), solo.end());
+      } else {
+        scanner_.multi_potentials(*plan_, atoms_, ids);
+      }
+    }
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  }
+
+  bool extract(int32_t x, std::string_view text, Event& ev) {
+    const auto& cat = program_.catalog();
+    const auto& ex = cat.extractors[static_cast<size_t>(x)];
+    const RE2& re = program_.extractor_regex(x);
+    int n = re.NumberOfCapturingGroups();
+    groups_.assign(static_cast<size_t>(n) + 1, re2::StringPiece());
+    if (!re.Match(re2::StringPiece(text.data(), text.size()), 0, text.size(), RE2::UNANCHORED, groups_.data(), n + 1))
+      return false;
+    captures_.assign(static_cast<size_t>(n), std::nullopt);
+    for (int i = 0; i < n; ++i)
+      if (groups_[static_cast<size_t>(i) + 1].data() != nullptr)
+        captures_[static_cast<size_t>(i)] = std::string_view(groups_[static_cast<size_t>(i) + 1].data(), groups_[static_cast<size_t>(i) + 1].size());
+    ev.kind = ex.kind;
+    ev.producer = ex.name;
+    ev.fields.assign(cat.event_kinds[static_cast<size_t>(ex.kind)].fields.size(), Value::null());
+    Env& env = field_env_;  // kept across events: its slots need not be allocated for each
+    if (!env.catalog) {
+      env.catalog = &cat;
+      env.regexes = &program_.expression_regexes();
+      env.captures = &captures_;
+      env.native = program_.native();
+      env.slots.resize(1);
+    }
+    for (const auto& f : ex.fields) {
+      Value v = run_expression(f.value, env);
+      if (v.type == Type::String && !is_valid_utf8(v.s)) v.s = sanitize_utf8(v.s);
+      ev.fields[static_cast<size_t>(f.slot)] = std::move(v);
+    }
+    return true;
+  }
+
+  Scanner& scanner_;
+  const Program& program_;
+  const ScanOptions& opt_;
+  const Program::SourceDatabase* db_;
+  SourcePlan* plan_ = nullptr;
+  MatchCollector collector_;
+  std::vector<int32_t> ids_;         // extractors of the current candidate line
+  std::vector<int> atoms_;
+  std::vector<re2::StringPiece> groups_;
+  std::vector<std::optional<std::string_view>> captures_;
+  std::vector<int32_t> unique_ids_;  // extract_all(): scratch
+  Env field_env_;                    // extract(): evaluates field values
+};
+
+// One file (or stream) scanned in order: what depends on the lines before a
+// line (its number, an inherited time, boot anchoring, scope) is decided
+// here, buffer after buffer, from what a Window prepared.
+class Scanner::Stream {
+ public:
+  Stream(Scanner& scanner, ScanResult& result, const ScanOptions& opt)
+      : program_(*scanner.program_), result_(result), opt_(opt), window_(scanner, result.source, opt) {}
+
+  // Whether this file's source has extractors at all (else nothing to split).
+  bool scans() const { return window_.has_database(); }
+
+  // Scans one buffer (see Window::prepare) and applies it.
+  void chunk(const char* data, size_t len, int64_t base_offset) {
+    window_.prepare(data, len, prepared_);
+    consume(data, len, base_offset, prepared_);
+  }
+
+  // Applies what was prepared from exactly these bytes, in file order.
+  // Scope is counted in bulk from the buffer's first and last timestamps
+  // (logs are written in time order, so a buffer whose first and last stamps
+  // are both inside or both outside the scope is wholly so; only a buffer
+  // that straddles a bound, or runs backwards, is parsed line by line).
+  void consume(const char* data, size_t len, int64_t base_offset, Prepared& p) {
+    result_.bytes += static_cast<int64_t>(len);
+    if (len == 0) return;
+    const int64_t first_line = line_no_ + 1;
+    std::optional<int64_t> t_first = edge_time(data, len, true), t_last = edge_time(data, len, false);
+    account_scope(data, len, t_first, t_last);
+    // Events waiting for the first time of the file get the first stamp here.
+    if (t_first && !pending_leading_.empty()) resolve_leading(*t_first);
+
+    known_pos_ = 0;                // inheritance within this buffer starts from the previous one's time
+    known_time_ = last_wall_;
+    for (const Prepared::Line& line : p.lines)
+      candidate_line(line, first_line + line.newlines_before, base_offset + static_cast<int64_t>(line.start), p, data, len);
+    const int64_t lines = p.newlines + (data[len - 1] != '\n' ? 1 : 0);
+    result_.lines += lines;
+    result_.lines_invalid_utf8 += p.invalid_utf8;
     line_no_ += lines;
     if (t_last) learn_wall(*t_last);
   }
@@ -255,37 +468,49 @@ class Scanner::Stream {
   void single(std::string_view text, int64_t line_no, std::optional<int64_t> forced_ts, int64_t offset = 0,
               bool terminated = false) {
     result_.bytes += static_cast<int64_t>(text.size()) + (terminated ? 1 : 0);
-    std::vector<int32_t> ids;
-    if (db_) {
-      collector_.hits.clear();
-      collector_.base = text.data();
-      std::fill(collector_.last_end.begin(), collector_.last_end.end(), ~0ULL);
-      hs_scan(db_->db, text.data(), static_cast<unsigned>(text.size()), 0, scanner_.scratch_, on_match, &collector_);
-      candidates(0, collector_.hits.size(), ids);
-    }
+    window_.single_candidates(text, single_ids_);
     line_no_ = line_no;
-    line(text, line_no, offset, ids, forced_ts);
+    line(text, line_no, offset, single_ids_, forced_ts);
   }
 
   void set_line_number(int64_t n) { line_no_ = n; }
 
   void finish() {
     for (size_t idx : pending_boot_) {  // never anchored: order only
+      result_.events[idx].where.boot = result_.events[idx].where.ts;
       result_.events[idx].where.ts.reset();
       result_.events[idx].where.ts_origin.clear();
     }
-    // Events kept only when inside the scope; those without a time stay.
-    std::vector<Event> kept;
-    kept.reserve(result_.events.size());
-    for (auto& e : result_.events) {
+    // Events kept only when inside the scope (or the wider window their
+    // extractor keeps); those without a time stay. Compacted in place: an
+    // event moves only when one before it was dropped.
+    auto& events = result_.events;
+    const auto& cat = program_.catalog();
+    std::map<int32_t, OutOfScopeKind> dropped;
+    size_t kept = 0;
+    for (size_t i = 0; i < events.size(); ++i) {
+      Event& e = events[i];
       if (!e.where.ts) ++result_.events_without_time;
-      if (e.where.ts && !in_scope(*e.where.ts)) {
+      if (e.where.ts && !in_scope(*e.where.ts) &&
+          !kept_by_extractor(cat.extractors[static_cast<size_t>(event_extractor_[i])], *e.where.ts)) {
         ++result_.events_out_of_scope;
+        auto& d = dropped[e.kind];
+        d.kind = e.kind;
+        ++d.count;
+        const int64_t t = *e.where.ts;
+        if (opt_.window_start && t < *opt_.window_start && (!d.nearest_before_ns || *opt_.window_start - t < *d.nearest_before_ns))
+          d.nearest_before_ns = *opt_.window_start - t;
+        if (opt_.window_end && t > *opt_.window_end && (!d.nearest_after_ns || t - *opt_.window_end < *d.nearest_after_ns))
+          d.nearest_after_ns = t - *opt_.window_end;
+        if (d.count <= ScanResult::kOutOfScopeSamples) result_.out_of_scope_samples.push_back(std::move(e));
         continue;
       }
-      kept.push_back(std::move(e));
+      if (kept != i) events[kept] = std::move(e);
+      ++kept;
     }
-    result_.events = std::move(kept);
+    events.erase(events.begin() + static_cast<std::ptrdiff_t>(kept), events.end());
+    event_extractor_.clear();
+    for (auto& [k, d] : dropped) result_.out_of_scope_kinds.push_back(d);
   }
 
   int64_t line_no_ = 0;
@@ -293,6 +518,41 @@ class Scanner::Stream {
  private:
   bool in_scope(int64_t t) const {
     return (!opt_.scope_start || t >= *opt_.scope_start) && (!opt_.scope_end || t <= *opt_.scope_end);
+  }
+
+  // Ray prefixes forwarded worker output with "(<actor or task> pid=N,
+  // ip=A.B.C.D)": the line is that host's, not the driver's (ray-project/ray's
+  // log monitor format). Returns the workload node it names, if any.
+  const std::string* relayed_host(std::string_view text) const {
+    if (opt_.workload_nodes.empty() || result_.source != "app") return nullptr;
+    size_t i = 0;
+    while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) ++i;
+    if (i >= text.size() || text[i] != '(') return nullptr;
+    size_t close = text.find(')', i);
+    if (close == std::string_view::npos || close - i > 256) return nullptr;
+    std::string_view inside = text.substr(i, close - i);
+    size_t ip = inside.find(", ip=");
+    if (ip == std::string_view::npos || inside.find(" pid=") == std::string_view::npos) return nullptr;
+    std::string addr(inside.substr(ip + 5));
+    auto find = [&](const std::string& n) -> const std::string* {
+      auto it = std::lower_bound(opt_.workload_nodes.begin(), opt_.workload_nodes.end(), n);
+      return it != opt_.workload_nodes.end() && *it == n ? &*it : nullptr;
+    };
+    if (const std::string* n = find(addr)) return n;
+    std::string cloud = "ip-" + addr;
+    std::replace(cloud.begin(), cloud.end(), '.', '-');
+    return find(cloud);
+  }
+
+  // `keep D before|after`: inside [window start - D, window end + D] on the
+  // sides the extractor names (the default scope on the others).
+  bool kept_by_extractor(const ir::Extractor& ex, int64_t t) const {
+    if (!ex.keep_before_ns && !ex.keep_after_ns) return false;
+    bool lo = !opt_.scope_start || t >= *opt_.scope_start ||
+              (ex.keep_before_ns && opt_.window_start && t >= *opt_.window_start - *ex.keep_before_ns);
+    bool hi = !opt_.scope_end || t <= *opt_.scope_end ||
+              (ex.keep_after_ns && opt_.window_end && t <= *opt_.window_end + *ex.keep_after_ns);
+    return lo && hi;
   }
 
   void learn_wall(int64_t t) {
@@ -320,7 +580,8 @@ class Scanner::Stream {
     }
     if (!is_valid_utf8(text)) ++result_.lines_invalid_utf8;
 
-    LineTime lt = forced_ts ? LineTime{} : parse_line_time(text, opt_.year_hint);
+    LineTime lt = forced_ts ? LineTime{} : line_time(text, opt_);
+    if (lt.dmesg_local) ++result_.dmesg_local_lines;
     std::optional<int64_t> wall;
     std::string origin;
     if (forced_ts) {
@@ -343,56 +604,53 @@ class Scanner::Stream {
     if (effective && !in_scope(*effective)) ++result_.lines_out_of_scope;
 
     if (ids.empty()) return;
-    emit_events(text, line_no, offset, ids, wall, origin.c_str(), lt, last_wall_);
+    single_events_.clear();
+    single_extractors_.clear();
+    window_.extract_all(text, ids, single_events_, single_extractors_);
+    for (size_t i = 0; i < single_events_.size(); ++i)
+      emit(std::move(single_events_[i]), single_extractors_[i], line_no, offset, wall, origin.c_str(), lt, last_wall_);
   }
 
-  // Runs each extractor on a line and keeps the events it emits, with their
-  // provenance and time: the line's own (`wall`), its boot seconds until the
-  // file is anchored, the time it inherits, or none yet (resolved by the
-  // first time that follows).
-  void emit_events(std::string_view text, int64_t line_no, int64_t offset, const std::vector<int32_t>& ids,
-                   std::optional<int64_t> wall, const char* origin, const LineTime& lt, std::optional<int64_t> inherited) {
-    // A line can be flagged for the same extractor more than once; emit once
-    // per extractor, in id order.
-    std::vector<int32_t> unique_ids(ids);
-    std::sort(unique_ids.begin(), unique_ids.end());
-    unique_ids.erase(std::unique(unique_ids.begin(), unique_ids.end()), unique_ids.end());
-    for (int32_t x : unique_ids) {
-      Event ev;
-      if (!extract(x, text, ev)) continue;
-      if (result_.events.size() >= opt_.max_events_per_file) {
-        ++result_.events_over_cap;
-        continue;
-      }
-      ev.host = result_.host;
-      ev.control_plane = result_.control_plane;
-      ev.where.host = result_.host;
-      ev.where.source = result_.source;
-      ev.where.file = result_.file;
-      ev.where.line = line_no;
-      ev.where.offset = offset;
-      // Evidence text must be printable, valid UTF-8 whatever the log held.
-      ev.where.text = truncate_utf8(sanitize_utf8(text), opt_.max_text);
-      if (wall) {
-        ev.where.ts = wall;
-        ev.where.ts_origin = origin;
-      } else if (lt.has_boot) {
-        ev.where.ts = lt.boot_ns;  // provisional: boot-relative until anchored
-        pending_boot_.push_back(result_.events.size());
-      } else if (inherited) {
-        ev.where.ts = inherited;
-        ev.where.ts_origin = "inherited";
-      } else {
-        pending_leading_.push_back(result_.events.size());
-      }
-      result_.events.push_back(std::move(ev));
+  // Keeps one extracted event with its provenance and time: the line's own
+  // (`wall`), its boot seconds until the file is anchored, the time it
+  // inherits, or none yet (resolved by the first time that follows).
+  void emit(Event&& ev, int32_t extractor, int64_t line_no, int64_t offset, std::optional<int64_t> wall, const char* origin,
+            const LineTime& lt, std::optional<int64_t> inherited) {
+    if (result_.events.size() >= opt_.max_events_per_file) {
+      ++result_.events_over_cap;
+      return;
     }
+    ev.host = result_.host;
+    ev.control_plane = result_.control_plane;
+    if (const std::string* relayed = relayed_host(ev.where.text)) {
+      ev.host = *relayed;
+      ev.control_plane = false;
+    }
+    ev.where.host = result_.host;
+    ev.where.source = result_.source;
+    ev.where.file = result_.file;
+    ev.where.line = line_no;
+    ev.where.offset = offset;
+    if (wall) {
+      ev.where.ts = wall;
+      ev.where.ts_origin = origin;
+    } else if (lt.has_boot) {
+      ev.where.ts = lt.boot_ns;  // provisional: boot-relative until anchored
+      pending_boot_.push_back(result_.events.size());
+    } else if (inherited) {
+      ev.where.ts = inherited;
+      ev.where.ts_origin = "inherited";
+    } else {
+      pending_leading_.push_back(result_.events.size());
+    }
+    result_.events.push_back(std::move(ev));
+    event_extractor_.push_back(extractor);
   }
 
   // The wall time a line carries: its own stamp, or its boot seconds once the
   // file has an anchor. Learns the anchor from a line that carries both.
   std::optional<int64_t> own_time(std::string_view text) {
-    LineTime lt = parse_line_time(text, opt_.year_hint);
+    LineTime lt = line_time(text, opt_);
     if (lt.has_wall) {
       if (lt.has_boot) learn_anchor(lt.wall_ns - lt.boot_ns);
       return lt.wall_ns;
@@ -453,48 +711,6 @@ class Scanner::Stream {
     }
   }
 
-  void count_invalid_utf8(const char* data, size_t len) {
-    for (size_t pos = 0; pos < len;) {
-      const char* nl = static_cast<const char*>(std::memchr(data + pos, '\n', len - pos));
-      size_t e = nl ? static_cast<size_t>(nl - data) : len;
-      std::string_view line(data + pos, e - pos);
-      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-      if (!is_valid_utf8(line.substr(0, std::min(line.size(), opt_.max_line)))) ++result_.lines_invalid_utf8;
-      pos = e + 1;
-    }
-  }
-
-  // Hyperscan hits [first, last) of one line -> the extractors that may match
-  // it: atom hits go through FilteredRE2 (with the atoms not scanned for
-  // taken as present), unfiltered extractors hit directly. A line with a single distinct atom
-  // (most hit lines) is answered from the plan's per-atom cache, because
-  // FilteredRE2 allocates on every call.
-  void candidates(size_t first, size_t last, std::vector<int32_t>& ids) {
-    ids.clear();
-    atoms_.clear();
-    for (size_t k = first; k < last; ++k) {
-      auto id = static_cast<int32_t>(collector_.hits[k].second);
-      if (id < db_->atom_count) atoms_.push_back(db_->atom_index[static_cast<size_t>(id)]);
-      else ids.push_back(db_->extractors[static_cast<size_t>(db_->unfiltered[static_cast<size_t>(id - db_->atom_count)])]);
-    }
-    if (!atoms_.empty()) {
-      std::sort(atoms_.begin(), atoms_.end());
-      atoms_.erase(std::unique(atoms_.begin(), atoms_.end()), atoms_.end());
-      if (atoms_.size() == 1) {
-        const auto& solo = scanner_.solo_potentials(*plan_, atoms_[0]);
-        if (ids.empty()) {
-          ids = solo;  // already sorted and unique
-          return;
-        }
-        ids.insert(ids.end(), solo.begin(), solo.end());
-      } else {
-        scanner_.potentials(*plan_, atoms_, ids);
-      }
-    }
-    std::sort(ids.begin(), ids.end());
-    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  }
-
   // The time a line without its own inherits: the nearest stamp before it in
   // this buffer, else the time carried in from earlier buffers. Each byte is
   // looked at once per buffer (known_pos_ only moves forward).
@@ -526,15 +742,10 @@ class Scanner::Stream {
     return std::nullopt;
   }
 
-  void candidate_line(std::string_view raw, int64_t line_no, int64_t offset, const std::vector<int32_t>& ids,
-                      const char* data, size_t start, size_t len) {
-    std::string_view text = raw;
-    if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
-    if (text.size() > opt_.max_line) {
-      ++result_.lines_truncated;
-      text = text.substr(0, opt_.max_line);
-    }
-    LineTime lt = parse_line_time(text, opt_.year_hint);
+  void candidate_line(const Prepared::Line& line, int64_t line_no, int64_t offset, Prepared& p, const char* data, size_t len) {
+    if (line.truncated) ++result_.lines_truncated;
+    const LineTime& lt = line.lt;
+    if (lt.dmesg_local) ++result_.dmesg_local_lines;
     std::optional<int64_t> wall;
     const char* origin = "line";
     if (lt.has_wall) {
@@ -546,12 +757,14 @@ class Scanner::Stream {
     }
     std::optional<int64_t> inherited;
     if (!wall && !lt.has_boot) {
-      inherited = time_before(data, start);
-      if (!inherited) inherited = time_after(data, start + raw.size() + 1, len);
+      inherited = time_before(data, line.start);
+      if (!inherited) inherited = time_after(data, line.end + 1, len);
     }
     if (wall) known_time_ = wall;
-    known_pos_ = std::min(len, start + raw.size() + 1);
-    emit_events(text, line_no, offset, ids, wall, origin, lt, inherited);
+    known_pos_ = std::min(len, line.end + 1);
+    for (size_t i = 0; i < line.events; ++i)
+      emit(std::move(p.events[line.first_event + i]), p.extractors[line.first_event + i], line_no, offset, wall, origin, lt,
+           inherited);
   }
 
   void resolve_pending_boot() {
@@ -563,50 +776,19 @@ class Scanner::Stream {
     pending_boot_.clear();
   }
 
-  bool extract(int32_t x, std::string_view text, Event& ev) {
-    const auto& cat = program_.catalog();
-    const auto& ex = cat.extractors[static_cast<size_t>(x)];
-    const RE2& re = program_.extractor_regex(x);
-    int n = re.NumberOfCapturingGroups();
-    groups_.assign(static_cast<size_t>(n) + 1, re2::StringPiece());
-    if (!re.Match(re2::StringPiece(text.data(), text.size()), 0, text.size(), RE2::UNANCHORED, groups_.data(), n + 1))
-      return false;
-    captures_.assign(static_cast<size_t>(n), std::nullopt);
-    for (int i = 0; i < n; ++i)
-      if (groups_[static_cast<size_t>(i) + 1].data() != nullptr)
-        captures_[static_cast<size_t>(i)] = std::string_view(groups_[static_cast<size_t>(i) + 1].data(), groups_[static_cast<size_t>(i) + 1].size());
-    ev.kind = ex.kind;
-    ev.producer = ex.name;
-    ev.fields.assign(cat.event_kinds[static_cast<size_t>(ex.kind)].fields.size(), Value::null());
-    Env env;
-    env.catalog = &cat;
-    env.regexes = &program_.expression_regexes();
-    env.captures = &captures_;
-    env.native = program_.native();
-    env.slots.resize(1);
-    for (const auto& f : ex.fields) {
-      Value v = run_expression(f.value, env);
-      if (v.type == Type::String && !is_valid_utf8(v.s)) v.s = sanitize_utf8(v.s);
-      ev.fields[static_cast<size_t>(f.slot)] = std::move(v);
-    }
-    return true;
-  }
-
-  Scanner& scanner_;
   const Program& program_;
   ScanResult& result_;
   const ScanOptions& opt_;
-  const Program::SourceDatabase* db_;
-  SourcePlan* plan_ = nullptr;
-  MatchCollector collector_;
-  std::vector<int32_t> ids_;              // extractors of the current candidate line
+  Window window_;
+  Prepared prepared_;                     // chunk(): kept across buffers
+  std::vector<int32_t> single_ids_;       // single(): extractors of the line
+  std::vector<Event> single_events_;
+  std::vector<int32_t> single_extractors_;
   size_t known_pos_ = 0;                  // lines before this offset of the buffer were examined for time
   std::optional<int64_t> known_time_;     // the latest time among them (or carried in)
-  std::vector<int> atoms_;
   std::optional<int64_t> last_wall_, anchor_;
   std::vector<size_t> pending_leading_, pending_boot_;
-  std::vector<re2::StringPiece> groups_;
-  std::vector<std::optional<std::string_view>> captures_;
+  std::vector<int32_t> event_extractor_;  // by index in result_.events: the extractor that made it
 };
 
 Scanner::SourcePlan& Scanner::plan_for(const Program::SourceDatabase& db) {
@@ -643,24 +825,36 @@ const std::vector<int32_t>& Scanner::solo_potentials(SourcePlan& plan, int atom)
   return *entry;
 }
 
+void Scanner::multi_potentials(SourcePlan& plan, const std::vector<int>& atoms, std::vector<int32_t>& ids) {
+  multi_key_.assign(reinterpret_cast<const char*>(atoms.data()), atoms.size() * sizeof(int));
+  auto it = plan.multi.find(multi_key_);
+  if (it == plan.multi.end()) {
+    std::vector<int32_t> found;
+    potentials(plan, atoms, found);
+    if (plan.multi.size() >= SourcePlan::kMaxMulti) {
+      ids.insert(ids.end(), found.begin(), found.end());
+      return;
+    }
+    it = plan.multi.emplace(multi_key_, std::move(found)).first;
+  }
+  ids.insert(ids.end(), it->second.begin(), it->second.end());
+}
+
 Scanner::Scanner(std::shared_ptr<const Program> program) : program_(std::move(program)) {
   if (program_->prototype_scratch()) hs_clone_scratch(program_->prototype_scratch(), &scratch_);
 }
 
 Scanner::~Scanner() { hs_free_scratch(scratch_); }
 
-ScanResult Scanner::scan_file(const LogFile& file, const ScanOptions& opt) {
-  ScanResult r;
-  r.host = file.host;
-  r.source = file.source;
-  r.file = file.display_path;
-  r.control_plane = file.control_plane;
-  FileWindows in(buffer_);
-  if (!in.open(file.path, opt.map_files)) {
-    r.error = "cannot open " + file.display_path + ": " + std::strerror(errno);
-    return r;
-  }
-  Stream stream(*this, r, opt);
+namespace {
+
+// Walks a file in the windows a scan reads: calls chunk(data, len, offset)
+// for each run of whole lines (the head of a line longer than the window
+// too), counts in `r` the bytes read but not scanned (the rest of such a
+// line) and the truncated lines. Both the sequential and the split scan
+// walk a file with this, so they see exactly the same buffers.
+template <class Chunk>
+void walk_windows(FileWindows& in, const LogFile& file, const ScanOptions& opt, ScanResult& r, Chunk&& chunk) {
   const char* buf = nullptr;  // the window: file bytes [offset, offset + have)
   size_t have = 0;
   int64_t offset = 0;
@@ -669,7 +863,7 @@ ScanResult Scanner::scan_file(const LogFile& file, const ScanOptions& opt) {
     // The window grows to kBufferSize bytes (fewer at the end of the file);
     // as with read(2), a step that adds no byte means the end of the file.
     size_t before = have;
-    if (!in.window(static_cast<uint64_t>(offset), kBufferSize, buf, have)) {
+    if (!in.window(static_cast<uint64_t>(offset), Scanner::kBufferSize, buf, have)) {
       r.error = "read error in " + file.display_path + ": " + std::strerror(errno);
       break;
     }
@@ -693,10 +887,10 @@ ScanResult Scanner::scan_file(const LogFile& file, const ScanOptions& opt) {
     size_t last_nl = std::string_view(buf + start, have - start).rfind('\n');
     size_t upto = last_nl == std::string_view::npos ? start : start + last_nl + 1;
     if (eof && upto < have) upto = have;  // final line without newline
-    if (upto == start && have == kBufferSize && start == 0) {
+    if (upto == start && have == Scanner::kBufferSize && start == 0) {
       // A line longer than the whole buffer: keep its head, skip the rest.
       const size_t head = std::min(opt.max_line, have);
-      stream.chunk(buf, head, offset);
+      chunk(buf, head, offset);
       r.bytes += static_cast<int64_t>(have - head);
       ++r.lines_truncated;
       offset += static_cast<int64_t>(have);
@@ -704,15 +898,207 @@ ScanResult Scanner::scan_file(const LogFile& file, const ScanOptions& opt) {
       skipping = true;
       continue;
     }
-    if (upto > start) stream.chunk(buf + start, upto - start, offset + static_cast<int64_t>(start));
+    if (upto > start) chunk(buf + start, upto - start, offset + static_cast<int64_t>(start));
     offset += static_cast<int64_t>(upto);
     have -= upto;
     if (eof) break;
   }
-  if (in.shrank() && r.error.empty())
-    r.error = file.display_path + " shrank while it was being read (truncated in place?); its last lines may be missing";
+}
+
+const char* const kShrankMessage = " shrank while it was being read (truncated in place?); its last lines may be missing";
+
+}  // namespace
+
+// One file split across threads: its buffers, prepared by whoever claims
+// them (in file order), applied by the owner in file order.
+struct ScanHelpers::Job {
+  struct Unit {
+    int64_t offset = 0;
+    size_t len = 0;
+    enum State : uint8_t { Free, Busy, Ready, Done } state = Free;
+    Scanner::Prepared prepared;
+  };
+  uint64_t id = 0;         // set by publish(): distinct for every job of these helpers
+  const LogFile* file = nullptr;
+  const ScanOptions* opt = nullptr;
+  std::vector<Unit> units;
+  size_t next_claim = 0;   // units are claimed in order
+  size_t consumed = 0;     // units the owner has applied
+  bool fault = false;      // a helper read vanished bytes (the file shrank)
+  std::string read_error;  // a helper could not read its part
+};
+
+ScanHelpers::ScanHelpers(size_t split_files) : remaining_(split_files) {}
+ScanHelpers::~ScanHelpers() = default;
+
+// At most this many buffers are prepared and not yet applied (per file),
+// so memory stays a few buffers' worth of events whatever the file's size.
+constexpr size_t kAhead = 6;
+
+void ScanHelpers::help(Scanner& scanner) {
+  struct Reader {
+    uint64_t job;
+    std::unique_ptr<std::vector<char>> buffer;  // read mode (files that cannot be mapped)
+    std::unique_ptr<FileWindows> in;
+    std::unique_ptr<Scanner::Window> window;
+  };
+  std::vector<Reader> readers;  // this thread's view of each job it helped
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    Job* job = nullptr;
+    for (Job* j : jobs_)
+      if (j->next_claim < j->units.size() && j->next_claim < j->consumed + kAhead) {
+        job = j;
+        break;
+      }
+    if (!job) {
+      if (remaining_ == 0) return;
+      changed_.wait(lock);
+      continue;
+    }
+    size_t i = job->next_claim++;
+    job->units[i].state = Job::Unit::Busy;
+    lock.unlock();
+    auto it = std::find_if(readers.begin(), readers.end(), [&](const Reader& r) { return r.job == job->id; });
+    if (it == readers.end()) {
+      auto buffer = std::make_unique<std::vector<char>>();
+      auto in = std::make_unique<FileWindows>(*buffer);
+      readers.push_back({job->id, std::move(buffer), std::move(in), nullptr});
+      it = readers.end() - 1;
+      if (!it->in->open(job->file->path, job->opt->map_files)) it->in.reset();
+      it->window = std::make_unique<Scanner::Window>(scanner, job->file->source, *job->opt);
+    }
+    Job::Unit& u = job->units[i];
+    const char* data = nullptr;
+    size_t have = 0;
+    bool ok = it->in && it->in->window(static_cast<uint64_t>(u.offset), u.len, data, have);
+    std::string error = ok ? std::string() : "read error in " + job->file->display_path + ": " + std::strerror(errno);
+    if (ok) it->window->prepare(data, std::min(have, u.len), u.prepared);
+    bool shrank = it->in && it->in->shrank();
+    lock.lock();
+    u.state = Job::Unit::Ready;
+    if (shrank) job->fault = true;
+    if (!error.empty() && job->read_error.empty()) job->read_error = error;
+    changed_.notify_all();
+  }
+}
+
+ScanResult Scanner::scan_file(const LogFile& file, const ScanOptions& opt, ScanHelpers* helpers) {
+  ScanResult r;
+  r.host = file.host;
+  r.source = file.source;
+  r.file = file.display_path;
+  r.control_plane = file.control_plane;
+  FileWindows in(buffer_);
+  if (!in.open(file.path, opt.map_files)) {
+    r.error = "cannot open " + file.display_path + ": " + std::strerror(errno);
+    if (helpers) helpers->finished(nullptr);
+    return r;
+  }
+  Stream stream(*this, r, opt);
+  if (!helpers || !stream.scans()) {
+    walk_windows(in, file, opt, r, [&](const char* data, size_t len, int64_t offset) { stream.chunk(data, len, offset); });
+    if (in.shrank() && r.error.empty()) r.error = file.display_path + kShrankMessage;
+    stream.finish();
+    if (helpers) helpers->finished(nullptr);
+    return r;
+  }
+  // Split: first the buffers a sequential scan would read (a quick pass:
+  // only each window's end is looked at), then other threads prepare them
+  // while this one applies them in order.
+  ScanHelpers::Job job;
+  job.file = &file;
+  job.opt = &opt;
+  walk_windows(in, file, opt, r, [&](const char*, size_t len, int64_t offset) {
+    job.units.emplace_back();
+    job.units.back().offset = offset;
+    job.units.back().len = len;
+  });
+  helpers->publish(&job);
+  FileWindows own(buffer_);  // the unit being applied (its offsets only grow)
+  std::vector<char> ahead_buffer;
+  FileWindows ahead(ahead_buffer);  // units this thread prepares ahead while helpers work
+  bool own_ok = own.open(file.path, opt.map_files), ahead_ok = ahead.open(file.path, opt.map_files);
+  Window window(*this, file.source, opt);
+  Prepared mine;
+  using Unit = ScanHelpers::Job::Unit;
+  // Prepares unit j (claimed by this thread) from `from`, outside the lock.
+  auto prepare_unit = [&](FileWindows& from, bool from_ok, Unit& u, Prepared& into) -> std::pair<const char*, size_t> {
+    const char* data = nullptr;
+    size_t have = 0;
+    if (!from_ok || !from.window(static_cast<uint64_t>(u.offset), u.len, data, have)) {
+      if (r.error.empty()) r.error = "read error in " + file.display_path + ": " + std::strerror(errno);
+      return {nullptr, 0};
+    }
+    have = std::min(have, u.len);
+    window.prepare(data, have, into);
+    return {data, have};
+  };
+  for (size_t i = 0; i < job.units.size(); ++i) {
+    Unit& u = job.units[i];
+    bool self = false;
+    {
+      std::unique_lock<std::mutex> lock(helpers->mutex_);
+      while (u.state != Unit::Ready) {
+        if (u.state == Unit::Free) {  // nobody took it: prepare it here
+          u.state = Unit::Busy;
+          job.next_claim = i + 1;
+          self = true;
+          break;
+        }
+        // A helper is on it: prepare a later unit meanwhile, or wait.
+        size_t j = job.next_claim;
+        if (j < job.units.size() && j < job.consumed + kAhead) {
+          job.next_claim = j + 1;
+          job.units[j].state = Unit::Busy;
+          lock.unlock();
+          prepare_unit(ahead, ahead_ok, job.units[j], job.units[j].prepared);
+          lock.lock();
+          job.units[j].state = Unit::Ready;
+          continue;
+        }
+        helpers->changed_.wait(lock);
+      }
+    }
+    const char* data = nullptr;
+    size_t have = 0;
+    if (self) {
+      std::tie(data, have) = prepare_unit(own, own_ok, u, mine);
+    } else if (own_ok && own.window(static_cast<uint64_t>(u.offset), u.len, data, have)) {
+      have = std::min(have, u.len);
+      own.rearm();  // `ahead` may have been armed since
+    } else {
+      if (r.error.empty()) r.error = "read error in " + file.display_path + ": " + std::strerror(errno);
+      data = nullptr;
+      have = 0;
+    }
+    if (data) stream.consume(data, have, u.offset, self ? mine : u.prepared);
+    std::lock_guard<std::mutex> lock(helpers->mutex_);
+    u.state = Unit::Done;
+    u.prepared = Prepared();  // its events moved out; give the rest back
+    job.consumed = i + 1;
+    helpers->changed_.notify_all();
+  }
+  helpers->finished(&job);
+  if ((in.shrank() || own.shrank() || ahead.shrank() || job.fault) && r.error.empty()) r.error = file.display_path + kShrankMessage;
+  if (!job.read_error.empty() && r.error.empty()) r.error = job.read_error;
   stream.finish();
   return r;
+}
+
+void ScanHelpers::publish(Job* job) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  job->id = ++published_;
+  jobs_.push_back(job);
+  changed_.notify_all();
+}
+
+void ScanHelpers::finished(Job* job) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  // Every unit of the job was applied, so no helper is still reading it.
+  if (job) jobs_.erase(std::remove(jobs_.begin(), jobs_.end(), job), jobs_.end());
+  if (remaining_ > 0) --remaining_;
+  changed_.notify_all();
 }
 
 ScanResult Scanner::scan_lines(const std::string& host, const std::string& source, const std::string& display_file,

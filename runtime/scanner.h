@@ -32,9 +32,12 @@
 // shared.
 #pragma once
 
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "runtime/bundle.h"
@@ -47,6 +50,17 @@ namespace culprit {
 
 struct ScanOptions {
   std::optional<int64_t> scope_start, scope_end;   // evidence outside is counted, not kept
+  // The workload window itself (scope_start/end include the slack): an
+  // extractor with `keep D before|after` keeps its events up to D outside it.
+  std::optional<int64_t> window_start, window_end;
+  // The workload's nodes (sorted). An application line that a relay prints for
+  // another host — Ray's "(RayWorkerWrapper pid=92234, ip=172.19.24.110) ..." —
+  // belongs to that host when it is one of them (by name, or by the
+  // "ip-172-19-24-110" form cloud hosts are named after their address).
+  std::vector<std::string> workload_nodes;
+  // The host's zone (local time minus UTC), when its other logs state it:
+  // `dmesg -T` stamps, printed in local time, are shifted by it.
+  int64_t dmesg_offset_ns = 0;
   YearHint year_hint{};
   size_t max_line = 1 << 20;                        // longer lines are cut (and counted)
   size_t max_events_per_file = 100000;              // beyond it events are counted, not kept
@@ -59,14 +73,68 @@ struct ScanOptions {
   bool map_files = true;
 };
 
+// Events of one kind that fell outside the scope: how many, and how far
+// outside the workload window the nearest one was (before its start, after
+// its end; null when none was on that side).
+struct OutOfScopeKind {
+  int32_t kind = 0;
+  int64_t count = 0;
+  std::optional<int64_t> nearest_before_ns, nearest_after_ns;
+};
+
 // What scanning one file (or one in-memory stream) produced.
 struct ScanResult {
   std::string host, source, file;
   bool control_plane = false;
   std::vector<Event> events;      // in file order
   int64_t bytes = 0, lines = 0, lines_out_of_scope = 0, lines_invalid_utf8 = 0, lines_truncated = 0,
-          events_without_time = 0, events_out_of_scope = 0, events_over_cap = 0;
+          events_without_time = 0, events_out_of_scope = 0, events_over_cap = 0,
+          dmesg_local_lines = 0;  // lines read with a dmesg -T (local time) stamp
+  std::vector<OutOfScopeKind> out_of_scope_kinds;  // by kind id, for events_out_of_scope
+  // The first kOutOfScopeSamples events of each kind that were not kept, so
+  // that diagnose can name the lines of a cause found outside the scope.
+  static constexpr int64_t kOutOfScopeSamples = 32;
+  std::vector<Event> out_of_scope_samples;
   std::string error;              // I/O error, if any (partial results are kept)
+};
+
+class Scanner;
+
+// Large files split across threads. One ScanHelpers is shared by the scan
+// threads of one diagnosis: a thread scanning a file with
+// Scanner::scan_file(file, opt, &helpers) first finds the buffers a
+// sequential scan reads (only the end of each window is looked at), then
+// publishes them; the other threads, once they have no file of their own,
+// call help(), which prepares published buffers (Hyperscan, the filter,
+// RE2, field values: most of a scan) while the owner applies them in file
+// order (line numbers, inherited times, boot anchoring, scope: all that
+// depends on earlier lines). So a 10 GB log uses every core, and the result
+// is the sequential one, byte for byte. At most a few buffers per file are
+// prepared ahead of the owner (memory stays flat). Thread-safe.
+class ScanHelpers {
+ public:
+  // `split_files`: how many scan_file calls will be given these helpers;
+  // help() returns once they have all finished.
+  explicit ScanHelpers(size_t split_files);
+  ~ScanHelpers();
+  ScanHelpers(const ScanHelpers&) = delete;
+  ScanHelpers& operator=(const ScanHelpers&) = delete;
+
+  // Prepares buffers of the files being scanned, using `scanner` (this
+  // thread's), until every split file is done.
+  void help(Scanner& scanner);
+
+ private:
+  friend class Scanner;
+  struct Job;
+  void publish(Job* job);
+  void finished(Job* job);  // null: a split file that was scanned on its own (or could not be opened)
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<Job*> jobs_;  // published, not finished
+  size_t remaining_;        // split files not finished
+  uint64_t published_ = 0;
 };
 
 class Scanner {
@@ -78,7 +146,9 @@ class Scanner {
 
   static constexpr size_t kBufferSize = 4 << 20;
 
-  ScanResult scan_file(const LogFile& file, const ScanOptions& opt);
+  // With `helpers`, the file's buffers are prepared by every thread that
+  // calls helpers->help() (see ScanHelpers); the result is the same.
+  ScanResult scan_file(const LogFile& file, const ScanOptions& opt, ScanHelpers* helpers = nullptr);
 
   // Scans lines held in memory as one stream (scenario tests, service
   // observations of one host and source). `lines[i]` is reported as line
@@ -96,6 +166,9 @@ class Scanner {
   std::vector<Event> scan_single_line(const std::string& source, const std::string& line, int32_t only_extractor);
 
  private:
+  friend class ScanHelpers;
+  struct Prepared;
+  class Window;
   class Stream;
   // Per source, what a line holding a single atom may match: nearly every
   // candidate line holds one atom, and FilteredRE2 allocates on every call.
@@ -103,18 +176,26 @@ class Scanner {
   struct SourcePlan {
     const Program::SourceDatabase* db = nullptr;
     std::vector<std::optional<std::vector<int32_t>>> solo;  // by filter atom: extractors (sorted, unique)
+    // Lines of error-heavy logs often hold several atoms, in a few recurring
+    // combinations: those are cached too (key: the atom indices' bytes), up
+    // to kMaxMulti combinations.
+    std::unordered_map<std::string, std::vector<int32_t>> multi;
+    static constexpr size_t kMaxMulti = 4096;
   };
   SourcePlan& plan_for(const Program::SourceDatabase& db);
   // Appends to `ids` the filtered extractors that may match a line holding
   // `atoms` (filter atom indices, sorted, unique), the implied atoms included.
   void potentials(SourcePlan& plan, const std::vector<int>& atoms, std::vector<int32_t>& ids);
   const std::vector<int32_t>& solo_potentials(SourcePlan& plan, int atom);
+  // The same for several atoms (sorted, unique); `ids` gets the extractors.
+  void multi_potentials(SourcePlan& plan, const std::vector<int>& atoms, std::vector<int32_t>& ids);
 
   std::shared_ptr<const Program> program_;
   struct hs_scratch* scratch_ = nullptr;
   std::vector<char> buffer_;  // scan_file's read-mode window (kBufferSize), allocated on first use
   std::vector<std::unique_ptr<SourcePlan>> plans_;
   std::vector<int> query_, found_;  // potentials(): scratch
+  std::string multi_key_;          // multi_potentials(): scratch
 };
 
 }  // namespace culprit

@@ -81,10 +81,11 @@ TestResult run_scenario(std::shared_ptr<const Program> program, Scanner& scanner
   // Which extractors its lines reach (coverage): each line on its own, through the real scan path.
   std::set<std::string> matched;
   for (const auto& l : sc.logs)
-    for (const auto& e : scanner.scan_single_line(l.source, l.text, -1)) matched.insert(e.producer);
+    for (const auto& e : scanner.scan_single_line(l.source, l.text, -1)) matched.emplace(e.producer);
   r.extractors_matched.assign(matched.begin(), matched.end());
   DiagnoseRequest req;
   req.context.workload_id = sc.workload_id;
+  req.context.scheduler = sc.scheduler;
   req.context.nodes = sc.nodes;
   std::sort(req.context.nodes.begin(), req.context.nodes.end());
   req.context.terminal.state = sc.terminal_state;

@@ -1,7 +1,12 @@
 #include "runtime/verdict_json.h"
 
 #include <algorithm>
+#include <cstdio>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
+#include "base/text_util.h"
 #include "base/timestamp.h"
 #include "runtime/collector_report_json.h"
 
@@ -124,7 +129,8 @@ J verdict_head(const Verdict& v, VerdictSchema schema) {
   return j;
 }
 
-J symptom_json(const Symptom& s) {
+// Every member of a symptom's JSON but its evidence, which comes last.
+J symptom_json_head(const Symptom& s) {
   J sj;
   sj["id"] = s.id;
   sj["kind"] = s.kind_name;
@@ -156,6 +162,11 @@ J symptom_json(const Symptom& s) {
   for (const auto& [name, val] : fields) fj[name] = value_json(*val);
   sj["fields"] = fj;
   sj["evidence_total"] = s.evidence_total;
+  return sj;
+}
+
+J symptom_json(const Symptom& s) {
+  J sj = symptom_json_head(s);
   J ev = J::array();
   for (const auto& e : s.evidence) ev.push_back(evidence_json(e));
   sj["evidence"] = ev;
@@ -255,6 +266,109 @@ J verdict_tail(const Verdict& v, bool include_trail, VerdictSchema schema) {
   return j;
 }
 
+// A JSON string as nlohmann's dump (ensure_ascii off) writes it: quotes,
+// backslashes and control characters escaped, UTF-8 as is. Text that is
+// not valid UTF-8 (never expected: evidence is sanitized when scanned) goes
+// through nlohmann itself, for its replacement of the invalid bytes.
+void append_json_string(std::string& out, std::string_view s) {
+  if (!is_valid_utf8(s)) {
+    out += J(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    return;
+  }
+  out += '"';
+  size_t run = 0;  // start of the bytes not yet copied
+  for (size_t i = 0; i < s.size(); ++i) {
+#ifdef __SSE2__
+    // Skip 16 bytes at a time while none needs escaping (most text).
+    while (i + 16 <= s.size()) {
+      __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.data() + i));
+      __m128i ctl = _mm_cmpeq_epi8(_mm_max_epu8(x, _mm_set1_epi8(0x1f)), _mm_set1_epi8(0x1f));  // x <= 0x1f, unsigned
+      __m128i special = _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')), _mm_cmpeq_epi8(x, _mm_set1_epi8('\\')));
+      if (_mm_movemask_epi8(_mm_or_si128(ctl, special)) != 0) break;
+      i += 16;
+    }
+    if (i >= s.size()) break;
+#endif
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(s.data() + run, i - run);
+    run = i + 1;
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default: {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\u%04x", c);
+        out += buf;
+      }
+    }
+  }
+  out.append(s.data() + run, s.size() - run);
+  out += '"';
+}
+
+// A symptom's evidence array as dump(2) prints it, the "evidence" key at
+// column `indent`: written directly, since evidence is most of a large
+// verdict (up to 20 items per symptom) and building a JSON tree for each
+// item cost more than everything else in the output.
+void append_evidence(std::string& out, const std::vector<Evidence>& evidence, size_t indent) {
+  out += "\"evidence\": ";
+  if (evidence.empty()) {
+    out += "[]";
+    return;
+  }
+  const std::string item(indent + 2, ' '), field(indent + 4, ' ');
+  out += "[";
+  for (size_t i = 0; i < evidence.size(); ++i) {
+    const Evidence& e = evidence[i];
+    out += i ? ",\n" : "\n";
+    out += item;
+    out += "{\n";
+    auto key = [&](const char* name) {
+      out += field;
+      out += '"';
+      out += name;
+      out += "\": ";
+    };
+    key("host");
+    append_json_string(out, e.host);
+    out += ",\n";
+    key("source");
+    append_json_string(out, e.source);
+    out += ",\n";
+    key("file");
+    append_json_string(out, e.file);
+    out += ",\n";
+    key("line");
+    out += std::to_string(e.line);
+    out += ",\n";
+    key("offset");
+    out += std::to_string(e.offset);
+    out += ",\n";
+    key("ts");
+    if (e.ts) append_json_string(out, format_rfc3339(*e.ts));
+    else out += "null";
+    out += ",\n";
+    key("ts_origin");
+    if (e.ts_origin.empty()) out += "null";
+    else append_json_string(out, e.ts_origin);
+    out += ",\n";
+    key("text");
+    append_json_string(out, e.text);
+    out += "\n";
+    out += item;
+    out += "}";
+  }
+  out += "\n";
+  out += std::string(indent, ' ');
+  out += "]";
+}
+
 // `j` as dump(2) would print it at `indent` spaces of nesting: JSON strings
 // never hold a raw newline, so every '\n' of the dump starts a line.
 void write_nested(std::ostream& out, const J& j, size_t indent) {
@@ -322,9 +436,28 @@ void write_verdict_json(std::ostream& out, const Verdict& v, bool include_trail,
     out << "[]";
   } else {
     out << "[\n    ";
+    std::string text;
     for (size_t i = 0; i < v.symptoms.size(); ++i) {
       if (i) out << ",\n    ";
-      write_nested(out, symptom_json(v.symptoms[i]), 4);
+      // The head as dump(2) prints it, without its closing "\n}", then the
+      // evidence member written directly, then the close.
+      std::string head = symptom_json_head(v.symptoms[i]).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+      text.clear();
+      const size_t body = head.size() - 2;  // without the closing "\n}"
+      for (size_t from = 0;;) {
+        size_t nl = head.find('\n', from);
+        if (nl == std::string::npos || nl >= body) {
+          text.append(head, from, body - from);
+          break;
+        }
+        text.append(head, from, nl + 1 - from);
+        text += "    ";
+        from = nl + 1;
+      }
+      text += ",\n      ";
+      append_evidence(text, v.symptoms[i].evidence, 6);
+      text += "\n    }";
+      out.write(text.data(), static_cast<std::streamsize>(text.size()));
     }
     out << "\n  ]";
   }

@@ -87,6 +87,8 @@ void culprit_jit_str_trim(const char* a, int64_t a_len, CulpritJitValue* out);
 // 1 and *out set when the text parses (int(s) base 10, hex(s) base 16), else 0.
 int32_t culprit_jit_parse_int(const char* a, int64_t a_len, int32_t base, int64_t* out);
 int32_t culprit_jit_parse_float(const char* a, int64_t a_len, double* out);
+// time(s): 1 and *out (ns since the epoch) set when the text starts with an ISO 8601 instant, else 0.
+int32_t culprit_jit_parse_time(const char* a, int64_t a_len, int64_t* out);
 // duration(v, unit): 1 and *out (ns) set, or 0 for null.
 int32_t culprit_jit_duration(const CulpritJitValue* v, int64_t unit_ns, int64_t* out);
 // str(v) and the text of interpolation parts (null prints "null" here, "?" there).

@@ -370,6 +370,7 @@ class FnGen {
   llvm::FunctionCallee h_str_trim() { return mg_.helper("culprit_jit_str_trim", mg_.voidt, {mg_.ptr, mg_.i64, mg_.ptr}); }
   llvm::FunctionCallee h_parse_int() { return mg_.helper("culprit_jit_parse_int", mg_.i32, {mg_.ptr, mg_.i64, mg_.i32, mg_.ptr}); }
   llvm::FunctionCallee h_parse_float() { return mg_.helper("culprit_jit_parse_float", mg_.i32, {mg_.ptr, mg_.i64, mg_.ptr}); }
+  llvm::FunctionCallee h_parse_time() { return mg_.helper("culprit_jit_parse_time", mg_.i32, {mg_.ptr, mg_.i64, mg_.ptr}); }
   llvm::FunctionCallee h_duration() { return mg_.helper("culprit_jit_duration", mg_.i32, {mg_.ptr, mg_.i64, mg_.ptr}); }
   llvm::FunctionCallee h_to_text() { return mg_.helper("culprit_jit_to_text", mg_.voidt, {mg_.ptr, mg_.ptr, mg_.ptr}); }
   llvm::FunctionCallee h_interpolate() { return mg_.helper("culprit_jit_interpolate", mg_.voidt, {mg_.ptr, mg_.ptr, mg_.i32, mg_.ptr}); }
@@ -932,6 +933,16 @@ class FnGen {
         const std::string& src = e.kids[0].constant.s;
         llvm::Value* r = B.CreateCall(h_coverage(), {ctx_, mg_.string_constant(src), i64c(static_cast<int64_t>(src.size()))});
         return make(Type::Float, B.getFalse(), r);
+      }
+      case Builtin::Time: {
+        CV k = gen(kid(e, 0));
+        if (k.t == Type::Null) return null_of(Type::Time);
+        if (k.t != Type::String) unsupported("time() of this type");
+        llvm::Value* tmp = local(mg_.i64, "instant");
+        // k.v/k.n are "" and 0 when k is null, which never parses.
+        llvm::Value* ok = B.CreateCall(h_parse_time(), {k.v, k.n, tmp});
+        llvm::Value* isnull = B.CreateOr(k.null, B.CreateICmpEQ(ok, i32c(0)));
+        return make(Type::Time, isnull, B.CreateSelect(isnull, i64c(0), B.CreateLoad(mg_.i64, tmp)));
       }
     }
     unsupported(fmt::format("builtin {}", e.a));

@@ -37,6 +37,7 @@
 
 #include "compiler/jit/cache.h"
 #include "compiler/jit/codegen.h"
+#include "compiler/query_plan.h"
 #include "base/sha256.h"
 
 namespace culprit::jit {
@@ -45,7 +46,7 @@ namespace {
 
 // Bump when generated code or the cache payload changes meaning: old cache
 // entries then stop matching.
-constexpr const char* kCodegenVersion = "culprit-jit-6";
+constexpr const char* kCodegenVersion = "culprit-jit-7";
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -308,9 +309,15 @@ void compile_part(const ir::Catalog& catalog, const std::vector<const ir::Expr*>
     if (options.opt_level >= 3) {
       mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2);
     } else {
-      const char* pipeline = options.opt_level == 1
-                                 ? "function(sroa,early-cse,instcombine,simplifycfg)"
-                                 : "function(sroa,early-cse<memssa>,instcombine,simplifycfg,gvn,instcombine,simplifycfg)";
+      // A textual `instcombine` verifies that it reached a fixpoint and
+      // aborts the process when it did not (LLVM 19 makes that the default
+      // for pipelines parsed from text, for its own tests); some generated
+      // null/select chains need a second iteration, which is harmless.
+      const char* pipeline =
+          options.opt_level == 1
+              ? "function(sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg)"
+              : "function(sroa,early-cse<memssa>,instcombine<no-verify-fixpoint>,simplifycfg,gvn,"
+                "instcombine<no-verify-fixpoint>,simplifycfg)";
       if (auto e = pb.parsePassPipeline(mpm, pipeline)) {
         part.error = "LLVM pass pipeline: " + to_string(std::move(e));
         return;
@@ -508,7 +515,8 @@ const std::vector<std::string>& required_helpers() {
       "culprit_jit_covered",     "culprit_jit_coverage",      "culprit_jit_str_compare", "culprit_jit_str_test",
       "culprit_jit_str_concat",  "culprit_jit_str_case",      "culprit_jit_str_trim",  "culprit_jit_parse_int",
       "culprit_jit_parse_float", "culprit_jit_duration",      "culprit_jit_to_text",   "culprit_jit_interpolate",
-      "culprit_jit_matches",     "culprit_jit_query",         "culprit_jit_group"};
+      "culprit_jit_matches",     "culprit_jit_query",         "culprit_jit_group",
+      "culprit_jit_parse_time"};
   return names;
 }
 
@@ -532,12 +540,16 @@ std::vector<const ir::Expr*> top_level_expressions(const ir::Catalog& catalog) {
       add(a.key);
       add(a.priority);
       add(a.summary);
+      add(a.at);
       for (const auto& f : a.fields) out.push_back(&f.value);
       add_query(a.query);
       add(a.reason);
       add(a.value);
     }
   }
+  // The sides of the equalities that index queries (compiler/query_plan.h):
+  // the engine evaluates them on their own, to file candidates and to probe.
+  for (const ir::Expr* e : plan::plan_catalog(catalog).key_expressions()) out.push_back(e);
   return out;
 }
 

@@ -75,7 +75,8 @@ const std::vector<std::string>& required_helpers();
 // The top-level expressions of a catalog, in a fixed order: extractor field
 // values; then per rule: the `for` query filter, the `where`s, the group
 // keys, the filters of the rule's expression queries, and per action its
-// node, key, priority, summary, field values, query filter, reason and value.
+// node, key, priority, summary, field values, query filter, reason and value;
+// last, both sides of every index key of the query plans (query_plan.h).
 // The index of an expression in this list identifies its function.
 std::vector<const ir::Expr*> top_level_expressions(const ir::Catalog& catalog);
 

@@ -3,7 +3,7 @@
 Line families and their timestamps:
   * the training script's Python logging:  "2026-03-14 01:12:03,114 INFO [rank8] train: ..."
   * torchrun's agent (glog style, no year): "W0314 01:00:05.184000 52290 torch/distributed/run.py:766] ..."
-  * c10d C++ logging (ns, no year):         "[rank11]:[E0314 02:03:17.914225121 ProcessGroupNCCL.cpp:1896] ..."
+  * c10d C++ logging (ns, no year, month not zero-padded: c10/util/Logging.cpp): "[rank11]:[E314 02:03:17.914225121 ProcessGroupNCCL.cpp:1896] ..."
   * uncaught Python exceptions:            "[rank5]: Traceback (most recent call last):" (no timestamp)
   * NCCL INFO lines:                        "node-01:52309:52420 [0] NCCL INFO ..." (no timestamp)
   * NCCL WARN lines (NCCL >= 2.26 only):    "[2026-03-14 02:03:25] node-01:52311:52399 [2] ... NCCL WARN ..."

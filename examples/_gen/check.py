@@ -12,7 +12,7 @@ MONS = {m: i + 1 for i, m in enumerate("Jan Feb Mar Apr May Jun Jul Aug Sep Oct 
 PATTERNS = [
     ("pylog", re.compile(r"^(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d),(\d{3}) ")),
     ("nccl", re.compile(r"^\[(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)\] ")),
-    ("c10d", re.compile(r"^\[rank\d+\]:\[[EWI](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{6})\d{3} ")),
+    ("c10d", re.compile(r"^\[rank\d+\]:\[[EWI](\d{1,2})(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{6})\d{3} ")),
     ("glog", re.compile(r"^[EWI](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{6}) \d+ ")),
     ("slurm", re.compile(r"^\[(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)\.(\d{3})\] ")),
     ("syslog", re.compile(r"^(\w{3}) +(\d+) (\d\d):(\d\d):(\d\d) \S+ ")),

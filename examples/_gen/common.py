@@ -42,8 +42,12 @@ def ts_glog(t, level):       # torchrun agent: "W0314 01:00:05.184000"
     return f"{level}{t:%m%d %H:%M:%S}.{t.microsecond // 1000:03d}000"
 
 
-def ts_c10d(t, level, rng):  # c10d: "E0314 02:03:17.914225121" (nanoseconds)
-    return f"{level}{t:%m%d %H:%M:%S}.{t.microsecond:06d}{rng.randrange(1000):03d}"
+def c10_date(t):            # c10/util/Logging.cpp: (tm_mon + 1) * 100 + tm_mday, no zero padding
+    return str((t.month) * 100 + t.day)
+
+
+def ts_c10d(t, level, rng):  # c10d: "E314 02:03:17.914225121" in March, "E1130 ..." in November (ns)
+    return f"{level}{c10_date(t)} {t:%H:%M:%S}.{t.microsecond:06d}{rng.randrange(1000):03d}"
 
 
 def ts_slurm(t):             # "[2026-03-14T02:03:34.512]"

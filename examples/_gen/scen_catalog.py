@@ -8,7 +8,7 @@ line shapes follow the public formats named in stdlib-rules/*.attr.
 
 import json
 
-from .common import T, sec, KernelLog, rng_for, ts_pylog, ts_slurm, ts_fm, rfc3339
+from .common import T, sec, KernelLog, rng_for, ts_pylog, ts_slurm, ts_fm, rfc3339, c10_date
 from .hw import H100, node_ip
 from . import kernel as K
 
@@ -43,6 +43,9 @@ def _app(host, idx, n, rng, t0, t1, completed):
 
 def build_case(spec):
     name = spec["name"]
+    # The scheduler's end time: 12 minutes after the incident unless the spec says when the
+    # job was stopped (a deadline's kill is its end).
+    end = FAIL + sec(spec.get("end_after", 720))
     n = spec.get("nodes", 2)
     nodes = [f"node-{i + 1:02d}" for i in range(n)]
     job = spec["job"]
@@ -56,14 +59,14 @@ def build_case(spec):
             boot = START - sec(86400 * 2 + 3600 * i)
             kl = KernelLog(h, boot, "dmesg_t" if i % 2 else "syslog")
             K.boot(kl, H100, i + 1, rng)
-            K.background(kl, H100, rng, boot + sec(120), END, mean_gap_s=4000, kernel_gap_s=3000)
+            K.background(kl, H100, rng, boot + sec(120), end, mean_gap_s=4000, kernel_gap_s=3000)
             for (node, src, off, text) in spec["incident"]:
                 if node == h and src == "kernel":
                     kl.k(FAIL + sec(off), text)
             for (node, off, fn) in spec.get("kernel_fn", ()):
                 if node == h:
                     fn(kl, FAIL + sec(off), rng)
-            kl.items = [x for x in kl.items if x[0] <= END]
+            kl.items = [x for x in kl.items if x[0] <= end]
             files[f"logs/{h}/kernel.log"] = kl.render()
         if h not in missing:
             lines = _app(h, i, n, rng, START + sec(3), end_app, state == "COMPLETED") if spec.get("ran", True) else []
@@ -88,10 +91,10 @@ def build_case(spec):
     for (node, src, off, text) in spec["incident"]:
         if node == "slurmctl":
             ctl.append(f"{ts_slurm(FAIL + sec(off))} {text}")
-    ctl.append(f"{ts_slurm(END - sec(5))} _job_complete: JobId={job} "
+    ctl.append(f"{ts_slurm(end - sec(5))} _job_complete: JobId={job} "
                + ("done" if state == "COMPLETED" else f"WEXITSTATUS {code}"))
     files["logs/slurmctl/scheduler.log"] = "\n".join(ctl) + "\n"
-    ctx = {"workload_id": str(job), "scheduler": "slurm", "start": rfc3339(START), "end": rfc3339(END),
+    ctx = {"workload_id": str(job), "scheduler": "slurm", "start": rfc3339(START), "end": rfc3339(end),
            "nodes": nodes, "terminal": {"state": state, "exit_code": code}}
     return ctx, files
 
@@ -127,7 +130,7 @@ def nccl_noise(nodes, skip, off=4.0):
 
 def wd(h, rank, off):
     t = FAIL + sec(off)
-    return (h, "app", off, f"[rank{rank}]:[E{t:%m%d %H:%M:%S}.{t.microsecond:06d}000 ProcessGroupNCCL.cpp:616] [Rank {rank}] Watchdog caught "
+    return (h, "app", off, f"[rank{rank}]:[E{c10_date(t)} {t:%H:%M:%S}.{t.microsecond:06d}000 ProcessGroupNCCL.cpp:616] [Rank {rank}] Watchdog caught "
                            f"collective operation timeout: WorkNCCL(SeqNum=812, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
                            f"Timeout(ms)=600000) ran for 600042 milliseconds before timing out.")
 
@@ -218,8 +221,9 @@ SPECS = [
                                              "error 4 in libtorch_cuda.so[7f3a10000000+2a000000]"),
                    ("node-01", "app", 3, "node-01:40000:40200 [1] misc/socket.cc:538 NCCL WARN Net : Connection closed by "
                                          "remote peer node-02<47861>")]),
-    dict(name="nccl-shm", job=60116, nodes=2, expected=att("software", "nccl_config", ["node-01", "node-02"]),
-         story="The container's /dev/shm is too small: NCCL cannot create its segments on either node.",
+    dict(name="nccl-shm", job=60116, nodes=2, expected=att("infrastructure", "container_runtime", ["node-01", "node-02"]),
+         story="The container's /dev/shm is too small: NCCL cannot create its segments on either node. Whoever runs "
+               "the containers fixes it (--shm-size, --ipc=host): infrastructure, container runtime.",
          incident=[(h, "app", i, f"{h}:{40000 + i}:{40300 + i} [3] include/shm.h:48 NCCL WARN Error while creating shared "
                                  f"memory segment /dev/shm/nccl-8ZsUv{i} (size 9637888)") for i, h in enumerate(N2)]),
     dict(name="nvml-mismatch", job=60117, nodes=2, expected=att("software", "driver", ["node-02"]),
@@ -230,8 +234,9 @@ SPECS = [
                "job's credentials) failed, not the nodes: no culprit node.",
          incident=[(h, "app", i, "slurmstepd: error: pyxis:     [ERROR] URL https://nvcr.io/proxy_auth?scope=repository:"
                                  "nvidia/pytorch:pull returned error code: 401 Unauthorized") for i, h in enumerate(N2)]),
-    dict(name="disk-full-checkpoint", job=60119, nodes=2, expected=att("infrastructure", "filesystem", ["node-01"]),
-         story="Saving a checkpoint fails with ENOSPC on rank 0; an NFS blip that recovered earlier is noise.",
+    dict(name="disk-full-checkpoint", job=60119, nodes=2, expected=att("infrastructure", "filesystem", []),
+         story="Saving a checkpoint to the shared /scratch fails with ENOSPC on rank 0: the shared filesystem is "
+               "full, not node-01 (no culprit node). An NFS blip that recovered earlier is noise.",
          incident=[("node-01", "app", 0, "[rank0]: OSError: [Errno 28] No space left on device: '/scratch/ckpt/step_4000/model.pt'")],
          kernel_fn=[("node-02", -2000, lambda kl, t, r: K.nfs_blip(kl, t))]),
     dict(name="nodefail-outranks-ib", job=60120, nodes=3, terminal=("NODE_FAIL", 1),
@@ -345,7 +350,7 @@ SPECS += [
          expected={"status": "attributed", "domain": "infrastructure", "sub_domain": "scheduler.node_fail", "culprit_nodes": []},
          story="Slurm could not boot one of the allocated nodes: the job never started (no application output) "
                "and is recorded as BOOT_FAIL.", ran=False, incident=[]),
-    dict(name="deadline", job=60130, nodes=2, terminal=("DEADLINE", 0),
+    dict(name="deadline", job=60130, nodes=2, terminal=("DEADLINE", 0), end_after=5,
          expected={"status": "attributed", "domain": "user", "sub_domain": "scheduler.timeout", "culprit_nodes": []},
          story="The job reached its --deadline; the ranks' teardown produces NCCL errors.",
          incident=nccl_noise(N2, None, off=2)),
@@ -363,9 +368,9 @@ SPECS += [
                "recovers earlier (noise). The other ranks lose their peers.",
          incident=[port("node-01", 0, "mlx5_1", "port error", 10, -900), port("node-01", 0, "mlx5_1", "port active", 9, -897),
                    port("node-02", 1, "mlx5_3", "port error", 10, 0)] + nccl_noise(N3, "node-02")),
-    dict(name="ib-port-errors-fanout", job=60134, nodes=4, expected=UNATT,
-         story="Three nodes report NIC port errors at the same moment: a switch or the fabric, not three broken "
-               "NICs. No node verdict.",
+    dict(name="ib-port-errors-fanout", job=60134, nodes=4, expected=att("hardware", "infiniband", []),
+         story="Three of four nodes report NIC port errors at the same moment: a switch or the fabric, not three "
+               "broken NICs. InfiniBand, with no culprit node.",
          incident=[port(h, i, "mlx5_0", "port error", 10, 0.2 * i) for i, h in enumerate(N4[:3])]
          + [("node-04", "app", 3, f"[rank27]: {Q}")]),
     dict(name="xid13-repeat-same-gpu", job=60135, nodes=2, expected=att("hardware", "gpu.compute", ["node-02"]),

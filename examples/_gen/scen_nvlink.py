@@ -245,7 +245,7 @@ ranks (victims). slurmctld records `_job_complete: JobId=48213 WEXITSTATUS 1`.
 
 ## Timestamp formats
 kernel: syslog (`Mar 14 02:03:17 node-02 kernel: [233354.402118] …`) on node-02/03, `dmesg -T` (`[Sat Mar 14 02:03:17 2026] …`) on node-01/04;
-app: Python logging `2026-03-14 02:03:17,921`, c10d `[rank11]:[E0314 02:03:17.921…]`, torchrun `E0314 02:03:19.382000`,
+app: Python logging `2026-03-14 02:03:17,921`, c10d `[rank11]:[E314 02:03:17.921…]`, torchrun `E0314 02:03:19.382000`,
 NCCL WARN `[2026-03-14 02:03:26]` prefix, NCCL INFO untimestamped; scheduler/slurmctld `[2026-03-14T02:03:33.105]`;
 fabricmanager `[Mar 14 2026 01:00:53]`.
 """

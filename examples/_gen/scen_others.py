@@ -227,7 +227,7 @@ slurmctld logs `_job_complete: JobId=50102 WEXITSTATUS 0`.
 - node-01 kernel: `Possible SYN flooding on port 29500` at rendezvous; slurmctld `Zero Bytes were transmitted or received`.
 
 ## Timestamp formats
-kernel: syslog on node-01, `dmesg -T` on node-02; app: Python logging `2026-04-07 13:21:03,114`, c10d `[W0407 …]`,
+kernel: syslog on node-01, `dmesg -T` on node-02; app: Python logging `2026-04-07 13:21:03,114`, c10d `[W407 …]`,
 torchrun `I0407 13:59:36.700000`, NCCL lines untimestamped (NCCL 2.21); slurm `[2026-04-07T13:59:54.441]`.
 """
 
@@ -492,7 +492,7 @@ slurmctld: `_job_complete: JobId=53310 WEXITSTATUS 1`.
 - No XIDs anywhere; kernel logs only have benign noise (ACPI boot errors, a corrected PCIe AER on node-02, SYN-flood notice on node-01).
 
 ## Timestamp formats
-kernel: syslog on node-01/02, `dmesg -T` on node-03; app: Python logging, c10d `[rank3]:[E0619 09:51:52.3…]`,
+kernel: syslog on node-01/02, `dmesg -T` on node-03; app: Python logging, c10d `[rank3]:[E619 09:51:52.3…]`,
 torchrun `E0619 09:41:54.949000`, tracebacks and NCCL lines untimestamped (NCCL 2.21); slurm `[2026-06-19T09:51:56.748]`.
 """
 

@@ -291,8 +291,35 @@ TEST_CASE("parse_line_time: glog and PyTorch c10d") {
   CHECK(no_time("E1131 02:07:08.408271 1 f.cc:1] x"));
   CHECK(no_time("E1130 25:07:08.408271 1 f.cc:1] x"));
   CHECK(no_time("E1130 02:07"));
-  CHECK(no_time("E113 02:07:08 x"));
+  CHECK(no_time("E13 02:07:08 x"));
   CHECK(no_time("E11300 02:07:08 x"));
+}
+
+// c10/util/Logging.cpp prints (tm_mon + 1) * 100 + tm_mday: no zero before a one-digit month.
+TEST_CASE("parse_line_time: c10 prefixes of every month") {
+  CHECK(wall("[E626 06:24:44.903881913 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught") ==
+        1750919084903881913);
+  CHECK(wall("[rank1]:[E626 06:24:44.903881913 ProcessGroupNCCL.cpp:616] [Rank 1] x") ==
+        1750919084903881913);
+  CHECK(wall("[E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:1785] x") == 1765046652715298746);
+  CHECK(wall("[rank0]:[E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:1785] x") ==
+        1765046652715298746);
+  CHECK(wall("[W101 00:00:01.000000001 ProcessGroupNCCL.cpp:4718] x") == 1735689601000000001);
+  CHECK(wall("[rank7]:[W101 00:00:01.000000001 ProcessGroupNCCL.cpp:4718] x") ==
+        1735689601000000001);
+  CHECK(wall("[default0]:[rank7]:[W101 00:00:01.000000001 x.cpp:1] y") == 1735689601000000001);
+  CHECK(wall("[I930 23:59:59.0 x.cpp:1] y") == 1759276799000000000);
+  // glog pads the month: the same instant either way.
+  CHECK(wall("W0101 00:00:01.000000001 1 f.cc:1] x") == 1735689601000000001);
+  CHECK(wall("[E0626 06:24:44.903881913 ProcessGroupNCCL.cpp:616] x") == 1750919084903881913);
+  CHECK(no_time("[E631 06:24:44.9 x.cpp:1] June has 30 days"));
+  CHECK(no_time("[E001 06:24:44.9 x.cpp:1] month 0"));
+  CHECK(no_time("[E1301 06:24:44.9 x.cpp:1] month 13"));
+  CHECK(no_time("[E62 06:24:44.9 x.cpp:1] two digits"));
+  CHECK(no_time("[rank1]: [E626 06:24:44.903881913 x.cpp:1] space after the prefix"));
+  // The year comes from the window: January 1 right after a window that starts on New Year's Eve.
+  const YearHint nye = make_year_hint(1767222000000000000, 1767229200000000000, 1970);
+  CHECK(parse_exact("[rank0]:[W101 00:30:00.000000000 x.cpp:1] y", nye).wall_ns == 1767227400000000000);
 }
 
 TEST_CASE("parse_line_time: torchrun rank prefixes") {

@@ -37,7 +37,7 @@ def rfc_nano(ns):
 def stamp(line, year):
     m = re.search(r"(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(?:[.,](\d+))?", line[:40])
     if not m:
-        m2 = re.search(r"[EWIF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d+)", line[:60])
+        m2 = re.search(r"[EWIF](\d{1,2})(\d\d) (\d\d):(\d\d):(\d\d)\.(\d+)", line[:60])
         if not m2:
             return None
         g = (year,) + tuple(int(x) for x in m2.groups()[:5])

@@ -38,7 +38,7 @@ def stamp(line):
     m = re.search(r"(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(?:[.,](\d+))?", line[:40])  # logging, Slurm
     if m:
         return at(*(int(g) for g in m.groups()[:6]), m.group(7) or "0")
-    m = re.search(r"[EWIF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d+)", line[:60])  # glog / c10d
+    m = re.search(r"[EWIF](\d{1,2})(\d\d) (\d\d):(\d\d):(\d\d)\.(\d+)", line[:60])  # glog / c10d
     if m:
         return at(year, int(m.group(1)), int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5)), m.group(6))
     return None

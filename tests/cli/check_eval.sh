@@ -42,6 +42,25 @@ grep -q "confidently wrong: 1" "$tmp/out" || fail "an attributed verdict against
 grep -q "REGRESS  *a-time-limit" "$tmp/out" || fail "a case that passed in the baseline and fails now is a regression"
 grep -q "changes against the baseline" "$tmp/out" || fail "--baseline must print the changes"
 
+# The gate: a match rate and a bound on confidently wrong verdicts.
+run eval "$tmp/corpus" --skip-self-test --min-match 50 --max-confidently-wrong 1
+[ $status = 0 ] && grep -q "gate: match rate 50.0% .*confidently wrong 1 (at most 1): pass" "$tmp/out" \
+  || fail "--min-match 50 with one confidently wrong allowed must pass at 1 of 2"
+run eval "$tmp/corpus" --skip-self-test --min-match 50
+[ $status = 1 ] && grep -q "gate: .*: FAIL" "$tmp/out" || fail "a confidently wrong verdict must fail the gate by default"
+cp "$tmp/corpus/b-clean/expected.json" "$tmp/b-clean.expected.json"
+echo '{"status": "attributed", "domain": "user", "sub_domain": "scheduler", "culprit_nodes": []}' > "$tmp/corpus/a-time-limit/expected.json"
+echo '{"status": "attributed", "domain": "hardware", "sub_domain": "gpu.memory", "culprit_nodes": ["node-01"]}' > "$tmp/corpus/b-clean/expected.json"
+run eval "$tmp/corpus" --skip-self-test --min-match 50
+[ $status = 0 ] || fail "a safe miss within --min-match must pass"
+run eval "$tmp/corpus" --skip-self-test --min-match 51
+[ $status = 1 ] || fail "a match rate below --min-match must fail"
+run eval "$tmp/corpus" --skip-self-test --min-match 101
+[ $status = 2 ] && grep -q "percentage from 0 to 100" "$tmp/err" || fail "--min-match out of range must exit 2"
+run eval "$tmp/corpus" --skip-self-test --max-confidently-wrong 0
+[ $status = 2 ] && grep -q "needs --min-match" "$tmp/err" || fail "--max-confidently-wrong alone must exit 2"
+cp "$tmp/b-clean.expected.json" "$tmp/corpus/b-clean/expected.json"
+
 echo '{"status": "maybe"}' > "$tmp/corpus/a-time-limit/expected.json"
 run eval "$tmp/corpus" --skip-self-test
 [ $status = 2 ] && grep -q "status must be" "$tmp/err" || fail "a bad expected.json must exit 2"

@@ -688,3 +688,18 @@ TEST_CASE("parser: CRLF line endings parse like LF") {
   CHECK(cr->rules[0].where.line == lf->rules[0].where.line);
   CHECK(cr->rules[0].where.col == lf->rules[0].where.col);
 }
+
+TEST_CASE("parser: temporal order sits with the comparisons; `not before` is one operator") {
+  // The offset binds tighter (additive), `and` looser; `not before` is not `not (before)`.
+  CHECK(where_shape("e not before e - 5m and e.fatal").rfind("(and (if ", 0) == 0);
+  CHECK(where_shape("not e before e").rfind("(not (if ", 0) == 0);
+  CHECK(where_shape("e.ts after e.ts - 1s") == "(> e0.ts (- e0.ts 1s))");
+  CHECK(where_shape("e.ts not after e.ts + 1s or e.fatal") == "(or (<= e0.ts (+ e0.ts 1s)) e0.fatal)");
+  // `before`/`after` stay usable in `within` and as names of fields.
+  auto cat = compile_ok(std::string(kErrExtractor) + "rule T stage symptoms {\n  for e: event app.err\n"
+                        "  where exists(o: event app.err within 5s before e) and exists(o2: event app.err within 5s after e)\n"
+                        "  symptom t.x at e.ts { before: e.ts, after: e.ts, at: e.ts }\n}\n");
+  CHECK(cat->rules[0].actions[0].fields.size() == 3);
+  CHECK(codes(compile(std::string(kErrExtractor) + "rule T stage symptoms {\n  for e: event app.err\n"
+                      "  where e not before\n  symptom t.x { summary: \"x\" }\n}\n")) == std::vector<std::string>{"E0001"});
+}

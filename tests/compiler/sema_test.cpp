@@ -881,6 +881,69 @@ rule Read stage final {
   CHECK(field(k, "hit")->type == Type::Bool);
 }
 
+TEST_CASE("temporal order: Y [not] before|after X [± D] lowers onto own time, line order and time") {
+  auto order_rule = [](const std::string& cond) {
+    return with_err("rule Make stage symptoms {\n  for e: event app.err\n  symptom t.a { summary: \"a\" }\n}\n"
+                    "rule S stage final {\n  for x: symptom t.a\n  demote y: symptom t.a where " + cond +
+                    " because \"r\"\n}\n");
+  };
+  auto filter = [&](const std::string& cond) {
+    auto cat = compile_ok(order_rule(cond));
+    return sexpr(*cat->rules[1].actions[0].query->filter, *cat);
+  };
+  // Two items with an offset: own times first, then line order in one file, then times.
+  CHECK(filter("y not before x - 5m") ==
+        "(if (and (is-not-null s1.own_first) (is-not-null s0.own_first)) (>= s1.own_first (- s0.own_first 5m)) "
+        "(if (== s1.place s0.place) (if (and (is-not-null s1.place_boot) (is-not-null s0.place_boot)) "
+        "(>= s1.place_boot (- s0.place_boot 5m)) (>= s1.place_line s0.place_line)) (>= s1.first (- s0.first 5m))))");
+  // Without an offset, line order in one file comes first (exact even at coarse stamps).
+  CHECK(filter("y after x") ==
+        "(if (== s1.place s0.place) (> s1.place_line s0.place_line) "
+        "(if (and (is-not-null s1.own_first) (is-not-null s0.own_first)) (> s1.own_first s0.own_first) "
+        "(> s1.first s0.first)))");
+  CHECK(filter("y before x").find("(< s1.place_line s0.place_line)") != std::string::npos);
+  CHECK(filter("y not after x + 1m").find("(<= s1.own_first (+ s0.own_first 1m))") != std::string::npos);
+  // A time expression on either side: the item's own time, else its time.
+  CHECK(filter("y after workload.end + 2m") == "(> (coalesce s1.own_first s1.first) (+ workload.end 2m))");
+  CHECK(filter("workload.start before y") == "(< workload.start (coalesce s1.own_first s1.first))");
+  CHECK(filter("not (y before x)").rfind("(not ", 0) == 0);
+}
+
+TEST_CASE("temporal order: operands are bindings or times, the offset a duration on the right") {
+  auto order_rule = [](const std::string& cond) {
+    return with_err("rule S stage symptoms {\n  for x: event app.err\n  where " + cond + "\n  symptom t.a { summary: \"a\" }\n}\n");
+  };
+  // line 10 is the where
+  expect_only(order_rule("x.code before x"), "E0301", "10:9");
+  expect_only(order_rule("x before x - 5"), "E0301", "10:22");
+  expect_only(order_rule("x - 5m before x"), "E0301", "10:9");
+  expect_only(order_rule("x not after x.dev"), "E0301", "10:21");
+  expect_only(order_rule("x before y"), "E0202", "10:18");
+  CHECK(compile(order_rule("x not before x - 5m and x.ts not after workload.end")).ok());
+}
+
+TEST_CASE("symptom at: the time of the evidence, a time expression") {
+  auto cat = compile_ok(with_err("rule T stage symptoms {\n  for e: event app.err\n"
+                                 "  symptom t.x on job priority 5 at time(e.dev) { summary: \"x\" }\n}\n"));
+  const auto& a = cat->rules[0].actions[0];
+  REQUIRE(a.at.has_value());
+  CHECK(sexpr(*a.at, *cat) == "(time e0.dev)");
+  CHECK(a.fields.empty());  // `at` is not a field of the symptom
+  expect_only(with_err("rule T stage symptoms {\n  for e: event app.err\n  symptom t.x at e.code { summary: \"x\" }\n}\n"),
+              "E0301", "10:18");
+  CHECK(type_of("time(e.dev)") == Type::Time);
+  expect_type_error("time(e.code)", "10:25");
+  CHECK(type_of("workload.scheduler") == Type::String);
+  CHECK(type_of("workload.node_names") == Type::String);
+}
+
+TEST_CASE("scenario workload ... on SCHEDULER") {
+  auto cat = compile_ok(with_err("scenario \"s\" {\n  workload \"j\" on kubernetes\n  expect status unattributed\n}\n"));
+  CHECK(cat->scenarios[0].scheduler == "kubernetes");
+  CHECK(cat->scenarios[0].workload_id == "j");
+  expect_only(with_err("scenario \"s\" {\n  workload \"j\" on moon\n  expect status unattributed\n}\n"), "E0206", "9:19");
+}
+
 TEST_CASE("kinds: the union of emitted fields - a field absent from one emitter is still in the schema") {
   auto cat = compile_ok(R"(
 extractor A from app, kernel {

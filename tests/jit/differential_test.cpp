@@ -88,7 +88,7 @@ class TestWorld final : public World {
   std::set<std::pair<std::string, std::string>> covered_pairs;
   std::vector<std::string> nodes = {"node-01", "node-02", "node-03"};
 
-  void candidates(const ir::Query& q, Env& env, const std::function<bool()>& each) const override {
+  void candidates(const ir::Query& q, Env& env, CandidateVisitor each) const override {
     auto visit = [&](const Item& item, int32_t kind, const std::string& node) {
       if (std::find(q.kinds.begin(), q.kinds.end(), kind) == q.kinds.end()) return true;
       if (q.relation != ir::NodeRelation::Any) {
@@ -123,7 +123,10 @@ class TestWorld final : public World {
 const std::vector<std::string> kStrings = {
     "", "a", "abc", "ABC", " 12 ", "12", "-7", "+5", "0x1F", "1f", "9223372036854775807", "9223372036854775808",
     "-9223372036854775808", "1.5", "-0.0", "1e400", "nan", "inf", "h\xc3\xa9llo", "node-01", "node-02", "a,b",
-    "ab\nc", "xyz", "Mixed Case", "  ", "3e2", "0x", "ffffffffffffffff"};
+    "ab\nc", "xyz", "Mixed Case", "  ", "3e2", "0x", "ffffffffffffffff",
+    // time(): ISO instants with and without a zone, and near misses
+    "2026-01-01T10:00:00", "2026-11-30T03:00:00Z", " 2026-01-01 10:00:00.5+01:00", "2026-02-30T10:00:00",
+    "2026-01-01", "Nov 30 01:02:03"};
 const std::vector<int64_t> kInts = {0, 1, -1, 2, 3, 7, 63, 64, -64, 1000, 255, kMax, kMin, kMax - 1, kMin + 1,
                                     4611686018427387904LL, -4611686018427387904LL, 9200000000000000000LL};
 const std::vector<double> kFloats = {0.0, -0.0, 0.5, -1.5, 3.0, 1e18, 9.3e18, -9.3e18, 9.1e18, 1e308, -1e308,
@@ -216,8 +219,10 @@ class Gen {
           case 0: case 1: case 2: return constant(Value::integer(chance(70) ? one(kInts) : static_cast<int64_t>(rng_())));
           case 3: return event_field(Type::Int, chance(50) ? "fi" : "fj");
           case 4: return node(Op::EventField, Type::Int, {}, slot(), chance(50) ? ir::kEvLine : ir::kEvOffset);
-          case 5: return chance(50) ? symptom_field(Type::Int, "si")
-                                    : node(Op::SymptomField, Type::Int, {}, slot(), chance(50) ? ir::kSyCount : ir::kSyPriority);
+          case 5: {
+            static const int32_t sel[] = {ir::kSyCount, ir::kSyPriority, ir::kSyPlaceLine, ir::kSyLine};
+            return chance(50) ? symptom_field(Type::Int, "si") : node(Op::SymptomField, Type::Int, {}, slot(), sel[pick(4)]);
+          }
           case 6: return node(Op::Terminal, Type::Int, {}, 1);
           case 7: return node(Op::Outcome, Type::Int, {}, 3);
           case 8: return node(Op::Workload, Type::Int, {}, 0);
@@ -234,12 +239,14 @@ class Gen {
           case 0: case 1: case 2: return constant(Value::string(one(kStrings)));
           case 3: return event_field(Type::String, chance(50) ? "fs" : "fu");
           case 4: {
-            static const int32_t sel[] = {ir::kEvKind, ir::kEvNode, ir::kEvHost, ir::kEvSource, ir::kEvFile, ir::kEvText};
-            return node(Op::EventField, Type::String, {}, slot(), sel[pick(6)]);
+            static const int32_t sel[] = {ir::kEvKind, ir::kEvNode, ir::kEvHost, ir::kEvSource, ir::kEvFile, ir::kEvText,
+                                          ir::kEvPlace};
+            return node(Op::EventField, Type::String, {}, slot(), sel[pick(7)]);
           }
           case 5: {
-            static const int32_t sel[] = {ir::kSyId, ir::kSyKind, ir::kSyNode, ir::kSyKey, ir::kSySummary};
-            return node(Op::SymptomField, Type::String, {}, slot(), sel[pick(5)]);
+            static const int32_t sel[] = {ir::kSyId, ir::kSyKind, ir::kSyNode, ir::kSyKey, ir::kSySummary, ir::kSyPlace,
+                                          ir::kSyFile, ir::kSySource};
+            return node(Op::SymptomField, Type::String, {}, slot(), sel[pick(8)]);
           }
           case 6: return symptom_field(Type::String, "ss");
           case 7: return node(Op::Terminal, Type::String, {}, 0);
@@ -248,14 +255,20 @@ class Gen {
           default: return node(Op::Capture, Type::String, {}, pick(4));
         }
       case Type::Time:
-        switch (pick(4)) {
-          case 0: return constant(Value::time(kT0 + (pick(400) - 200) * kSec));
+        switch (pick(5)) {
+          case 0: case 4: return constant(Value::time(kT0 + (pick(400) - 200) * kSec));
           case 1: return event_field(Type::Time, "ft");
-          case 2: return node(Op::EventField, Type::Time, {}, slot(), ir::kEvTs);
-          default: return node(Op::SymptomField, Type::Time, {}, slot(), chance(50) ? ir::kSyFirst : ir::kSyLast);
+          case 2: return node(Op::EventField, Type::Time, {}, slot(), chance(80) ? ir::kEvTs : ir::kEvOwnTs);
+          default: {
+            static const int32_t sel[] = {ir::kSyFirst, ir::kSyLast, ir::kSyFirst, ir::kSyLast, ir::kSyOwnFirst};
+            return node(Op::SymptomField, Type::Time, {}, slot(), sel[pick(5)]);
+          }
         }
       case Type::Duration:
         if (chance(50)) return constant(Value::duration(chance(70) ? one(kDurations) : (pick(2000) - 1000) * kSec / 10));
+        if (chance(20))
+          return chance(50) ? node(Op::EventField, Type::Duration, {}, slot(), ir::kEvBoot)
+                            : node(Op::SymptomField, Type::Duration, {}, slot(), ir::kSyPlaceBoot);
         return event_field(Type::Duration, "fd");
     }
     return constant(Value::null());
@@ -482,7 +495,12 @@ class Gen {
       case 2: return node(Op::Add, Type::Time, {gen(Type::Duration, d - 1), gen(Type::Time, d - 1)});
       case 3: return node(Op::Sub, Type::Time, {gen(Type::Time, d - 1), gen(Type::Duration, d - 1)});
       case 4: return chance(50) ? if_(Type::Time, d) : coalesce(Type::Time, d);
-      case 5: return value_query(Type::Time, d);
+      case 5: {
+        if (chance(60)) return value_query(Type::Time, d);
+        static const char* iso[] = {"2026-01-01T10:00:00", "2026-11-30T03:00:00Z", "2026-01-01 10:00:00.5+01:00",
+                                    "2026-01-01T09:59:59.999999999-00:30", "2026-02-30T10:00:00"};
+        return call(ir::Builtin::Time, Type::Time, {chance(60) ? constant(Value::string(iso[pick(5)])) : gen(Type::String, d - 1)});
+      }
       default: return node(chance(50) ? Op::GroupFirstTs : Op::GroupLastTs, Type::Time);
     }
   }
@@ -545,6 +563,9 @@ void fill(Fixture& fx, std::mt19937_64& rng, const ir::Catalog& cat, int32_t ev_
     e.where.line = pick(1000);
     e.where.offset = pick(100000);
     if (pick(6)) e.where.ts = kT0 + (pick(400) - 200) * kSec;
+    static const char* origins[] = {"line", "inherited", "boot-anchored", "observation", "rule"};
+    e.where.ts_origin = e.where.ts ? origins[pick(5)] : "";
+    if (!e.where.ts && pick(2)) e.where.boot = pick(100000) * kSec / 7;
     e.where.text = kStrings[static_cast<size_t>(pick(static_cast<int>(kStrings.size())))];
     const auto& schema = cat.event_kinds[static_cast<size_t>(e.kind)];
     for (const auto& f : schema.fields) e.fields.push_back(random_value(rng, f.type));
@@ -559,6 +580,14 @@ void fill(Fixture& fx, std::mt19937_64& rng, const ir::Catalog& cat, int32_t ev_
     s.id = s.kind_name + "@" + (s.node.empty() ? "job" : s.node) + (s.key.empty() ? "" : "#" + s.key);
     if (pick(5)) s.first = kT0 + (pick(400) - 200) * kSec;
     if (s.first) s.last = *s.first + pick(100) * kSec;
+    if (s.first && pick(2)) s.own_first = *s.first + pick(3) * kSec;
+    if (pick(4)) {
+      s.place = std::string(hosts[pick(5)]) + "/app/logs/app.log";
+      s.place_line = pick(1000);
+      s.file = "logs/app.log";
+      s.source = pick(2) ? "app" : "kernel";
+      if (pick(2)) s.place_boot = pick(100000) * kSec / 7;
+    }
     s.count = pick(20);
     s.priority = pick(100) - 20;
     s.summary = kStrings[static_cast<size_t>(pick(static_cast<int>(kStrings.size())))];

@@ -154,6 +154,19 @@ TEST_CASE("verdict JSON: streamed output is byte for byte the document") {
   v.coverage.warnings.push_back("a \"quoted\"\nwarning");
   v.symptoms.front().evidence.front().text = "line with \"quotes\", a tab\t and \xc3\xa9";
   REQUIRE(v.symptoms.size() >= 2);
+  // Every escape nlohmann writes, bytes it does not escape, text that is not
+  // UTF-8 (its replacement), and a symptom without evidence: the evidence
+  // array is written without nlohmann and must not differ.
+  Evidence odd = v.symptoms.front().evidence.front();
+  odd.text = std::string("ctl \x01\x02\x1f del \x7f bs \\ q \" nl \n cr \r ff \f bell \b nul ") + std::string(1, '\0') + " end";
+  odd.ts.reset();
+  odd.ts_origin.clear();
+  odd.host = "h\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80";
+  v.symptoms.front().evidence.push_back(odd);
+  odd.text = "not utf-8: \xff\xfe \xc3 tail";
+  odd.file = "bad \xe2\x82";
+  v.symptoms.front().evidence.push_back(odd);
+  v.symptoms.back().evidence.clear();
   for (bool trail : {false, true}) {
     CAPTURE(trail);
     std::ostringstream out;

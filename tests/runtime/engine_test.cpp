@@ -48,6 +48,11 @@ Observation text(const std::string& host, const std::string& source, std::option
   return o;
 }
 
+Observation numbered(Observation o, int64_t line) {
+  o.line = line;
+  return o;
+}
+
 Observation metric(const std::string& host, int64_t ts, const std::string& name, double value, const std::string& labels) {
   Observation o;
   o.host = host;
@@ -427,6 +432,113 @@ rule FeedOnPairs stage early {
   REQUIRE(s.evidence.size() == 2);
   CHECK(s.evidence[0].text == "ERR 2 dev=a");
   CHECK(s.evidence[1].text == "ERR 1 dev=a");
+}
+
+TEST_CASE("temporal order: own times, then line order in one file, then inherited times; unorderable is neither") {
+  auto program = program_for(kBase + kSymptoms + R"attr(
+rule Stamped stage symptoms {
+  for e: event app.err where e.dev == "stamp"
+  symptom app.stamped at time("2026-01-01T10:05:00") { summary: "dated by its text" }
+}
+rule ByFault stage final {
+  for c: symptom hw.fault
+  demote v: symptom app.failure where v not before c - 30s because "not before the fault"
+}
+rule ByLine stage final {
+  for c: symptom app.failure where c.key == "cause"
+  demote v: symptom app.failure where v.key in ["early", "late", "far"] and v after c because "after the cause"
+}
+rule Neither stage final {
+  for v: symptom app.failure where v.key == "far"
+  where none(c: symptom hw.fault where v before c or v not before c or v after c or v not after c)
+  set v.priority = 99
+}
+rule AfterTheEnd stage final {
+  for v: symptom app.failure where v.key == "b"
+  where v after workload.end - 2h and v before workload.end
+  set v.priority = 98
+}
+)attr");
+  auto v = run(program, context({"node-01", "node-02", "node-03", "node-04", "node-05"}),
+               {
+                   text("node-01", "kernel", kT0 + 60 * kSec, "FAULT ecc"),
+                   text("node-01", "app", kT0 + 40 * kSec, "ERR 1 dev=a"),  // own time 20s before: demoted
+                   text("node-02", "app", kT0 + 20 * kSec, "ERR 1 dev=b"),  // own time 40s before: stays
+                   numbered(text("node-03", "app", std::nullopt, "2026-01-01T10:00:50Z step 812"), 1),
+                   numbered(text("node-03", "app", std::nullopt, "ERR 1 dev=i"), 2),  // inherits 10:00:50: demoted
+                   numbered(text("node-04", "app", std::nullopt, "ERR 1 dev=early"), 1),  // one untimed file: line order
+                   numbered(text("node-04", "app", std::nullopt, "ERR 1 dev=cause"), 2),
+                   numbered(text("node-04", "app", std::nullopt, "ERR 1 dev=late"), 3),
+                   numbered(text("node-05", "app", std::nullopt, "ERR 1 dev=far"), 1),  // no time, another file: unorderable
+                   numbered(text("node-05", "app", std::nullopt, "ERR 1 dev=stamp"), 2),
+               });
+  CHECK(symptom(v, "app.failure@node-01#a").state == SymptomState::Demoted);
+  CHECK(symptom(v, "app.failure@node-02#b").state == SymptomState::Active);
+  CHECK(symptom(v, "app.failure@node-03#i").state == SymptomState::Demoted);
+  CHECK(symptom(v, "app.failure@node-04#early").state == SymptomState::Active);
+  CHECK(symptom(v, "app.failure@node-04#late").state == SymptomState::Demoted);
+  REQUIRE(symptom(v, "app.failure@node-04#late").demoted_by.has_value());
+  CHECK(symptom(v, "app.failure@node-04#late").demoted_by->rule == "ByLine");
+  // Cannot be ordered: not demoted, and none of the four relations holds.
+  CHECK(symptom(v, "app.failure@node-05#far").state == SymptomState::Active);
+  CHECK(symptom(v, "app.failure@node-05#far").priority == 99);
+  // A time expression as the anchor.
+  CHECK(symptom(v, "app.failure@node-02#b").priority == 98);
+  // `at` dates the evidence by the instant its text states, as the symptom's own time.
+  const Symptom& st = symptom(v, "app.stamped@node-05");
+  CHECK(st.first == kT0 + 300 * kSec);
+  CHECK(st.own_first == kT0 + 300 * kSec);
+  CHECK(st.place == "node-05/app/");  // host/source/file; in-memory observations have no file name
+  CHECK(st.place_line == 2);
+  // An inherited time is a time, but not the symptom's own.
+  const Symptom& inh = symptom(v, "app.failure@node-03#i");
+  CHECK(inh.first == kT0 + 50 * kSec);
+  CHECK(!inh.own_first.has_value());
+}
+
+TEST_CASE("temporal order: unanchored dmesg boot seconds measure gaps within their file") {
+  auto program = program_for(R"attr(
+extractor K from kernel {
+  match /K (?<name>\w+)/
+  emit k.line { name: name }
+  test { line "K a" expect k.line { name: "a" } }
+  test { line "x" expect none }
+}
+rule S stage symptoms {
+  for e: event k.line
+  symptom k.s key e.name priority 50 { summary: "{e.name}" }
+}
+rule D stage final {
+  for x: symptom k.s where x.key == "cause"
+  demote y: symptom k.s where y.key != "cause" and y not before x - 5s because "within 5 s before it"
+}
+)attr");
+  auto v = run(program, context({"node-01"}),
+               {
+                   numbered(text("node-01", "kernel", std::nullopt, "[ 1000.000000] K early"), 1),  // 10 s before: stays
+                   numbered(text("node-01", "kernel", std::nullopt, "[ 1007.500000] K near"), 2),   // 2.5 s before: demoted
+                   numbered(text("node-01", "kernel", std::nullopt, "[ 1010.000000] K cause"), 3),
+                   numbered(text("node-01", "kernel", std::nullopt, "K unstamped"), 4),            // after, by line order
+               });
+  CHECK(symptom(v, "k.s@node-01#early").state == SymptomState::Active);
+  CHECK(symptom(v, "k.s@node-01#near").state == SymptomState::Demoted);
+  CHECK(symptom(v, "k.s@node-01#unstamped").state == SymptomState::Demoted);
+  CHECK(!symptom(v, "k.s@node-01#cause").first.has_value());  // no wall time: boot seconds are not a time
+}
+
+TEST_CASE("workload records: scheduler and node names") {
+  auto program = program_for(kBase + R"attr(
+rule Names stage symptoms {
+  for e: event app.err
+  where contains("," + workload.node_names + ",", "," + e.node + ",")
+  symptom app.member { summary: "{workload.scheduler}: {workload.node_names}" }
+}
+)attr");
+  auto ctx = context({"node-02", "node-01"});
+  ctx.scheduler = "kubernetes";
+  auto v = run(program, ctx, {text("node-01", "app", kT0, "ERR 1 dev=a"), text("ctl-01", "app", kT0, "ERR 1 dev=a")});
+  CHECK(ids(v) == std::vector<std::string>{"app.member@node-01"});
+  CHECK(symptom(v, "app.member@node-01").summary == "kubernetes: node-01,node-02");
 }
 
 TEST_CASE("classify: one class is attributed - culprits exclude control-plane hosts and job-level symptoms") {

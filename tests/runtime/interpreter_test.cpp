@@ -39,7 +39,7 @@ class FakeWorld : public World {
   std::string workload_id = "job-1";
   std::set<std::pair<std::string, std::string>> covered_pairs;  // (source, node)
 
-  void candidates(const ir::Query& q, Env& env, const std::function<bool()>& each) const override {
+  void candidates(const ir::Query& q, Env& env, CandidateVisitor each) const override {
     for (const Event* e : events) {
       if (std::find(q.kinds.begin(), q.kinds.end(), e->kind) == q.kinds.end()) continue;
       if (q.relation != ir::NodeRelation::Any) {

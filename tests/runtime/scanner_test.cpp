@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <memory>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -715,4 +717,91 @@ extractor Err from app {
 
   auto m = scanner.scan_lines("node-01", "app", "mem", false, lines, {}, {}, ScanOptions{});
   CHECK(m.events.size() == r.events.size());
+}
+
+namespace {
+
+// Scans `f` with the file split across `helpers` threads besides the owner.
+ScanResult scan_split(Fixture& fx, const LogFile& f, const ScanOptions& opt, int helpers) {
+  ScanHelpers shared(1);
+  std::vector<std::thread> pool;
+  std::vector<std::unique_ptr<Scanner>> scanners;
+  for (int i = 0; i < helpers; ++i) scanners.push_back(std::make_unique<Scanner>(fx.program));
+  for (int i = 0; i < helpers; ++i) pool.emplace_back([&, i] { shared.help(*scanners[static_cast<size_t>(i)]); });
+  Scanner owner(fx.program);
+  ScanResult r = owner.scan_file(f, opt, &shared);
+  for (auto& t : pool) t.join();
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("scan_file split across threads: the same result as one thread, whatever depends on earlier lines") {
+  Fixture fx;
+  // About 30 MiB of kernel and app lines in many windows: leading untimed
+  // lines, dmesg boot seconds anchored only later (by a syslog line with
+  // both) and re-anchored, unstamped lines inheriting across window edges,
+  // the scope starting and ending inside the file, CRLF, invalid UTF-8, a
+  // line longer than the window, and no final newline.
+  std::string text;
+  const std::string pad(120, '.');
+  text += "hello before any time\nsay nothing yet\n";
+  int n = 0;
+  while (text.size() < 30u * 1024 * 1024) {
+    int64_t sec = n / 700;
+    if (n < 30000 && n % 101 == 0) text += "[ " + std::to_string(1000 + n) + ".250000] NVRM: Xid (PCI:0000:3b:00): 13, boot-only\n";
+    else if (n == 30000) text += "Jan  1 10:00:30 node-01 kernel: [ 31000.000000] NVRM: Xid (PCI:0000:3b:00): 79, anchors\n";
+    else if (n % 211 == 0) text += "[ " + std::to_string(31000 + n / 10) + ".5] NVRM: Xid (PCI:0000:3b:00): 45, anchored\n";
+    else if (n % 97 == 0) text += stamp(sec) + " hello w" + std::to_string(n) + " " + pad + "\r\n";
+    else if (n % 89 == 0) text += "say untimed " + std::to_string(n) + "\n";
+    else if (n % 5 == 0) text += stamp(sec) + " noise " + pad + "\n";
+    else text += "noise " + pad + "\n";
+    if (n == 70000) text += "hello giant " + std::string(Scanner::kBufferSize + 777, 'g') + " hello tail\n";
+    if (n == 90000) text += "say caf\xC3 broken\n";
+    if (n == 120000) text += "Jan  1 10:03:00 node-01 kernel: [ 50000.000000] NVRM: Xid (PCI:0000:3b:00): 48, re-anchors\n";
+    ++n;
+  }
+  text += stamp(n / 700) + " hello last";
+  for (std::string source : {"app", "kernel"}) {
+    auto f = fx.file("node-01", source, text);
+    for (bool scoped : {false, true}) {
+      CAPTURE(source);
+      CAPTURE(scoped);
+      ScanOptions opt = year_2026();
+      opt.max_line = 100000;
+      if (scoped) {
+        opt.scope_start = kT0 + 40 * kSec;
+        opt.scope_end = kT0 + 150 * kSec;
+      }
+      const ScanResult sequential = fx.scan(f, opt);
+      const std::string one = summary(fx, sequential);
+      CHECK(sequential.events.size() > 5);
+      for (int helpers : {1, 2, 3}) {
+        CAPTURE(helpers);
+        CHECK(summary(fx, scan_split(fx, f, opt, helpers)) == one);
+      }
+      ScanOptions read = opt;
+      read.map_files = false;
+      CHECK(summary(fx, scan_split(fx, f, read, 1)) == one);
+    }
+  }
+}
+
+TEST_CASE("scan_file split across threads: helpers return once every split file is done, also a missing one") {
+  Fixture fx;
+  ScanHelpers shared(2);
+  Scanner helper_scanner(fx.program);
+  std::thread helper([&] { shared.help(helper_scanner); });
+  Scanner owner(fx.program);
+  LogFile missing;
+  missing.host = "node-01";
+  missing.source = "app";
+  missing.display_path = "logs/node-01/app.log";
+  missing.path = (fx.dir.path() / "nope.log").string();
+  auto r = owner.scan_file(missing, ScanOptions{}, &shared);
+  CHECK_FALSE(r.error.empty());
+  auto small = fx.file("node-02", "app", stamp(1) + " hello a\n");
+  auto s = owner.scan_file(small, ScanOptions{}, &shared);
+  CHECK(s.events.size() == 1);
+  helper.join();  // would hang if a finished file were not counted
 }

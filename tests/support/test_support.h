@@ -106,6 +106,9 @@ inline std::string event_builtin_name(int32_t sel) {
     case ir::kEvOffset: return "offset";
     case ir::kEvTs: return "ts";
     case ir::kEvText: return "text";
+    case ir::kEvOwnTs: return "own_ts";
+    case ir::kEvPlace: return "place";
+    case ir::kEvBoot: return "boot";
   }
   return "?";
 }
@@ -121,6 +124,13 @@ inline std::string symptom_builtin_name(int32_t sel) {
     case ir::kSyCount: return "count";
     case ir::kSyPriority: return "priority";
     case ir::kSySummary: return "summary";
+    case ir::kSyOwnFirst: return "own_first";
+    case ir::kSyPlace: return "place";
+    case ir::kSyPlaceLine: return "place_line";
+    case ir::kSyPlaceBoot: return "place_boot";
+    case ir::kSyFile: return "file";
+    case ir::kSyLine: return "line";
+    case ir::kSySource: return "source";
   }
   return "?";
 }
@@ -171,8 +181,9 @@ inline const char* op_name(ir::Op op) {
 inline const char* builtin_name(int32_t b) {
   static const char* names[] = {"int",   "hex",      "float",     "duration",  "seconds", "lower",
                                 "upper", "trim",     "len",       "contains",  "starts_with",
-                                "ends_with", "str",  "coalesce",  "covered",   "coverage"};
-  return b >= 0 && b < 16 ? names[b] : "?";
+                                "ends_with", "str",  "coalesce",  "covered",   "coverage",
+                                "if",    "time"};
+  return b >= 0 && b < 18 ? names[b] : "?";
 }
 
 // Compact, unambiguous text of an IR expression: constants as written
@@ -200,7 +211,10 @@ inline std::string sexpr(const ir::Expr& e, const ir::Catalog& cat) {
       static const char* f[] = {"status", "domain", "sub_domain", "culprits"};
       return std::string("outcome.") + f[e.a];
     }
-    case Op::Workload: return e.a == 0 ? "workload.nodes" : "workload.id";
+    case Op::Workload: {
+      static const char* f[] = {"nodes", "id", "start", "end", "scheduler", "node_names"};
+      return std::string("workload.") + (e.a >= 0 && e.a < 6 ? f[e.a] : "?");
+    }
     case Op::Call: return kids(builtin_name(e.a));
     case Op::Matches: {
       std::string s = "(matches " + sexpr(e.kids[0], cat) + " /" + cat.regexes[static_cast<size_t>(e.a)].pattern + "/)";

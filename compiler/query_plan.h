@@ -1,0 +1,98 @@
+// How every query of a catalog is answered: its access path, chosen once,
+// at compile time, from the query's shape.
+//
+// A query names kinds, maybe a node relation and a `within` window, and a
+// filter. Evaluated naively, every call walks all candidates of its kinds,
+// so a query inside another query's filter (or run once per binding of a
+// rule's `for`) costs the product of the two. The planner reads the shape
+// and picks, as Soufflé picks its indexes from the joins a program makes:
+//
+//   * an index: candidates grouped by node (`on same node`) and by the value
+//     of key expressions, one for each top-level `and`-conjunct of the filter
+//     of the form  CANDIDATE-EXPR == PROBE-EXPR  where one side reads only the
+//     candidate (`a.device`, `coalesce(a.device, "")`, `h.at`) and the other
+//     never reads it (`e.device`, a constant, `min(k: ..., k.at)`). A call
+//     evaluates the probe once and walks only its bucket: O(1) lookup plus
+//     the bucket, instead of every candidate. Every bucket is kept in the
+//     query's order (canonical order for events; `first`, then id, for
+//     symptoms), so a `within` window is a binary search inside it and the
+//     order of results never depends on the index.
+//   * the first hit for exists()/none(): the walk stops at the first candidate
+//     that passes the filter.
+//   * memoization for a closed query expression (one that reads no binding
+//     from outside, no group, no capture): its value depends only on the
+//     events and symptoms of its kinds (and the outcome, if it reads it), so
+//     it is computed once and reused until one of those changes: once per
+//     rule in practice, not once per outer binding.
+//
+// The filter is still evaluated, in full, on every candidate an index
+// yields, so an index only ever narrows the candidates to a superset of the
+// matches: results are identical with and without it (tests/runtime/
+// query_index_test.cpp holds the engine to that on random catalogs).
+//
+// Plans are pure functions of the IR; CatalogPlans is immutable and may be
+// shared by any number of threads.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/ir.h"
+
+namespace culprit::plan {
+
+// One equality conjunct of a filter used as an index key.
+struct KeyPart {
+  const ir::Expr* candidate = nullptr;  // reads only the candidate: evaluated once per candidate, to file it
+  const ir::Expr* probe = nullptr;      // never reads the candidate: evaluated once per call, to look up
+};
+
+struct QueryPlan {
+  const ir::Rule* rule = nullptr;
+  const ir::Query* query = nullptr;
+  const ir::Expr* expr = nullptr;      // the exists/none/count/nodes/max/min expression; null for a `for` or action query
+  std::string role;                    // "for", "query", "demote", "scrub"
+  bool by_node = false;                // `on same node`: the bucket of the `for` binding's node
+  std::vector<KeyPart> keys;           // empty: no key (all candidates of the kinds, or of the node)
+  bool time_window = false;            // `within`: binary search on time inside the bucket
+  bool first_hit = false;              // exists()/none(): stop at the first candidate that passes
+  bool memoized = false;               // closed: computed once while its inputs do not change
+  bool reads_outcome = false;          // (memoized) its value depends on the outcome record too
+  std::vector<int32_t> event_inputs;   // (memoized) event kinds its value depends on, sorted, unique
+  std::vector<int32_t> symptom_inputs; // (memoized) symptom kinds its value depends on, sorted, unique
+  // Queries with the same signature share one index at run time (same
+  // source, kinds, node grouping and candidate-side key expressions).
+  std::string index_signature;
+};
+
+class CatalogPlans {
+ public:
+  const std::vector<QueryPlan>& plans() const { return plans_; }
+  // The plan of a query of this catalog (for_query, Rule::queries, Action::query), or null.
+  const QueryPlan* find(const ir::Query* q) const;
+  // The key expressions of every plan, candidate and probe sides, in plan
+  // order: top-level expressions of their own (the JIT compiles them).
+  std::vector<const ir::Expr*> key_expressions() const;
+
+ private:
+  friend CatalogPlans plan_catalog(const ir::Catalog& catalog);
+  std::vector<QueryPlan> plans_;
+  std::vector<std::pair<const ir::Query*, size_t>> by_address_;  // sorted by address
+};
+
+// Plans every query of `catalog` (which must outlive the result).
+CatalogPlans plan_catalog(const ir::Catalog& catalog);
+
+// One line about how `p` is answered, e.g.
+//   index (kind, node, key a.event, coalesce(a.device, "")); stops at the first hit
+std::string describe(const QueryPlan& p, const ir::Catalog& catalog);
+
+// The kinds of a query as a pattern: one kind, `*`, a family `nccl.*`, or a list.
+std::string kinds_text(const ir::Query& q, const ir::Catalog& catalog);
+
+// The source text of an expression (from its SourceRange), or a compact
+// rendering of the IR when the range is unknown.
+std::string expression_text(const ir::Expr& e, const ir::Catalog& catalog);
+
+}  // namespace culprit::plan
