@@ -157,7 +157,7 @@ class ContextWorld final : public World {
   explicit ContextWorld(const WorkloadContext& c) : c_(c) {
     for (const auto& n : c.nodes) names_ += (names_.empty() ? "" : ",") + n;
   }
-  void candidates(const ir::Query&, Env&, const std::function<bool()>&) const override {}
+  void candidates(const ir::Query&, Env&, CandidateVisitor) const override {}
   Value terminal(int field) const override {
     if (field == 0) return c_.terminal.state.empty() ? Value::null() : Value::string(c_.terminal.state);
     return c_.terminal.exit_code ? Value::integer(*c_.terminal.exit_code) : Value::null();
