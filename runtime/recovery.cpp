@@ -130,7 +130,7 @@ bool parse_recovery_table(const std::string& path, const std::string& text, Reco
         words.push_back(&toks[i]);
       }
     }
-    size_t want = kind.text == "bucket" ? 2 : kind.text == "xid" ? 2 : kind.text == "class" ? 3 : 3;
+    size_t want = kind.text == "bucket" || kind.text == "xid" ? 2 : 3;
     const char* shape = kind.text == "bucket" ? "bucket NAME ACTIONS [\"note\"]"
                         : kind.text == "xid"  ? "xid NUMBER BUCKET"
                         : kind.text == "class" ? "class DOMAIN/SUB_DOMAIN JOB ACTIONS [\"note\"]"
