@@ -157,7 +157,7 @@ class ContextWorld final : public World {
   explicit ContextWorld(const WorkloadContext& c) : c_(c) {
     for (const auto& n : c.nodes) names_ += (names_.empty() ? "" : ",") + n;
   }
-  void candidates(const ir::Query&, Env&, const std::function<bool()>&) const override {}
+  void candidates(const ir::Query&, Env&, CandidateVisitor) const override {}
   Value terminal(int field) const override {
     if (field == 0) return c_.terminal.state.empty() ? Value::null() : Value::string(c_.terminal.state);
     return c_.terminal.exit_code ? Value::integer(*c_.terminal.exit_code) : Value::null();
@@ -279,7 +279,7 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
       ev.control_plane = !workload_nodes.count(o.host);
       ev.producer = "observation";
       ev.where = {o.host, o.source, o.file, o.line, 0, o.ts, "observation",
-                  fmt::format("{}{{{}}} {}", o.metric, o.labels, o.value)};
+                  fmt::format("{}{{{}}} {}", o.metric, o.labels, o.value), std::nullopt};
       ev.fields.assign(cat.event_kinds[static_cast<size_t>(cat.metric_kind)].fields.size(), Value::null());
       const auto& schema = cat.event_kinds[static_cast<size_t>(cat.metric_kind)];
       ev.fields[static_cast<size_t>(schema.slot(cat.field_id("name")))] = Value::string(o.metric);
@@ -560,6 +560,13 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
     opt.timings->engine_ms = ms_since(t_engine);
     opt.timings->events = event_count;
     opt.timings->symptoms = static_cast<int64_t>(er.symptoms.size());
+    auto& slow = opt.timings->slowest_rules;
+    slow.clear();
+    for (size_t i = 0; i < er.rule_ms.size(); ++i) slow.emplace_back(program->catalog().rules[i].name, er.rule_ms[i]);
+    std::sort(slow.begin(), slow.end(), [](const auto& a, const auto& b) {
+      return a.second != b.second ? a.second > b.second : a.first < b.first;
+    });
+    if (slow.size() > 5) slow.resize(5);
   }
 
   Verdict v;
