@@ -100,7 +100,8 @@ Options:
   --width N              fit the text report to N columns (default: the
                          terminal's, or $COLUMNS; 0 = never cut lines)
   --timings              print where the time went on stderr: start-up, scan,
-                         rule engine (with events/s), output
+                         rule engine (with events/s), output, and the
+                         five slowest rules
   --no-indexes           answer every query by walking all candidates of its
                          kinds (slow: the plain evaluation the indexes are
                          compared with, for benchmarks; same verdict)
@@ -246,6 +247,9 @@ int cmd_diagnose(int argc, char** argv) {
         "timings: {} events, {} symptoms; engine {:.0f} events/s; whole diagnosis (read to output) {:.0f} events/s\n",
         startup_ms, timings.read_ms, timings.scan_ms, timings.threads, timings.threads == 1 ? "" : "s", timings.engine_ms,
         output_ms, timings.events, timings.symptoms, per_s(timings.events, timings.engine_ms), per_s(timings.events, whole_ms));
+    std::string slow;
+    for (const auto& [name, ms] : timings.slowest_rules) slow += fmt::format("{}{} {:.1f} ms", slow.empty() ? "" : ", ", name, ms);
+    if (!slow.empty()) std::cerr << "timings: slowest rules: " << slow << "\n";
   }
   return std::cout.good() ? kOk : kBadInput;
 }

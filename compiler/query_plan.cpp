@@ -144,6 +144,29 @@ std::vector<const ir::Expr*> query_exprs(const ir::Rule& r) {
   return out;
 }
 
+// The outer reads of a query expression (see QueryPlan::params): each field
+// read of a slot in `free`, once per (op, slot, field), and each free slot a
+// nested query compares nodes with. False when a free slot is read any other
+// way (a `within` anchor): its value then varies with every binding.
+bool collect_params(const ir::Expr& e, const ir::Rule& r, const std::vector<int32_t>& free,
+                    std::vector<const ir::Expr*>& params, std::vector<int32_t>& node_slots) {
+  auto is_free = [&](int32_t s) { return std::find(free.begin(), free.end(), s) != free.end(); };
+  if ((e.op == Op::EventField || e.op == Op::SymptomField) && is_free(e.a)) {
+    bool seen = std::any_of(params.begin(), params.end(),
+                            [&](const ir::Expr* p) { return p->op == e.op && p->a == e.a && p->b == e.b; });
+    if (!seen) params.push_back(&e);
+  }
+  if (is_query_op(e.op) && e.a >= 0 && static_cast<size_t>(e.a) < r.queries.size()) {
+    const ir::Query& nested = r.queries[static_cast<size_t>(e.a)];
+    if (nested.has_within && is_free(nested.anchor_slot)) return false;
+    if (nested.relation != ir::NodeRelation::Any && is_free(nested.relation_slot)) add_unique(node_slots, nested.relation_slot);
+    if (nested.filter && !collect_params(*nested.filter, r, free, params, node_slots)) return false;
+  }
+  for (const auto& k : e.kids)
+    if (!collect_params(k, r, free, params, node_slots)) return false;
+  return true;
+}
+
 QueryPlan plan_one(const ir::Rule& r, const ir::Query& q, const ir::Expr* expr, std::string role) {
   QueryPlan p;
   p.rule = &r;
@@ -167,8 +190,13 @@ QueryPlan plan_one(const ir::Rule& r, const ir::Query& q, const ir::Expr* expr, 
   }
   if (expr) {
     Reads x = reads_of(*expr, r);
-    if (x.free().empty() && !x.group && !x.capture) {
+    std::vector<const ir::Expr*> params;
+    std::vector<int32_t> node_slots;
+    if (!x.group && !x.capture && collect_params(*expr, r, x.free(), params, node_slots)) {
       p.memoized = true;
+      p.params = std::move(params);
+      p.param_node_slots = std::move(node_slots);
+      std::sort(p.param_node_slots.begin(), p.param_node_slots.end());
       p.reads_outcome = x.outcome;
       p.event_inputs = x.event_kinds;
       p.symptom_inputs = x.symptom_kinds;
@@ -301,7 +329,13 @@ std::string describe(const QueryPlan& p, const ir::Catalog& catalog) {
   if (q.symptom) out += ", active only";
   if (p.time_window) out += "; `within` by binary search on time";
   if (p.first_hit) out += "; stops at the first hit";
-  if (p.memoized) out += "; closed: computed once while its kinds do not change";
+  if (p.memoized && p.params.empty() && p.param_node_slots.empty()) out += "; closed: computed once while its kinds do not change";
+  if (p.memoized && (!p.params.empty() || !p.param_node_slots.empty())) {
+    std::string by;
+    for (const ir::Expr* e : p.params) by += (by.empty() ? "" : ", ") + expression_text(*e, catalog);
+    if (!p.param_node_slots.empty()) by += std::string(by.empty() ? "" : ", ") + "the binding's node";
+    out += "; kept per value of " + by + " while its kinds do not change";
+  }
   return out;
 }
 

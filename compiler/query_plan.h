@@ -24,6 +24,13 @@
 //     events and symptoms of its kinds (and the outcome, if it reads it), so
 //     it is computed once and reused until one of those changes: once per
 //     rule in practice, not once per outer binding.
+//   * memoization by parameters for a query expression that reads bindings
+//     from outside only through their fields (`e.network`, `e.peer`) and
+//     nodes (`on same node`), not through a `within` anchor: its value is a
+//     function of those values and of its inputs, so it is kept per distinct
+//     tuple of them. A rule whose thousands of events share a handful of
+//     values (every rank's `nccl.setup` names one of two networks) computes
+//     each value once, not once per event.
 //
 // The filter is still evaluated, in full, on every candidate an index
 // yields, so an index only ever narrows the candidates to a superset of the
@@ -57,7 +64,12 @@ struct QueryPlan {
   std::vector<KeyPart> keys;           // empty: no key (all candidates of the kinds, or of the node)
   bool time_window = false;            // `within`: binary search on time inside the bucket
   bool first_hit = false;              // exists()/none(): stop at the first candidate that passes
-  bool memoized = false;               // closed: computed once while its inputs do not change
+  bool memoized = false;               // computed once (per parameter tuple) while its inputs do not change
+  // (memoized) the outer reads its value depends on, deduplicated: field
+  // reads of bindings from outside, and the bindings whose node a nested
+  // query's `on same/other node` compares with. Both empty: closed.
+  std::vector<const ir::Expr*> params;
+  std::vector<int32_t> param_node_slots;
   bool reads_outcome = false;          // (memoized) its value depends on the outcome record too
   std::vector<int32_t> event_inputs;   // (memoized) event kinds its value depends on, sorted, unique
   std::vector<int32_t> symptom_inputs; // (memoized) symptom kinds its value depends on, sorted, unique

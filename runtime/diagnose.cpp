@@ -279,7 +279,7 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
       ev.control_plane = !workload_nodes.count(o.host);
       ev.producer = "observation";
       ev.where = {o.host, o.source, o.file, o.line, 0, o.ts, "observation",
-                  fmt::format("{}{{{}}} {}", o.metric, o.labels, o.value)};
+                  fmt::format("{}{{{}}} {}", o.metric, o.labels, o.value), std::nullopt};
       ev.fields.assign(cat.event_kinds[static_cast<size_t>(cat.metric_kind)].fields.size(), Value::null());
       const auto& schema = cat.event_kinds[static_cast<size_t>(cat.metric_kind)];
       ev.fields[static_cast<size_t>(schema.slot(cat.field_id("name")))] = Value::string(o.metric);
@@ -560,6 +560,13 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
     opt.timings->engine_ms = ms_since(t_engine);
     opt.timings->events = event_count;
     opt.timings->symptoms = static_cast<int64_t>(er.symptoms.size());
+    auto& slow = opt.timings->slowest_rules;
+    slow.clear();
+    for (size_t i = 0; i < er.rule_ms.size(); ++i) slow.emplace_back(program->catalog().rules[i].name, er.rule_ms[i]);
+    std::sort(slow.begin(), slow.end(), [](const auto& a, const auto& b) {
+      return a.second != b.second ? a.second > b.second : a.first < b.first;
+    });
+    if (slow.size() > 5) slow.resize(5);
   }
 
   Verdict v;

@@ -30,6 +30,9 @@ struct DiagnoseTimings {
   int64_t events = 0;      // events the engine received
   int64_t symptoms = 0;
   unsigned threads = 0;    // scan threads used
+  // The rules that took longest (at most 5, slowest first, ties by name):
+  // name and wall time in ms.
+  std::vector<std::pair<std::string, double>> slowest_rules;
 };
 
 struct DiagnoseOptions {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -120,7 +121,37 @@ struct PlanState {
   uint64_t memo_stamp = 0;   // global version when last confirmed
   uint64_t memo_inputs = 0;  // the inputs' versions summed when computed
   Value memo;
+  // Memoized by parameters (QueryPlan::params): one value per parameter
+  // tuple, all computed while the inputs stood at `by_params_inputs`.
+  std::unordered_map<std::string, Value> by_params;
+  uint64_t by_params_inputs = 0;
+  std::string param_key;     // recall()'s key, for the remember() that follows
 };
+
+// How many parameter tuples one query keeps at most (beyond, values are
+// computed each time, as without memoization).
+constexpr size_t kMaxParamMemo = 1 << 16;
+
+// Appends a value to a memo key, unambiguously (type, then a fixed-size or
+// length-prefixed payload).
+void append_key(std::string& key, const Value& v) {
+  key += static_cast<char>(v.type);
+  auto bytes = [&](const void* p, size_t n) { key.append(static_cast<const char*>(p), n); };
+  switch (v.type) {
+    case Type::Bool: key += v.b ? '1' : '0'; break;
+    case Type::Int:
+    case Type::Time:
+    case Type::Duration: bytes(&v.i, sizeof v.i); break;
+    case Type::Float: bytes(&v.f, sizeof v.f); break;
+    case Type::String: {
+      const size_t n = v.s.size();
+      bytes(&n, sizeof n);
+      key += v.s;
+      break;
+    }
+    default: break;
+  }
+}
 
 class Engine final : public World {
  public:
@@ -176,12 +207,16 @@ class Engine final : public World {
       }
     sort_into_kinds(total);
     bool outcome_done = false;
+    rule_ms_.assign(cat_.rules.size(), 0.0);
     for (const auto& rule : cat_.rules) {
       if (!outcome_done && rule.stage == ir::Stage::PostOutcome) {
         compute_outcome();
         outcome_done = true;
       }
+      const auto t0 = std::chrono::steady_clock::now();
       run_rule(rule);
+      rule_ms_[static_cast<size_t>(rule_index_)] =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       free_dead_kinds();
       ++rule_index_;
     }
@@ -194,6 +229,7 @@ class Engine final : public World {
     storage_ = {};
     batches_ = {};
     EngineResult out;
+    out.rule_ms = std::move(rule_ms_);
     std::vector<Symptom*> all;
     all.reserve(symptoms_.size());
     for (auto& s : symptoms_) all.push_back(&s);
@@ -299,19 +335,45 @@ class Engine final : public World {
     }
   }
 
-  const Value* recall(const ir::Query& q, bool* keep) const override {
+  const Value* recall(const ir::Query& q, Env& env, bool* keep) const override {
     PlanState* ps = use_indexes_ ? state_for(q) : nullptr;
     *keep = ps && ps->plan->memoized;
-    if (!*keep || !ps->memo_valid) return nullptr;
+    if (!*keep) return nullptr;
+    const plan::QueryPlan& p = *ps->plan;
+    if (!p.params.empty() || !p.param_node_slots.empty()) {
+      const uint64_t in = inputs_version(p);
+      if (ps->by_params_inputs != in) {
+        ps->by_params.clear();
+        ps->by_params_inputs = in;
+      }
+      std::string& key = ps->param_key;
+      key.clear();
+      for (const ir::Expr* e : p.params) append_key(key, run_expression(*e, env));
+      for (int32_t s : p.param_node_slots) {
+        std::string_view n = env.slots[static_cast<size_t>(s)].node();
+        const size_t len = n.size();
+        key.append(reinterpret_cast<const char*>(&len), sizeof len);
+        key.append(n);
+      }
+      auto it = ps->by_params.find(key);
+      return it == ps->by_params.end() ? nullptr : &it->second;
+    }
+    if (!ps->memo_valid) return nullptr;
     if (ps->memo_stamp == global_version_) return &ps->memo;
     if (ps->memo_inputs != inputs_version(*ps->plan)) return nullptr;
     ps->memo_stamp = global_version_;  // something else changed, not its inputs
     return &ps->memo;
   }
 
-  void remember(const ir::Query& q, const Value& v) const override {
+  void remember(const ir::Query& q, Env& /*env*/, const Value& v) const override {
     PlanState* ps = use_indexes_ ? state_for(q) : nullptr;
     if (!ps || !ps->plan->memoized) return;
+    if (!ps->plan->params.empty() || !ps->plan->param_node_slots.empty()) {
+      // The inputs cannot have changed since recall(): evaluating a query
+      // changes no event or symptom.
+      if (ps->by_params.size() < kMaxParamMemo) ps->by_params.emplace(std::move(ps->param_key), v);
+      return;
+    }
     ps->memo = v;
     ps->memo_valid = true;
     ps->memo_stamp = global_version_;
@@ -1012,6 +1074,7 @@ class Engine final : public World {
   std::vector<std::vector<std::vector<Event>>> storage_;  // by kind: chunks of derived events
   std::vector<int64_t> last_reader_;   // by event kind: index of the last rule that queries it, -1 for none
   int64_t rule_index_ = 0;             // the rule running now (index into cat_.rules)
+  std::vector<double> rule_ms_;        // by rule: its wall time (EngineResult::rule_ms)
   bool collect_trail_ = true;
   bool use_indexes_ = true;            // false: every query scans (the reference the indexes must agree with)
   std::vector<Event> pending_events_;

@@ -24,6 +24,9 @@ struct EngineResult {
   Outcome outcome;
   std::vector<std::string> affected_nodes;
   std::vector<TrailEntry> trail;
+  // Each rule's wall time in this run (catalog order), for --timings and
+  // for finding the rule a slow diagnosis spends its time in.
+  std::vector<double> rule_ms;
 };
 
 // `host_sources` lists every (source, host) pair that had data; it backs

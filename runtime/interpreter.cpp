@@ -256,7 +256,7 @@ Value query(const ir::Expr& e, Env& env) {
   const ir::Query& q = env.rule->queries[static_cast<size_t>(e.a)];
   if (!env.world) return Value::null();
   bool keep = false;
-  if (const Value* kept = env.world->recall(q, &keep)) return *kept;
+  if (const Value* kept = env.world->recall(q, env, &keep)) return *kept;
   int64_t count = 0;
   DistinctNodes nodes;
   std::optional<Value> best;
@@ -286,7 +286,7 @@ Value query(const ir::Expr& e, Env& env) {
     case ir::Op::QueryNodes: result = Value::integer(static_cast<int64_t>(nodes.count())); break;
     default: result = best ? std::move(*best) : Value::null(); break;
   }
-  if (keep) env.world->remember(q, result);
+  if (keep) env.world->remember(q, env, result);
   return result;
 }
 

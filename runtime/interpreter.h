@@ -69,16 +69,18 @@ class World {
   // superset of the candidates that pass the filter (an index, see
   // compiler/query_plan.h): the caller applies the filter to each.
   virtual void candidates(const ir::Query& q, Env& env, CandidateVisitor each) const = 0;
-  // The value of a closed query expression (one that reads no binding from
-  // outside; compiler/query_plan.h) may be kept while the events and symptoms
-  // it reads do not change. recall() returns the kept value, or null; it sets
-  // `*keep` when the World keeps values for `q`, and the caller then hands
-  // the value it computes to remember(). Both are optional for a World.
-  virtual const Value* recall(const ir::Query& /*q*/, bool* keep) const {
+  // The value of a memoized query expression (closed, or kept per value of
+  // the outer fields it reads; compiler/query_plan.h) may be kept while the
+  // events and symptoms it reads do not change. recall() returns the kept
+  // value for the bindings in `env`, or null; it sets `*keep` when the World
+  // keeps values for `q`, and the caller then hands the value it computes,
+  // with `env` as it was for recall(), to remember(). Both are optional for a
+  // World. The returned value lives until the next call on this World.
+  virtual const Value* recall(const ir::Query& /*q*/, Env& /*env*/, bool* keep) const {
     *keep = false;
     return nullptr;
   }
-  virtual void remember(const ir::Query& /*q*/, const Value& /*v*/) const {}
+  virtual void remember(const ir::Query& /*q*/, Env& /*env*/, const Value& /*v*/) const {}
   virtual Value terminal(int field) const = 0;
   virtual Value outcome(int field) const = 0;
   virtual Value workload(int field) const = 0;

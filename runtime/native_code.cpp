@@ -336,7 +336,7 @@ int32_t culprit_jit_query(void* c, int32_t op_code, int32_t query, CulpritJitFn 
   }
   const ir::Query& q = env.rule->queries[static_cast<size_t>(query)];
   bool keep = false;
-  if (const Value* kept = env.world->recall(q, &keep)) {
+  if (const Value* kept = env.world->recall(q, env, &keep)) {
     // The kept value lives in the World until its inputs change, which no
     // expression can do; strings are copied anyway, they are rare here.
     if (kept->type == Type::String) set_string(out, ctx.keep(kept->s));
@@ -386,7 +386,7 @@ int32_t culprit_jit_query(void* c, int32_t op_code, int32_t query, CulpritJitFn 
       if (have_best) *out = best;
       else set_null(out);
   }
-  if (keep) env.world->remember(q, to_value(*out));
+  if (keep) env.world->remember(q, env, to_value(*out));
   return CULPRIT_JIT_OK;
 }
 

@@ -156,7 +156,8 @@ rule J stage symptoms {
     constant: count(o: event x.c where o.what == "w1"),
     float_eq: count(o: event x.b where float(o.code) == 2.0),
     self_only: count(o: event x.b where o.code == o.code + 0),
-    disjunction: count(o: event x.b where o.dev == e.dev or o.code == 1)
+    disjunction: count(o: event x.b where o.dev == e.dev or o.code == 1),
+    windowed: count(o: event x.b where o.dev == e.dev within 5s around e)
   }
 }
 )attr");
@@ -168,12 +169,21 @@ rule J stage symptoms {
   const auto& same_dev = plan_of(plans, "J", 1);
   CHECK(same_dev.by_node);
   CHECK(key_text(same_dev, *cat) == "o.dev = e.dev");
-  CHECK_FALSE(same_dev.memoized);  // reads e
+  // Reads e through e.dev and e's node only: kept per (e.dev, node).
+  CHECK(same_dev.memoized);
+  REQUIRE(same_dev.params.size() == 1);
+  CHECK(plan::expression_text(*same_dev.params[0], *cat) == "e.dev");
+  CHECK(same_dev.param_node_slots.size() == 1);
+  // Two reads of e.peer would be one parameter; e.dev and e.odd are two.
+  CHECK(plan_of(plans, "J", 3).params.size() == 2);
+  CHECK_FALSE(plan_of(plans, "J", 8).memoized);  // a `within` anchored on e: a new window for every e
   CHECK(key_text(plan_of(plans, "J", 2), *cat) == "o.dev = coalesce(e.peer, \"\")");
   CHECK(key_text(plan_of(plans, "J", 3), *cat) == "o.dev = e.dev; o.odd = e.odd");
   const auto& constant = plan_of(plans, "J", 4);
   CHECK(key_text(constant, *cat) == "o.what = \"w1\"");
   CHECK(constant.memoized);  // reads no binding from outside
+  CHECK(constant.params.empty());
+  CHECK(constant.param_node_slots.empty());
   CHECK(constant.event_inputs.size() == 1);
   CHECK(plan_of(plans, "J", 5).keys.empty());  // float equality is not decided by bytes
   CHECK(plan_of(plans, "J", 6).keys.empty());  // both sides read the candidate
@@ -457,6 +467,37 @@ rule B stage symptoms {
   CHECK(int_field(v, "s.a@node-01#3", "seen") == 2);
   CHECK(int_field(v, "s.b@node-01#1", "seen_a") == 3);
   CHECK(int_field(v, "s.b@node-01#1", "demoted_a") == 1);
+}
+
+TEST_CASE("values kept per parameter follow their inputs and tell parameters apart") {
+  // count(t ... t.dev == e.dev) is kept per e.dev, but each symptom the rule
+  // creates changes its input; count(o ... on same node ...) is kept per
+  // (e.dev, e's node) and its input never changes while the rule runs.
+  auto program = program_for(kExtractors + R"attr(
+rule S stage symptoms {
+  for e: event x.a
+  symptom s.a key e.code {
+    dev: e.dev,
+    same_dev_seen: count(t: symptom s.a where t.dev == e.dev),
+    node_events: count(o: event x.a on same node where o.dev == e.dev)
+  }
+}
+)attr");
+  auto v = run_both(program, context(2),
+                    {
+                        line("node-01", "app", kT0, "A 1 dev=d1"),
+                        line("node-01", "app", kT0 + kSec, "A 2 dev=d1"),
+                        line("node-01", "app", kT0 + 2 * kSec, "A 3 dev=d2"),
+                        line("node-02", "app", kT0 + 3 * kSec, "A 4 dev=d1"),
+                    });
+  CHECK(int_field(v, "s.a@node-01#1", "same_dev_seen") == 0);
+  CHECK(int_field(v, "s.a@node-01#2", "same_dev_seen") == 1);
+  CHECK(int_field(v, "s.a@node-01#3", "same_dev_seen") == 0);
+  CHECK(int_field(v, "s.a@node-02#4", "same_dev_seen") == 2);
+  CHECK(int_field(v, "s.a@node-01#1", "node_events") == 2);
+  CHECK(int_field(v, "s.a@node-01#2", "node_events") == 2);
+  CHECK(int_field(v, "s.a@node-01#3", "node_events") == 1);
+  CHECK(int_field(v, "s.a@node-02#4", "node_events") == 1);
 }
 
 TEST_CASE("derived events join their indexes after the rule that emits them") {
