@@ -45,8 +45,8 @@ const char* state_name(SymptomState s) {
   return s == SymptomState::Active ? "active" : s == SymptomState::Demoted ? "demoted" : "scrubbed";
 }
 
-// The verdict is assembled in three parts so that write_verdict_json can
-// stream the symptoms (the part that grows with the workload) one at a time.
+// One recommended action (docs/recovery.md); a job action has `nodes`, a
+// node action its `node` and `target`.
 J action_json(const RecommendedAction& a) {
   J j;
   if (a.scope == "node") j["node"] = a.node;
@@ -74,6 +74,8 @@ J recommendation_json(const Recommendation& r) {
   return j;
 }
 
+// The verdict is assembled in three parts so that write_verdict_json can
+// stream the symptoms (the part that grows with the workload) one at a time.
 J verdict_head(const Verdict& v, VerdictSchema schema) {
   J j;
   j["schema"] = schema == VerdictSchema::V1 ? kVerdictSchemaV1 : kVerdictSchema;
