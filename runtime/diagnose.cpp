@@ -52,6 +52,8 @@ DiagnoseRequest request_from_bundle(const Bundle& bundle) {
   r.context = bundle.context;
   r.files = bundle.files;
   r.ignored_files = bundle.ignored_files;
+  r.refused_files = bundle.refused_files;
+  r.warnings = bundle.warnings;
   r.observations_path = bundle.observations_path;
   return r;
 }
@@ -61,6 +63,8 @@ DiagnoseRequest request_from_bundle(Bundle&& bundle) {
   r.context = std::move(bundle.context);
   r.files = std::move(bundle.files);
   r.ignored_files = std::move(bundle.ignored_files);
+  r.refused_files = std::move(bundle.refused_files);
+  r.warnings = std::move(bundle.warnings);
   r.observations_path = std::move(bundle.observations_path);
   return r;
 }
@@ -259,6 +263,14 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
   if (!cov.ignored_files.empty())
     cov.warnings.push_back(fmt::format("{} file{} in the bundle not read (not logs/<host>/<source>.log): {}", cov.ignored_files.size(),
                                        cov.ignored_files.size() == 1 ? "" : "s", fmt::join(cov.ignored_files, ", ")));
+  // Files laid out as evidence but refused (links out of the bundle, FIFOs):
+  // listed as ignored too, each with its reason.
+  for (const auto& f : req.refused_files) {
+    cov.warnings.push_back(fmt::format("{} not read: {}", f.path, f.reason));
+    cov.ignored_files.push_back(f.path);
+  }
+  std::sort(cov.ignored_files.begin(), cov.ignored_files.end());
+  for (auto& w : req.warnings) cov.warnings.push_back(std::move(w));
 
   // Each file's events stay in the vector the scanner filled (exactly sized
   // by Scanner's finish()); the engine takes them as batches, so no event is

@@ -33,6 +33,8 @@ struct DiagnoseRequest {
   WorkloadContext context;
   std::vector<LogFile> files;
   std::vector<std::string> ignored_files;
+  std::vector<RefusedFile> refused_files;        // not read, with the reason (links out of the bundle, FIFOs)
+  std::vector<std::string> warnings;             // problems of the carrier (a directory that cannot be listed)
   std::string observations_path;                 // a JSONL file, or ""
   std::vector<Observation> observations;         // in memory (service, collectors, scenario tests)
   std::vector<CollectorReport> collectors;       // what each collector gathered (into coverage.collectors)
