@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "base/limits.h"
 #include "compiler/regex_check.h"
 #include "base/text_util.h"
 #include "base/timestamp.h"
@@ -495,6 +496,10 @@ class Analyzer {
         err("E0001", where, fmt::format("'{{{}}}' is not an interpolation path like {{x.node}}", path));
         return bad(where);
       }
+      if (parts.size() > limits::kExprDepth) {
+        err("E0703", where, limits::exceeded("expr_depth", limits::kExprDepth, "the interpolation path has more fields"));
+        return bad(where);
+      }
       // Build the path as an expression so it resolves like written code.
       auto node = std::make_unique<ast::Expr>();
       node->kind = ExprKind::Name;
@@ -598,6 +603,10 @@ ir::Expr Analyzer::lower(const ast::Expr& x, Scope& s) {
       bool caseless = x.regex_flags.find('i') != std::string::npos;
       bool dotall = x.regex_flags.find('s') != std::string::npos;
       auto check = check_regex(x.text, caseless, dotall);
+      if (!check.limit_error.empty()) {
+        err(check.limit_code.c_str(), x.where, check.limit_error);
+        return bad(x.where);
+      }
       if (!check.re2_error.empty()) {
         err("E0402", x.where, fmt::format("RE2 rejects this regex: {}", check.re2_error));
         return bad(x.where);
@@ -695,6 +704,7 @@ void Analyzer::analyze_extractor(const ast::Extractor& x) {
   out.caseless = x.regex_flags.find('i') != std::string::npos;
   out.dotall = x.regex_flags.find('s') != std::string::npos;
   auto check = check_regex(x.regex, out.caseless, out.dotall);
+  if (!check.limit_error.empty()) err(check.limit_code.c_str(), x.regex_range, check.limit_error);
   if (!check.hyperscan_error.empty())
     err("E0401", x.regex_range, fmt::format("Hyperscan rejects this regex: {}", check.hyperscan_error));
   if (!check.re2_error.empty())
@@ -705,7 +715,7 @@ void Analyzer::analyze_extractor(const ast::Extractor& x) {
 
   Scope s;
   s.captures = &out.capture_names;
-  s.captures_unknown = !check.re2_error.empty();
+  s.captures_unknown = !check.re2_error.empty() || !check.limit_error.empty();
   int32_t slots = 0;
   std::vector<bool> slot_types;
   s.next_slot = &slots;

@@ -553,21 +553,18 @@ TEST_CASE("E0401/E0402: regexes must compile in both Hyperscan and RE2") {
     return "extractor X from app {\n  match /" + re + "/\n  emit app.x\n  test { line \"a\" expect app.x }\n"
            "  test { line \"b\" expect none }\n}\n";
   };
-  SUBCASE("back-reference: Hyperscan rejects it (and RE2 too)") {
-    auto loaded = compile(extractor_with("(a)\\1"));
-    auto c = codes(loaded);
-    REQUIRE_FALSE(c.empty());
-    CHECK(c[0] == "E0401");
-    CHECK(at(loaded.diagnostics.all()[0]) == "2:9");
-    CHECK(loaded.diagnostics.all()[0].message.find("Hyperscan") != std::string::npos);
-    CHECK(std::count(c.begin(), c.end(), "E0402") == 1);
+  // RE2 runs first and refuses in microseconds; a regex it refuses is not
+  // handed to Hyperscan, whose compile can take far longer (issue 12).
+  SUBCASE("back-reference: RE2 refuses it, Hyperscan is not asked") {
+    auto d = only_diagnostic(compile(extractor_with("(a)\\1")));
+    CHECK(d.code == "E0402");
+    CHECK(at(d) == "2:9");
+    CHECK(d.message.find("RE2") != std::string::npos);
   }
-  SUBCASE("look-ahead: RE2 rejects it (and Hyperscan too)") {
-    auto loaded = compile(extractor_with("a(?=x)"));
-    auto c = codes(loaded);
-    CHECK(std::count(c.begin(), c.end(), "E0402") == 1);
-    CHECK(std::count(c.begin(), c.end(), "E0401") == 1);
-    for (const auto& d : loaded.diagnostics.all()) CHECK(at(d) == "2:9");
+  SUBCASE("look-ahead: RE2 refuses it") {
+    auto d = only_diagnostic(compile(extractor_with("a(?=x)")));
+    CHECK(d.code == "E0402");
+    CHECK(at(d) == "2:9");
   }
   SUBCASE("rejected by Hyperscan only: a pattern that matches the empty string") {
     auto d = only_diagnostic(compile(extractor_with("x*")));
@@ -575,15 +572,14 @@ TEST_CASE("E0401/E0402: regexes must compile in both Hyperscan and RE2") {
     CHECK(at(d) == "2:9");
     CHECK(d.where.end_col == 13);  // the whole /x*/ token
   }
-  SUBCASE("rejected by RE2 only: a repeat count above RE2's limit") {
-    auto d = only_diagnostic(compile(extractor_with("a{1001}")));
+  SUBCASE("rejected by RE2 only: \\Z, which Hyperscan knows") {
+    auto d = only_diagnostic(compile(extractor_with("a\\Z")));
     CHECK(d.code == "E0402");
     CHECK(d.message.find("RE2") != std::string::npos);
   }
-  SUBCASE("look-behind and atomic groups") {
+  SUBCASE("look-behind") {
     auto c = codes(compile(extractor_with("(?<=a)b")));
-    CHECK(std::count(c.begin(), c.end(), "E0401") == 1);
-    CHECK(std::count(c.begin(), c.end(), "E0402") == 1);
+    CHECK(c == std::vector<std::string>{"E0402"});
   }
   SUBCASE("`matches` in an expression is checked with RE2") {
     auto d = only_diagnostic(compile(value_rule("e.dev matches /(?=a)/")));
