@@ -47,6 +47,7 @@ inline constexpr size_t kObservationLine = 16u << 20;  // one NDJSON line (obser
 inline constexpr size_t kLogLine = 1u << 20;         // bytes kept of one log line (the rest is counted)
 inline constexpr size_t kEvidenceText = 4096;        // bytes of a line quoted as evidence
 inline constexpr size_t kEventsPerFile = 100000;     // events kept per file (the rest are counted)
+inline constexpr size_t kEventsPerRequest = 50000;   // service: events kept per attribution, all streams together
 inline constexpr size_t kSummaryBytes = 4096;        // a symptom's summary, an outcome's reason
 
 // --------------------------------------------------------------- rules
@@ -62,8 +63,8 @@ inline constexpr size_t kDiagnosticBytes = 1024;     // a diagnostic's message a
 
 // ------------------------------------------------------------- service
 inline constexpr size_t kMaxBody = 64u << 20;              // request body (after decompression)
-inline constexpr size_t kMaxSessionBytes = 256u << 20;     // evidence held per session / one-shot request
-inline constexpr size_t kMaxTotalBytes = 1u << 30;         // evidence and bodies held by the whole service
+inline constexpr size_t kMaxSessionBytes = 512u << 20;     // evidence held per session / one-shot request
+inline constexpr size_t kMaxTotalBytes = 2048u << 20;      // evidence and bodies held by the whole service
 inline constexpr size_t kMaxSessions = 1000;               // open sessions
 inline constexpr size_t kRequestHead = 64u << 10;          // request line + headers
 inline constexpr size_t kHeaderLine = 8u << 10;            // one header line, or the request line

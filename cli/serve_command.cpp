@@ -33,8 +33,8 @@ Options:
   --token-file FILE        require "Authorization: Bearer <token>" (the file's
                            first line); /healthz, /readyz and /v1/openapi.json stay open
   --max-body SIZE          largest request body (default 64M) -> 413
-  --max-session-bytes SIZE evidence held per session (default 256M) -> 413
-  --max-total-bytes SIZE   evidence held by all sessions and requests (default 1G) -> 429
+  --max-session-bytes SIZE memory one session or request may hold (default 512M) -> 413
+  --max-total-bytes SIZE   memory all sessions and requests may hold (default 2G) -> 429
   --max-sessions N         open sessions (default 1000) -> 429
   --max-connections N      open client connections (default 1024) -> 503
   --session-ttl DUR        idle time before a session expires (default 15m)

@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include "base/limits.h"
 #include "compiler/parser.h"
 #include "runtime/engine.h"
 #include "runtime/observation_reader.h"
@@ -161,11 +162,14 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
   });
   unsigned threads = opt.threads ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
   threads = static_cast<unsigned>(std::min<size_t>(threads, std::max<size_t>(1, jobs)));
+  if (opt.max_events) threads = 1;  // a total cap is applied in job order
+  size_t events_left = opt.max_events;
   std::atomic<size_t> next{0};
   auto worker = [&]() {
     Scanner scanner(program);
     for (size_t k; (k = next.fetch_add(1)) < jobs;) {
       size_t i = order[k];
+      if (opt.max_events) scan.max_events_per_file = std::min(limits::kEventsPerFile, events_left);
       if (i < req.files.size()) {
         results[i] = scanner.scan_file(req.files[i], scan);
         // The scanner sizes a file's vector for every event it emitted, and
@@ -177,6 +181,7 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
         results[i] = scanner.scan_lines(s.key.host, s.key.source, s.key.file, !workload_nodes.count(s.key.host), s.lines,
                                         s.numbers, s.times, scan, s.offsets);
       }
+      if (opt.max_events) events_left -= std::min(events_left, results[i].events.size());
     }
   };
   if (threads <= 1) {
@@ -209,7 +214,9 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
     sc.events_without_time += r.events_without_time;
     sc.events += static_cast<int64_t>(r.events.size());
     sc.events_out_of_scope += r.events_out_of_scope;
-    if (r.events_over_cap) sc.errors.push_back(fmt::format("{}: {} events over the per-file cap were not kept", r.file, r.events_over_cap));
+    if (r.events_over_cap)
+      sc.errors.push_back(fmt::format("{}: {} events over the {} cap were not kept", r.file, r.events_over_cap,
+                                      opt.max_events ? "per-file or per-request" : "per-file"));
     if (!r.error.empty()) sc.errors.push_back(r.error);
     if (r.lines > 0) {
       host_sources.insert({r.source, r.host});

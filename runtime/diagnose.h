@@ -27,6 +27,12 @@ struct DiagnoseOptions {
   int64_t slack_before = 10LL * 60 * 1000000000;  // evidence kept before the window start
   int64_t slack_after = 30LL * 60 * 1000000000;   // and after its end (epilogs, health checks)
   bool trail = true;                             // collect Verdict::trail (false: left empty, saves memory)
+  // Events kept from all files and streams together (0: only the per-file
+  // cap). Files are then scanned one after the other, in the fixed job
+  // order, so which events are kept does not depend on timing; the rest are
+  // counted in coverage like events over the per-file cap. The service sets
+  // it so that what one request can hold is known before it runs.
+  size_t max_events = 0;
 };
 
 struct DiagnoseRequest {

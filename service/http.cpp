@@ -90,6 +90,12 @@ void RequestBody::release_all() {
   charged_ = 0;
 }
 
+size_t RequestBody::count(char c) const {
+  size_t n = 0;
+  for (const auto& p : pieces_) n += static_cast<size_t>(std::count(p.begin(), p.end(), c));
+  return n;
+}
+
 void RequestBody::append(const char* data, size_t n) {
   // Pieces of up to 256 KiB: big enough to read in few steps, small enough
   // that freeing them one by one while the body is parsed matters.

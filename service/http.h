@@ -58,6 +58,8 @@ class RequestBody {
 
   void append(const char* data, size_t n);
   size_t size() const { return size_; }         // bytes received (compressed size)
+  size_t count(char c) const;                    // occurrences of `c` in the bytes received
+  bool encoded() const { return !encoding_.empty(); }
   bool empty() const { return size_ == 0; }
   // The charge for the held bytes: released piece by piece as they are read.
   void set_charge(BodyCharge* charge, size_t charged) { charge_ = charge; charged_ = charged; }

@@ -29,6 +29,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr size_t kChargeStep = 64u << 10;  // body bytes are reserved in steps of this
+constexpr size_t kRefusalMargin = 64;      // connections over the limit that still get their 503
 
 bool iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -383,15 +384,10 @@ struct HttpServer::Impl {
         inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&addr)->sin_addr, host, sizeof host);
       else if (addr.ss_family == AF_INET6)
         inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&addr)->sin6_addr, host, sizeof host);
-      if (conns.size() >= cfg.max_connections) {
-        HttpResponse res;
-        res.status = 503;
-        res.set_header("Retry-After", "1");
-        handler.protocol_error(fmt::format("too many connections (at most {}); retry later", cfg.max_connections),
-                               "connections", res);
-        std::string bytes = serialize_response(res, false, false);
-        ssize_t w = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-        (void)w;
+      bool full = conns.size() >= cfg.max_connections;
+      // Beyond the limit, a connection only gets its 503 (with a lingering
+      // close, so the client reads it); beyond a margin above that, none.
+      if (full && conns.size() >= cfg.max_connections + kRefusalMargin) {
         ::close(fd);
         continue;
       }
@@ -402,6 +398,15 @@ struct HttpServer::Impl {
       c->deadline = Clock::now() + std::chrono::seconds(cfg.header_timeout_s);
       Connection& ref = *c;
       conns.emplace(c->id, std::move(c));
+      if (full) {
+        HttpResponse res;
+        res.status = 503;
+        res.set_header("Retry-After", "1");
+        handler.protocol_error(fmt::format("too many connections (at most {}); retry later", cfg.max_connections),
+                               "connections", res);
+        send_response(ref, res, false, false);  // may close it
+        continue;
+      }
       set_interest(ref, EPOLLIN | EPOLLRDHUP);
     }
   }

@@ -304,6 +304,32 @@ class ObservationSink {
   size_t cost_ = 0;
 };
 
+// What parsing a body will hold at its peak, estimated from the body before
+// it is parsed, so that a request is admitted or refused (429) as a whole:
+// charging only as it parses lets many concurrent requests each take part
+// of the budget and all fail half way. NDJSON: one observation per line;
+// JSON: the document tree too (an object per observation, a few members
+// each), as long as it lives. Compressed bodies cannot be counted: 0 (they
+// are charged as they parse).
+size_t estimate_parse_cost(const RequestBody& body, bool ndjson) {
+  if (body.encoded()) return 0;
+  constexpr size_t kTreePerObject = 640;  // std::map nodes, keys and values of ~5 members
+  if (ndjson) return body.size() + (body.count('\n') + 1) * observation_overhead();
+  return 2 * body.size() + body.count('{') * (observation_overhead() + kTreePerObject);
+}
+
+// What the events of one attribution can hold: each line that matches an
+// extractor becomes an event (its record, fields and provenance, about 1 KiB,
+// and its text up to limits::kEvidenceText), and an attribution keeps at most
+// limits::kEventsPerRequest of them (DiagnoseOptions::max_events), so this
+// is known before the scan and charged with the observations.
+size_t event_allowance(size_t observations, size_t text_bytes) {
+  constexpr size_t kEventRecord = 1024;
+  if (observations == 0) return 0;
+  size_t per_line = std::min(text_bytes / observations + 16, limits::kEvidenceText);
+  return std::min(observations, limits::kEventsPerRequest) * (kEventRecord + per_line);
+}
+
 // A reservation on the shared budget, returned when it goes out of scope.
 struct Reservation {
   MemoryBudget& budget;
@@ -382,6 +408,7 @@ class Service : public HttpHandler {
   std::shared_ptr<const Attributor> attributor_;  // set once, before ready_
   std::string catalog_json_;                 // GET /v1/catalog, built at start-up
   std::mutex log_mu_;
+  int start_failure_ = 2;                    // exit status when the catalog cannot be served
 };
 
 bool Service::read_body(HttpRequest& req, std::string& body, BodyError& err) {
@@ -467,6 +494,7 @@ void Service::attribute(const HttpRequest& req, HttpResponse& res, WorkloadConte
   dr.observations = std::move(obs);
   DiagnoseOptions opt;
   opt.threads = 1;  // the worker pool is the parallelism; one scan thread per request
+  opt.max_events = limits::kEventsPerRequest;  // what the request was charged for (event_allowance)
   bool explain = req.param("explain") == "true" || req.param("explain") == "1";
   opt.trail = true;  // metrics count rule firings from the trail
   Verdict v;
@@ -494,8 +522,15 @@ void Service::attribute(const HttpRequest& req, HttpResponse& res, WorkloadConte
 void Service::handle_attributions(HttpRequest& req, HttpResponse& res) {
   BodyError err;
   WorkloadContext ctx;
-  // In-flight one-shot evidence is charged to the shared budget too.
+  // In-flight one-shot evidence is charged to the shared budget too: first
+  // what parsing the body will take, as a whole, then as it turns out.
   Reservation held{budget_};
+  bool ndjson = body_kind(req) == BodyKind::Ndjson;
+  size_t guess_lines = req.body.encoded() ? 0 : ndjson ? req.body.count('\n') + 1 : req.body.count('{');
+  size_t estimate = estimate_parse_cost(req.body, ndjson) + event_allowance(guess_lines, req.body.size());
+  if (!held.grow_to(std::min(estimate, cfg_.max_session_bytes), 0))
+    return send_error(res, 429, "too_many_requests", "the service's memory budget is exhausted; retry later",
+                      {{"name", "max_total_bytes"}, {"limit", cfg_.max_total_bytes}});
   size_t context_charge = 0;
   ObservationSink sink([&](size_t total) {
     if (total + context_charge > cfg_.max_session_bytes) return 413;
@@ -503,7 +538,7 @@ void Service::handle_attributions(HttpRequest& req, HttpResponse& res) {
     return 0;
   });
   std::string context_text;
-  if (body_kind(req) == BodyKind::Ndjson) {
+  if (ndjson) {
     json context;
     if (!read_observations(req, sink, &context, err)) return send_body_error(res, err);
     if (context.is_object() && context.contains("context") && context.size() == 1) context = std::move(context["context"]);
@@ -514,6 +549,10 @@ void Service::handle_attributions(HttpRequest& req, HttpResponse& res) {
     json j;
     if (!parse_json_text(body, j, err, "the body ")) return send_body_error(res, err);
     std::string().swap(body);
+    struct FreeTree {  // the document is not needed once its observations are taken
+      json& j;
+      ~FreeTree() { json().swap(j); }
+    } free_tree{j};
     if (!j.is_object())
       return send_error(res, 400, "schema_violation", "the body must be a JSON object {context, observations}",
                         {{"pointer", ""}});
@@ -533,8 +572,11 @@ void Service::handle_attributions(HttpRequest& req, HttpResponse& res) {
       for (size_t i = 0; i < arr.size(); ++i)
         if (!sink.add(arr[i], err, {{"pointer", fmt::format("/observations/{}", i)}})) return send_body_error(res, err);
     }
+    json().swap(j);
   }
-  context_charge = context_cost(ctx, context_text.size());
+  size_t text_bytes = 0;
+  for (const auto& o : sink.obs) text_bytes += o.text.size();
+  context_charge = context_cost(ctx, context_text.size()) + event_allowance(sink.obs.size(), text_bytes);
   if (sink.cost() + context_charge > cfg_.max_session_bytes)
     return send_error(res, 413, "payload_too_large", "the workload's evidence exceeds the per-request memory limit",
                       {{"name", "max_session_bytes"}, {"limit", cfg_.max_session_bytes}});
@@ -612,9 +654,13 @@ void Service::handle_observations(HttpRequest& req, HttpResponse& res) {
     return send_error(res, 404, "not_found", "no such workload session (unknown, deleted or expired)",
                       {{"id", req.matches[0]}});
   }
-  // Charged as parsed: a reservation on the shared budget, moved to the
-  // session on success and returned on failure.
+  // Charged as parsed, after an estimate as a whole (estimate_parse_cost):
+  // a reservation on the shared budget, moved to the session on success and
+  // returned on failure.
   Reservation held{budget_};
+  if (!held.grow_to(std::min(estimate_parse_cost(req.body, body_kind(req) == BodyKind::Ndjson), cfg_.max_session_bytes), 0))
+    return send_error(res, 429, "too_many_requests", "the service's memory budget is exhausted; retry later",
+                      {{"name", "max_total_bytes"}, {"limit", cfg_.max_total_bytes}});
   ObservationSink sink([&](size_t total) {
     size_t session_bytes;
     {
@@ -667,7 +713,8 @@ void Service::handle_attribute(HttpRequest& req, HttpResponse& res) {
   // one scans a copy: as much memory again as the session holds, charged to
   // the budget while it lives.
   Reservation copy{budget_};
-  if (!copy.grow_to(s->bytes, 0))
+  size_t n = s->observations.size();
+  if (!copy.grow_to(s->bytes + event_allowance(n, n ? s->bytes / n : 0), 0))
     return send_error(res, 429, "too_many_requests", "the service's memory budget is exhausted; retry later",
                       {{"name", "max_total_bytes"}, {"limit", cfg_.max_total_bytes}});
   ++s->attributions;
@@ -867,6 +914,7 @@ bool Service::load_catalog_and_test() {
       if (!r.passed) std::cerr << fmt::format("{}: FAIL {} {}: {}\n", r.location, r.kind, r.name, r.message);
   if (!attributor) {
     bool tests_failed = start.self_test && start.self_test->failed > 0;
+    start_failure_ = tests_failed ? 1 : 2;  // docs/service.md: 1 a test fails, 2 the rules do not compile
     std::cerr << fmt::format("culprit serve: {}{}\n", start.error, tests_failed ? "; refusing to serve it" : "");
     return false;
   }
@@ -910,7 +958,8 @@ int Service::run() {
     auto last_reap = Clock::now();
     while (!server_done.load()) {
       if (g_stop.load() && !server.stopping()) {
-        std::cerr << fmt::format("{{\"event\":\"draining\",\"deadline_seconds\":{}}}\n", cfg_.drain_timeout_s);
+        if (ready_.load())
+          std::cerr << fmt::format("{{\"event\":\"draining\",\"deadline_seconds\":{}}}\n", cfg_.drain_timeout_s);
         server.stop();
       }
       if (Clock::now() - last_reap > std::chrono::seconds(1)) {
@@ -923,7 +972,7 @@ int Service::run() {
   std::cerr << fmt::format("{{\"event\":\"starting\",\"listen\":\"{}:{}\"}}\n", cfg_.host, port);
   int rc = 0;
   if (!load_catalog_and_test()) {
-    rc = 1;
+    rc = start_failure_;
     g_stop = true;
   } else {
     ready_ = true;

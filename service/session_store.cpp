@@ -22,6 +22,8 @@ constexpr size_t kScanEntry = 2 * (sizeof(std::string) + 8 + 16 + 8) + 8;
 
 }  // namespace
 
+size_t observation_overhead() { return 2 * sizeof(Observation) + kScanEntry; }
+
 size_t observation_cost(const Observation& o) {
   return 2 * sizeof(Observation) + heap_block(o.host) + heap_block(o.source) + heap_block(o.text) +
          heap_block(o.metric) + heap_block(o.labels) + heap_block(o.file) + kScanEntry;

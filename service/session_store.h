@@ -44,6 +44,8 @@ using Clock = std::chrono::steady_clock;
 // (runtime/diagnose.cpp: the line, its number, time and offset, held twice
 // while a stream is put in order).
 size_t observation_cost(const Observation& o);
+// The part of observation_cost() that does not depend on the strings.
+size_t observation_overhead();
 
 // A shared byte budget. reserve() never over-commits; release() returns bytes.
 class MemoryBudget {
