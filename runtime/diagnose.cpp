@@ -130,7 +130,8 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
   }
   // Within a stream, lines are taken in provenance order so that the order
   // observations arrived in does not matter.
-  for (auto& [key, s] : streams) {
+  for (auto& entry : streams) {
+    Stream& s = entry.second;  // (a named reference: clang 14 cannot capture a structured binding)
     std::vector<size_t> idx(s.lines.size());
     for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
     std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
