@@ -1027,8 +1027,8 @@ std::string InProcessService::handle_bytes(std::string_view bytes) {
   RequestParser parser({limits::kRequestHead, limits::kHeaderLine, limits::kHeaderCount, cfg.max_body});
   std::string out;
   size_t charged = 0;
-  auto finish = [&](HttpResponse& res, bool keep) {
-    out += serialize_response(res, false, keep);
+  auto finish = [&](HttpResponse& res, bool keep, bool head_only = false) {
+    out += serialize_response(res, head_only, keep);
     return keep;
   };
   while (!bytes.empty()) {
@@ -1062,7 +1062,7 @@ std::string InProcessService::handle_bytes(std::string_view bytes) {
     charged = 0;
     HttpResponse res;
     if (!svc.on_head(req, res)) svc.handle(req, res);
-    if (!finish(res, req.keep_alive() && !res.close)) break;
+    if (!finish(res, req.keep_alive() && !res.close, req.method == "HEAD")) break;
   }
   if (charged) svc.release(charged);
   return out;
