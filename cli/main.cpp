@@ -27,6 +27,7 @@
 #include "cli/eval.h"
 #include "cli/export_patterns.h"
 #include "cli/remote_diagnose.h"
+#include "cli/run_command.h"
 #include "cli/serve_command.h"
 #include "compiler/catalog_loader.h"
 #include "compiler/parser.h"
@@ -57,6 +58,9 @@ Usage:
   culprit check [PATH...] [options]   compile rules and report diagnostics
   culprit eval DIR [options]          score the catalog on labelled bundles
   culprit serve [options]             the attribution service (HTTP, docs/service.md)
+  culprit run --config FILE --once|--watch
+                                      the blueprint: discover, collect, attribute, store
+                                      (docs/blueprint.md)
   culprit export-patterns [options]   print the extractors' regexes (for benchmark peers)
   culprit --version                   print versions
   culprit COMMAND --help              help for one command
@@ -437,6 +441,7 @@ int run(int argc, char** argv) {
   }
   if (cmd == "--version" || cmd == "version") return cmd_version();
   if (cmd == "serve") return culprit::cli::cmd_serve(argc, argv);
+  if (cmd == "run") return culprit::cli::cmd_run(argc, argv);
   if (culprit::cli::wants_remote_diagnose(argc, argv)) return culprit::cli::cmd_diagnose_remote(argc, argv);
   if (cmd == "diagnose") return cmd_diagnose(argc, argv);
   if (cmd == "test") return cmd_test(argc, argv);

@@ -416,8 +416,8 @@ bool load_bundle(const std::string& dir, Bundle& out, std::string& error) {
   for (const auto& p : list_dir(root, "the bundle directory", b.warnings)) {
     std::string name = p.filename().string();
     if (name == "context.json" || name == "logs" || name == "observations.jsonl") continue;
-    // Bundle-level documentation and expectations are not evidence.
-    if (name == "README.md" || name == "expected.json" || name == "expected-verdict.json") continue;
+    // Bundle-level documentation (README.md, a real case's SOURCE.md) and expectations are not evidence.
+    if (name == "README.md" || name == "SOURCE.md" || name == "expected.json" || name == "expected-verdict.json") continue;
     b.ignored_files.push_back(name);
   }
   std::sort(b.ignored_files.begin(), b.ignored_files.end());

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/timestamp.h"
+#include "runtime/collector_report_json.h"
 
 namespace culprit {
 
@@ -175,19 +176,7 @@ J verdict_tail(const Verdict& v, bool include_trail) {
   // a bundle read from disk has none.
   if (!v.coverage.collectors.empty()) {
     J list = J::array();
-    for (const auto& c : v.coverage.collectors) {
-      J r;
-      r["collector"] = c.collector;
-      r["source"] = c.source;
-      r["status"] = c.status;
-      r["reason"] = c.reason;
-      r["nodes_expected"] = c.nodes_expected;
-      r["nodes_covered"] = c.nodes_covered;
-      r["observations"] = c.observations;
-      r["bytes"] = c.bytes;
-      r["errors"] = c.errors;
-      list.push_back(std::move(r));
-    }
+    for (const auto& c : v.coverage.collectors) list.push_back(collector_report_to_json(c));
     cov["collectors"] = std::move(list);
   }
   cov["warnings"] = v.coverage.warnings;

@@ -23,6 +23,7 @@
 #include "base/timestamp.h"
 #include "compiler/catalog_loader.h"
 #include "runtime/bundle.h"
+#include "runtime/collector_report_json.h"
 #include "runtime/diagnose.h"
 #include "runtime/json_input.h"
 #include "runtime/observation_reader.h"
@@ -244,6 +245,18 @@ size_t context_cost(const WorkloadContext& c, size_t json_bytes) {
   return 2 * n;
 }
 
+// What a request holds for its collector reports (kept into the verdict).
+size_t collectors_cost(const std::vector<CollectorReport>& reports) {
+  auto str = [](const std::string& x) { return sizeof(std::string) + (x.capacity() > 15 ? x.capacity() + 17 : 0); };
+  size_t n = 0;
+  for (const auto& r : reports) {
+    n += sizeof(CollectorReport) + str(r.collector) + str(r.source) + str(r.status) + str(r.reason);
+    for (const auto* v : {&r.nodes_expected, &r.nodes_covered, &r.errors})
+      for (const auto& x : *v) n += str(x);
+  }
+  return 2 * n;  // the verdict's coverage holds a copy
+}
+
 bool parse_context(const json& j, WorkloadContext& ctx, std::string& text, BodyError& err, const std::string& pointer) {
   if (!j.is_object()) {
     err = {400, "schema_violation", "the context must be a JSON object", {{"pointer", pointer}}};
@@ -264,6 +277,25 @@ bool parse_context(const json& j, WorkloadContext& ctx, std::string& text, BodyE
     if (!lim.empty()) err = limit_error(lim, why, {{"pointer", pointer}});
     else err = {400, "schema_violation", "invalid context: " + why, {{"pointer", pointer}}};
     return false;
+  }
+  return true;
+}
+
+// The `collectors` of a one-shot request: the caller's collector reports,
+// which the verdict carries in coverage.collectors.
+bool parse_collectors(const json& j, std::vector<CollectorReport>& out, BodyError& err, const std::string& pointer) {
+  if (!j.is_array()) {
+    err = {400, "schema_violation", "'collectors' must be an array of collector reports", {{"pointer", pointer}}};
+    return false;
+  }
+  for (size_t i = 0; i < j.size(); ++i) {
+    CollectorReport r;
+    std::string why;
+    if (!collector_report_from_json(j[i], r, why)) {
+      err = {400, "schema_violation", "invalid collector report: " + why, {{"pointer", fmt::format("{}/{}", pointer, i)}}};
+      return false;
+    }
+    out.push_back(std::move(r));
   }
   return true;
 }
@@ -395,7 +427,9 @@ class Service : public HttpHandler {
   void handle_delete(HttpRequest& req, HttpResponse& res);
 
   // Runs the engine and writes the verdict (or an error) into `res`.
-  void attribute(const HttpRequest& req, HttpResponse& res, WorkloadContext ctx, std::vector<Observation> obs);
+  // `collectors`: the caller's collector reports (one-shot requests only).
+  void attribute(const HttpRequest& req, HttpResponse& res, WorkloadContext ctx, std::vector<Observation> obs,
+                 std::vector<CollectorReport> collectors = {});
   ojson session_json(Session& s);
   void send_body_error(HttpResponse& res, const BodyError& e) { send_error(res, e.status, e.code, e.message, e.details); }
   void answer_fast_route(const Route& r, HttpResponse& res);
@@ -488,10 +522,12 @@ bool Service::read_observations(HttpRequest& req, ObservationSink& sink, json* n
   return true;
 }
 
-void Service::attribute(const HttpRequest& req, HttpResponse& res, WorkloadContext ctx, std::vector<Observation> obs) {
+void Service::attribute(const HttpRequest& req, HttpResponse& res, WorkloadContext ctx, std::vector<Observation> obs,
+                        std::vector<CollectorReport> collectors) {
   DiagnoseRequest dr;
   dr.context = std::move(ctx);
   dr.observations = std::move(obs);
+  dr.collectors = std::move(collectors);
   DiagnoseOptions opt;
   opt.threads = 1;  // the worker pool is the parallelism; one scan thread per request
   opt.max_events = limits::kEventsPerRequest;  // what the request was charged for (event_allowance)
@@ -532,6 +568,7 @@ void Service::handle_attributions(HttpRequest& req, HttpResponse& res) {
     return send_error(res, 429, "too_many_requests", "the service's memory budget is exhausted; retry later",
                       {{"name", "max_total_bytes"}, {"limit", cfg_.max_total_bytes}});
   size_t context_charge = 0;
+  std::vector<CollectorReport> collectors;  // what the caller's collectors gathered (culprit run --service)
   ObservationSink sink([&](size_t total) {
     if (total + context_charge > cfg_.max_session_bytes) return 413;
     if (!held.grow_to(total + context_charge)) return 429;
@@ -541,7 +578,14 @@ void Service::handle_attributions(HttpRequest& req, HttpResponse& res) {
   if (ndjson) {
     json context;
     if (!read_observations(req, sink, &context, err)) return send_body_error(res, err);
-    if (context.is_object() && context.contains("context") && context.size() == 1) context = std::move(context["context"]);
+    // The first line is the bare context, or {"context": ..., "collectors": [...]}.
+    if (context.is_object() && context.contains("context") &&
+        context.size() == (context.contains("collectors") ? 2u : 1u)) {
+      if (context.contains("collectors") && !parse_collectors(context["collectors"], collectors, err, "line 1"))
+        return send_body_error(res, err);
+      json inner = std::move(context["context"]);
+      context = std::move(inner);
+    }
     if (!parse_context(context, ctx, context_text, err, "line 1")) return send_body_error(res, err);
   } else {
     std::string body;
@@ -557,14 +601,16 @@ void Service::handle_attributions(HttpRequest& req, HttpResponse& res) {
       return send_error(res, 400, "schema_violation", "the body must be a JSON object {context, observations}",
                         {{"pointer", ""}});
     for (auto it = j.begin(); it != j.end(); ++it)
-      if (it.key() != "context" && it.key() != "observations")
+      if (it.key() != "context" && it.key() != "observations" && it.key() != "collectors")
         return send_error(res, 400, "schema_violation",
                           fmt::format("unknown key '{}'", truncate_utf8(sanitize_utf8(it.key()), 64)),
                           {{"pointer", "/" + it.key()}});
     if (!j.contains("context"))
       return send_error(res, 400, "schema_violation", "missing 'context'", {{"pointer", "/context"}});
     if (!parse_context(j["context"], ctx, context_text, err, "/context")) return send_body_error(res, err);
-    context_charge = context_cost(ctx, context_text.size());
+    if (j.contains("collectors") && !parse_collectors(j["collectors"], collectors, err, "/collectors"))
+      return send_body_error(res, err);
+    context_charge = context_cost(ctx, context_text.size()) + collectors_cost(collectors);
     if (j.contains("observations")) {
       const auto& arr = j["observations"];
       if (!arr.is_array())
@@ -576,7 +622,8 @@ void Service::handle_attributions(HttpRequest& req, HttpResponse& res) {
   }
   size_t text_bytes = 0;
   for (const auto& o : sink.obs) text_bytes += o.text.size();
-  context_charge = context_cost(ctx, context_text.size()) + event_allowance(sink.obs.size(), text_bytes);
+  context_charge = context_cost(ctx, context_text.size()) + collectors_cost(collectors) +
+                   event_allowance(sink.obs.size(), text_bytes);
   if (sink.cost() + context_charge > cfg_.max_session_bytes)
     return send_error(res, 413, "payload_too_large", "the workload's evidence exceeds the per-request memory limit",
                       {{"name", "max_session_bytes"}, {"limit", cfg_.max_session_bytes}});
@@ -591,7 +638,7 @@ void Service::handle_attributions(HttpRequest& req, HttpResponse& res) {
     if (o.file.empty()) o.file = "observations.jsonl";
     if (o.line == 0) o.line = n;
   }
-  attribute(req, res, std::move(ctx), std::move(sink.obs));
+  attribute(req, res, std::move(ctx), std::move(sink.obs), std::move(collectors));
 }
 
 ojson Service::session_json(Session& s) {

@@ -200,6 +200,7 @@ TEST_CASE("load_bundle: log files, control-plane hosts and ignored files") {
   dir.write("logs/bad host/app.log", "x");                  // not a host name
   dir.write("extra.txt", "x");
   dir.write("README.md", "about this bundle");              // documentation, not evidence
+  dir.write("SOURCE.md", "where this incident came from");  // documentation, not evidence
   dir.write("expected-verdict.json", "{}");
   dir.write("observations.jsonl", "");
   Bundle b;

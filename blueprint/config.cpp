@@ -1,0 +1,555 @@
+// Reading the blueprint's YAML configuration. yaml-cpp is used only here and
+// all its exceptions stop at this file's functions. Validation walks the
+// document once with a table of known keys per mapping, so every unknown
+// key, wrong type and bad value is reported with its position, not only the
+// first one.
+#include "blueprint/config.h"
+
+#include <fmt/format.h>
+#include <glob.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+
+#include "base/text_util.h"
+#include "base/timestamp.h"
+#include "blueprint/hostlist.h"
+
+namespace culprit::blueprint {
+
+namespace fs = std::filesystem;
+
+std::string nearest_name(const std::string& word, const std::vector<std::string>& known) {
+  auto distance = [](const std::string& a, const std::string& b) {
+    std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+      cur[0] = i;
+      for (size_t j = 1; j <= b.size(); ++j)
+        cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      std::swap(prev, cur);
+    }
+    return prev[b.size()];
+  };
+  std::string best;
+  size_t best_d = 3;
+  for (const auto& k : known) {
+    size_t d = distance(word, k);
+    if (d < best_d || (d == best_d && !best.empty() && k < best)) {
+      best_d = d;
+      best = k;
+    }
+  }
+  if (best.empty() && word.size() >= 3)
+    for (const auto& k : known)
+      if (k.rfind(word, 0) == 0 || word.rfind(k, 0) == 0) return k;
+  return best;
+}
+
+bool read_secret(const std::string& file, const std::string& env, std::string& secret, std::string& err) {
+  if (!file.empty()) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) {
+      err = fmt::format("cannot read the secret file {}", file);
+      return false;
+    }
+    std::getline(in, secret);
+    while (!secret.empty() && (secret.back() == '\r' || secret.back() == ' ' || secret.back() == '\t')) secret.pop_back();
+    if (secret.empty()) {
+      err = fmt::format("the secret file {} is empty", file);
+      return false;
+    }
+    return true;
+  }
+  if (!env.empty()) {
+    const char* v = std::getenv(env.c_str());
+    if (!v || !*v) {
+      err = fmt::format("the environment variable {} is not set", env);
+      return false;
+    }
+    secret = v;
+    return true;
+  }
+  err = "no secret configured";
+  return false;
+}
+
+namespace {
+
+// Walks one document, reporting into a Diagnostics sink.
+class Reader {
+ public:
+  Reader(std::shared_ptr<const SourceFile> file, Diagnostics& d, std::string dir)
+      : file_(std::move(file)), d_(d), dir_(std::move(dir)) {}
+
+  SourceRange at(const YAML::Node& n, size_t width = 0) const {
+    SourceRange r;
+    r.file = file_.get();
+    YAML::Mark m = n.Mark();
+    if (m.is_null()) return r;
+    r.line = static_cast<uint32_t>(m.line + 1);
+    r.col = static_cast<uint32_t>(m.column + 1);
+    r.end_line = r.line;
+    r.end_col = r.col + static_cast<uint32_t>(width ? width : (n.IsScalar() ? std::max<size_t>(1, n.Scalar().size()) : 1));
+    return r;
+  }
+  void error(const char* code, const YAML::Node& n, std::string msg) { d_.error(code, at(n), std::move(msg)); }
+  void warning(const char* code, const YAML::Node& n, std::string msg) { d_.warning(code, at(n), std::move(msg)); }
+
+  // Checks that `n` is a mapping and calls `handle(key, value)` for each
+  // known key; unknown and repeated keys are errors. `where` names the
+  // mapping in messages ("discovery.slurm").
+  void map(const YAML::Node& n, const std::string& where, const std::vector<std::string>& known,
+           const std::function<void(const std::string&, const YAML::Node&)>& handle) {
+    if (n.IsNull()) return;
+    if (!n.IsMap()) {
+      error("B0103", n, fmt::format("'{}' must be a mapping of keys to values", where));
+      return;
+    }
+    std::map<std::string, int> seen;
+    for (auto it = n.begin(); it != n.end(); ++it) {
+      const YAML::Node& k = it->first;
+      if (!k.IsScalar()) {
+        error("B0103", k, fmt::format("keys of '{}' must be plain names", where));
+        continue;
+      }
+      std::string key = k.Scalar();
+      if (std::find(known.begin(), known.end(), key) == known.end()) {
+        std::string near = nearest_name(key, known);
+        error("B0102", k,
+              near.empty() ? fmt::format("unknown key '{}' in '{}' (known: {})", key, where, fmt::join(known, ", "))
+                           : fmt::format("unknown key '{}' (did you mean '{}'?)", key, near));
+        continue;
+      }
+      if (seen.count(key)) {
+        error("B0108", k, fmt::format("key '{}' is given twice (first on line {})", key, seen[key]));
+        continue;
+      }
+      seen[key] = k.Mark().line + 1;
+      handle(key, it->second);
+    }
+  }
+
+  bool scalar(const YAML::Node& n, const std::string& key, std::string& out) {
+    if (!n.IsScalar()) {
+      error("B0103", n, fmt::format("'{}' must be a single value", key));
+      return false;
+    }
+    out = n.Scalar();
+    return true;
+  }
+  bool string(const YAML::Node& n, const std::string& key, std::string& out, bool allow_empty = false) {
+    if (!scalar(n, key, out)) return false;
+    if (out.empty() && !allow_empty) {
+      error("B0104", n, fmt::format("'{}' must not be empty", key));
+      return false;
+    }
+    return true;
+  }
+  bool oneof(const YAML::Node& n, const std::string& key, const std::vector<std::string>& values, std::string& out) {
+    if (!scalar(n, key, out)) return false;
+    if (std::find(values.begin(), values.end(), out) != values.end()) return true;
+    std::string near = nearest_name(out, values);
+    error("B0104", n, fmt::format("'{}' must be one of {}{}", key, fmt::join(values, ", "),
+                                  near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near)));
+    return false;
+  }
+  bool duration(const YAML::Node& n, const std::string& key, int64_t& out, int64_t min = 0) {
+    std::string s;
+    if (!scalar(n, key, s)) return false;
+    auto d = parse_duration(s);
+    if (!d || *d < min) {
+      error("B0104", n, fmt::format("'{}' must be a duration such as 90s, 10m or 24h{}", key,
+                                    min > 0 ? fmt::format(" (at least {})", format_duration(min)) : ""));
+      return false;
+    }
+    out = *d;
+    return true;
+  }
+  bool time(const YAML::Node& n, const std::string& key, std::optional<int64_t>& out) {
+    std::string s;
+    if (!scalar(n, key, s)) return false;
+    auto t = parse_rfc3339(s);
+    if (!t) {
+      error("B0104", n, fmt::format("'{}' must be an RFC 3339 time with a zone, such as 2026-03-14T01:30:00Z", key));
+      return false;
+    }
+    out = *t;
+    return true;
+  }
+  bool integer(const YAML::Node& n, const std::string& key, int64_t& out, int64_t lo, int64_t hi) {
+    std::string s;
+    if (!scalar(n, key, s)) return false;
+    char* end = nullptr;
+    errno = 0;
+    long long v = std::strtoll(s.c_str(), &end, 10);
+    if (s.empty() || *end || errno || v < lo || v > hi) {
+      error("B0104", n, fmt::format("'{}' must be an integer from {} to {}", key, lo, hi));
+      return false;
+    }
+    out = v;
+    return true;
+  }
+  bool boolean(const YAML::Node& n, const std::string& key, bool& out) {
+    std::string s;
+    if (!scalar(n, key, s)) return false;
+    if (s == "true" || s == "yes" || s == "on") out = true;
+    else if (s == "false" || s == "no" || s == "off") out = false;
+    else {
+      error("B0104", n, fmt::format("'{}' must be true or false", key));
+      return false;
+    }
+    return true;
+  }
+  // A list of strings; a single string is a list of one.
+  bool strings(const YAML::Node& n, const std::string& key, std::vector<std::string>& out) {
+    out.clear();
+    if (n.IsScalar()) {
+      out.push_back(n.Scalar());
+      return true;
+    }
+    if (!n.IsSequence()) {
+      error("B0103", n, fmt::format("'{}' must be a value or a list of values", key));
+      return false;
+    }
+    bool ok = true;
+    for (const auto& item : n) {
+      std::string s;
+      if (string(item, key, s)) out.push_back(s);
+      else ok = false;
+    }
+    return ok;
+  }
+  bool nodes(const YAML::Node& n, const std::string& key, std::vector<std::string>& out) {
+    std::vector<std::string> lists;
+    if (!strings(n, key, lists)) return false;
+    out.clear();
+    for (const auto& l : lists) {
+      std::vector<std::string> hosts;
+      std::string err;
+      if (!expand_hostlist(l, hosts, err)) {
+        error("B0104", n, fmt::format("'{}': bad hostlist '{}': {}", key, l, err));
+        return false;
+      }
+      out.insert(out.end(), hosts.begin(), hosts.end());
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return true;
+  }
+  std::string path(const std::string& p) const {
+    if (p.empty() || fs::path(p).is_absolute()) return p;
+    return (fs::path(dir_) / p).lexically_normal().string();
+  }
+  void require(const YAML::Node& map_node, const std::string& where, std::initializer_list<const char*> keys) {
+    if (!map_node.IsMap()) return;
+    for (const char* k : keys)
+      if (!map_node[k]) error("B0105", map_node, fmt::format("'{}' needs the key '{}'", where, k));
+  }
+
+ private:
+  std::shared_ptr<const SourceFile> file_;
+  Diagnostics& d_;
+  std::string dir_;
+};
+
+const std::vector<std::string> kTerminalStates = {"BOOT_FAIL", "CANCELLED", "COMPLETED", "DEADLINE",     "FAILED",
+                                                  "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED", "REQUEUED", "REVOKED",
+                                                  "SPECIAL_EXIT", "TIMEOUT"};
+
+void read_static(Reader& r, const YAML::Node& n, StaticDiscoveryConfig& out) {
+  out.enabled = true;
+  r.map(n, "discovery.static", {"bundles", "workloads"}, [&](const std::string& key, const YAML::Node& v) {
+    if (key == "bundles") {
+      std::vector<std::string> patterns;
+      if (!r.strings(v, "bundles", patterns)) return;
+      for (const auto& p : patterns) {
+        std::string full = r.path(p);
+        glob_t g{};
+        int rc = glob(full.c_str(), GLOB_MARK, nullptr, &g);
+        std::vector<std::string> found;
+        bool is_glob = p.find_first_of("*?[") != std::string::npos;
+        if (rc == 0)
+          for (size_t i = 0; i < g.gl_pathc; ++i) {
+            std::string m = g.gl_pathv[i];
+            while (m.size() > 1 && m.back() == '/') m.pop_back();
+            if (fs::exists(fs::path(m) / "context.json")) found.push_back(m);
+            else if (!is_glob) r.error("B0104", v, fmt::format("'{}' is not a bundle directory (no context.json)", m));
+          }
+        globfree(&g);
+        if (found.empty() && (is_glob || rc != 0))
+          r.warning("B0201", v, fmt::format("'{}' matches no bundle directory", p));
+        out.bundles.insert(out.bundles.end(), found.begin(), found.end());
+      }
+      std::sort(out.bundles.begin(), out.bundles.end());
+      out.bundles.erase(std::unique(out.bundles.begin(), out.bundles.end()), out.bundles.end());
+    } else if (key == "workloads") {
+      if (!v.IsSequence()) {
+        r.error("B0103", v, "'workloads' must be a list");
+        return;
+      }
+      for (const auto& w : v) {
+        StaticWorkloadConfig wl;
+        r.require(w, "workloads[]", {"id", "nodes"});
+        r.map(w, "discovery.static.workloads[]",
+              {"id", "scheduler", "cluster", "start", "end", "nodes", "state", "exit_code"},
+              [&](const std::string& k, const YAML::Node& x) {
+                if (k == "id") r.string(x, k, wl.id);
+                else if (k == "scheduler") r.oneof(x, k, {"static", "slurm", "kubernetes"}, wl.scheduler);
+                else if (k == "cluster") r.string(x, k, wl.cluster);
+                else if (k == "start") r.time(x, k, wl.start);
+                else if (k == "end") r.time(x, k, wl.end);
+                else if (k == "nodes") r.nodes(x, k, wl.nodes);
+                else if (k == "state") {
+                  std::string s;
+                  if (r.scalar(x, k, s)) {
+                    for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+                    if (std::find(kTerminalStates.begin(), kTerminalStates.end(), s) == kTerminalStates.end())
+                      r.error("B0104", x, fmt::format("'state' must be one of {}", fmt::join(kTerminalStates, ", ")));
+                    wl.state = s;
+                  }
+                } else if (k == "exit_code") {
+                  int64_t e = 0;
+                  if (r.integer(x, k, e, -1000000, 1000000)) wl.exit_code = e;
+                }
+              });
+        if (wl.start && wl.end && *wl.end < *wl.start) r.error("B0104", w, "'end' is before 'start'");
+        if (!wl.id.empty()) out.workloads.push_back(std::move(wl));
+      }
+    }
+  });
+}
+
+void read_slurm(Reader& r, const YAML::Node& n, SlurmDiscoveryConfig& out) {
+  out.enabled = true;
+  r.map(n, "discovery.slurm", {"sacct", "slurm_conf", "clusters", "states", "attempts", "lookback", "timeout"},
+        [&](const std::string& key, const YAML::Node& v) {
+          if (key == "sacct") {
+            if (r.string(v, key, out.sacct) && out.sacct.find('/') != std::string::npos) out.sacct = r.path(out.sacct);
+          } else if (key == "slurm_conf") {
+            if (r.string(v, key, out.slurm_conf)) out.slurm_conf = r.path(out.slurm_conf);
+          } else if (key == "clusters") r.strings(v, key, out.clusters);
+          else if (key == "states") {
+            std::vector<std::string> s;
+            if (!r.strings(v, key, s)) return;
+            out.states.clear();
+            for (auto st : s) {
+              for (auto& c : st) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+              if (std::find(kTerminalStates.begin(), kTerminalStates.end(), st) == kTerminalStates.end()) {
+                std::string near = nearest_name(st, kTerminalStates);
+                r.error("B0104", v, fmt::format("unknown terminal state '{}'{}", st,
+                                                near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near)));
+                continue;
+              }
+              out.states.push_back(st);
+            }
+            std::sort(out.states.begin(), out.states.end());
+          } else if (key == "attempts") {
+            std::string a;
+            if (r.oneof(v, key, {"job", "step"}, a)) out.step_attempts = a == "step";
+          } else if (key == "lookback") r.duration(v, key, out.lookback, 1000000000LL);
+          else if (key == "timeout") r.duration(v, key, out.timeout, 1000000000LL);
+        });
+}
+
+void read_files(Reader& r, const YAML::Node& n, FilesCollectorConfig& out) {
+  if (!n.IsSequence()) {
+    r.error("B0103", n, "'collectors.files' must be a list of {source, path} entries");
+    return;
+  }
+  for (const auto& e : n) {
+    FileSourceConfig f;
+    f.line = e.Mark().line + 1;
+    r.require(e, "collectors.files[]", {"source", "path"});
+    r.map(e, "collectors.files[]", {"source", "path", "host", "format"}, [&](const std::string& k, const YAML::Node& v) {
+      if (k == "source") {
+        if (r.string(v, k, f.source)) {
+          bool ok = true;
+          for (char c : f.source) ok = ok && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-');
+          if (!ok) r.error("B0104", v, "'source' must be a lowercase name ([a-z0-9_-]+), such as kernel or app");
+        }
+      } else if (k == "path") {
+        if (r.string(v, k, f.path)) {
+          // Check the template's placeholders now, not at the first attempt.
+          static const std::vector<std::string> kVars = {"node", "job_id", "source", "date", "cluster", "user", "work_dir"};
+          for (size_t i = f.path.find('{'); i != std::string::npos; i = f.path.find('{', i + 1)) {
+            size_t close = f.path.find('}', i);
+            std::string var = close == std::string::npos ? "" : f.path.substr(i + 1, close - i - 1);
+            if (std::find(kVars.begin(), kVars.end(), var) == kVars.end()) {
+              std::string near = nearest_name(var, kVars);
+              r.error("B0104", v, fmt::format("unknown placeholder '{{{}}}' in 'path' (known: {{{}}}){}", var,
+                                              fmt::join(kVars, "} {"),
+                                              near.empty() ? "" : fmt::format("; did you mean '{{{}}}'?", near)));
+            }
+          }
+          if (f.path.rfind("{work_dir}", 0) != 0) f.path = r.path(f.path);
+        }
+      } else if (k == "host") r.string(v, k, f.host);
+      else if (k == "format") r.oneof(v, k, {"auto", "plain", "gzip"}, f.format);
+    });
+    if (!f.path.empty() && f.path.find("{node}") == std::string::npos && f.host.empty())
+      r.error("B0105", e, "a 'path' without {node} needs 'host': the (control-plane) host its lines come from");
+    if (!f.path.empty() && f.path.find("{node}") != std::string::npos && !f.host.empty())
+      r.error("B0104", e, "'host' applies only to a 'path' without {node}");
+    if (!f.source.empty() && !f.path.empty()) out.sources.push_back(std::move(f));
+  }
+}
+
+void read_service(Reader& r, const YAML::Node& n, ServiceClientConfig& out) {
+  r.require(n, "attribution.service", {"url"});
+  r.map(n, "attribution.service", {"url", "token_file", "token_env", "timeout", "token"},
+        [&](const std::string& k, const YAML::Node& v) {
+          if (k == "url") {
+            if (r.string(v, k, out.url) && out.url.rfind("http://", 0) != 0 && out.url.rfind("https://", 0) != 0)
+              r.error("B0104", v, "'url' must start with http:// or https://");
+          } else if (k == "token_file") {
+            if (r.string(v, k, out.token_file)) out.token_file = r.path(out.token_file);
+          } else if (k == "token_env") r.string(v, k, out.token_env);
+          else if (k == "timeout") r.duration(v, k, out.timeout, 1000000000LL);
+          else if (k == "token")
+            r.error("B0106", v, "secrets are never read from the configuration: use 'token_file' or 'token_env'");
+        });
+}
+
+void read_store(Reader& r, const YAML::Node& n, StoreConfig& out) {
+  auto url = [&](const YAML::Node& v) {
+    if (!r.string(v, "url", out.url)) return;
+    if (out.url.rfind("sqlite:", 0) == 0) {
+      std::string p = out.url.substr(7);
+      if (p.empty()) r.error("B0104", v, "'sqlite:' needs a path, such as sqlite:culprit.db");
+      else out.url = "sqlite:" + r.path(p);
+    } else if (out.url.rfind("postgresql://", 0) == 0 || out.url.rfind("postgres://", 0) == 0) {
+      std::string rest = out.url.substr(out.url.find("://") + 3);
+      size_t at = rest.find('@'), slash = rest.find('/');
+      std::string userinfo = at != std::string::npos && (slash == std::string::npos || at < slash) ? rest.substr(0, at) : "";
+      if (userinfo.find(':') != std::string::npos || out.url.find("password=") != std::string::npos)
+        r.error("B0106", v, "the store URL carries a password: put it in 'password_file' or 'password_env' "
+                            "(or libpq's PGPASSFILE/PGPASSWORD) instead");
+    } else {
+      r.error("B0104", v, "'url' must be sqlite:PATH or postgresql://[user@]host[:port]/database");
+    }
+  };
+  if (n.IsScalar()) {
+    url(n);
+    return;
+  }
+  r.map(n, "store", {"url", "password_file", "password_env", "password"}, [&](const std::string& k, const YAML::Node& v) {
+    if (k == "url") url(v);
+    else if (k == "password_file") {
+      if (r.string(v, k, out.password_file)) out.password_file = r.path(out.password_file);
+    } else if (k == "password_env") r.string(v, k, out.password_env);
+    else if (k == "password")
+      r.error("B0106", v, "secrets are never read from the configuration: use 'password_file' or 'password_env'");
+  });
+}
+
+}  // namespace
+
+bool parse_config(const std::string& path, const std::string& text, BlueprintConfig& out, Diagnostics& diags) {
+  auto file = make_source_file(path, text);
+  diags.keep(file);
+  out = BlueprintConfig{};
+  out.path = path;
+  std::error_code ec;
+  out.dir = fs::absolute(fs::path(path).parent_path(), ec).lexically_normal().string();
+  if (out.dir.empty()) out.dir = fs::current_path(ec).string();
+  Reader r(file, diags, out.dir);
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    SourceRange where;
+    where.file = file.get();
+    if (!e.mark.is_null()) {
+      where.line = static_cast<uint32_t>(e.mark.line + 1);
+      where.col = static_cast<uint32_t>(e.mark.column + 1);
+      where.end_line = where.line;
+      where.end_col = where.col + 1;
+    }
+    diags.error("B0101", where, "not valid YAML: " + e.msg);
+    return false;
+  } catch (const std::exception& e) {
+    diags.error("B0101", SourceRange{file.get(), 1, 1, 1, 2}, std::string("not valid YAML: ") + e.what());
+    return false;
+  }
+  if (!root.IsMap()) {
+    diags.error("B0103", SourceRange{file.get(), 1, 1, 1, 2},
+                "the configuration must be a mapping with keys such as discovery, collectors, store");
+    return false;
+  }
+  try {
+    r.map(root, "the configuration", {"cluster", "discovery", "collectors", "attribution", "store", "output", "watch"},
+          [&](const std::string& key, const YAML::Node& v) {
+            if (key == "cluster") r.string(v, key, out.cluster);
+            else if (key == "discovery") {
+              r.map(v, "discovery", {"static", "slurm"}, [&](const std::string& k, const YAML::Node& x) {
+                if (k == "static") read_static(r, x, out.static_discovery);
+                else read_slurm(r, x, out.slurm);
+              });
+            } else if (key == "collectors") {
+              r.map(v, "collectors", {"files"}, [&](const std::string& k, const YAML::Node& x) { read_files(r, x, out.files); });
+            } else if (key == "attribution") {
+              r.map(v, "attribution", {"rules", "stdlib", "engine", "threads", "slack_before", "slack_after", "service"},
+                    [&](const std::string& k, const YAML::Node& x) {
+                      auto& a = out.attribution;
+                      if (k == "rules") {
+                        if (r.strings(x, k, a.rules))
+                          for (auto& p : a.rules) p = r.path(p);
+                      } else if (k == "stdlib") r.boolean(x, k, a.stdlib);
+                      else if (k == "engine") r.oneof(x, k, {"jit", "interp"}, a.engine);
+                      else if (k == "threads") {
+                        int64_t t = 0;
+                        if (r.integer(x, k, t, 1, 1024)) a.threads = static_cast<unsigned>(t);
+                      } else if (k == "slack_before") r.duration(x, k, a.slack_before);
+                      else if (k == "slack_after") r.duration(x, k, a.slack_after);
+                      else if (k == "service") {
+                        a.service.emplace();
+                        read_service(r, x, *a.service);
+                      }
+                    });
+            } else if (key == "store") read_store(r, v, out.store);
+            else if (key == "output") {
+              r.map(v, "output", {"stdout", "explain"}, [&](const std::string& k, const YAML::Node& x) {
+                if (k == "stdout") r.oneof(x, k, {"jsonl", "text", "none"}, out.output.stdout_format);
+                else r.boolean(x, k, out.output.explain);
+              });
+            } else if (key == "watch") {
+              r.map(v, "watch", {"interval", "overlap"}, [&](const std::string& k, const YAML::Node& x) {
+                if (k == "interval") r.duration(x, k, out.watch.interval, 1000000000LL);
+                else r.duration(x, k, out.watch.overlap);
+              });
+            }
+          });
+  } catch (const std::exception& e) {
+    diags.error("B0101", SourceRange{file.get(), 1, 1, 1, 2}, std::string("cannot read the configuration: ") + e.what());
+    return false;
+  }
+  if (!diags.has_errors() && !out.static_discovery.enabled && !out.slurm.enabled)
+    diags.error("B0105", SourceRange{file.get(), 1, 1, 1, 2},
+                "nothing to discover: add 'discovery.static' or 'discovery.slurm'");
+  return !diags.has_errors();
+}
+
+bool load_config(const std::string& path, BlueprintConfig& out, Diagnostics& diags, std::string& io_error) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) {
+    io_error = fmt::format("cannot read the configuration {}: {}", path, ec ? ec.message() : "not a regular file");
+    return false;
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (!in.good() && !in.eof()) {
+    io_error = fmt::format("cannot read the configuration {}", path);
+    return false;
+  }
+  return parse_config(path, ss.str(), out, diags);
+}
+
+}  // namespace culprit::blueprint

@@ -1,0 +1,49 @@
+// The files collector: log files on a shared or local filesystem, found by
+// path templates (docs/blueprint-config.md, "collectors.files").
+//
+// Each configured source has a path template. Placeholders are replaced per
+// attempt: {node} by each of its nodes (one host per file), {job_id},
+// {source}, {date} (each UTC date YYYY-MM-DD the scope touches), {cluster},
+// {user}, {work_dir}; the result is a glob, so `kern.log*` also finds
+// `kern.log.1` and `kern.log.2.gz`. A path without {node} belongs to the
+// configured `host`: a control-plane host such as the slurmctld machine, or
+// `{batch_node}`, the attempt's first node, where a Slurm job's own output
+// (slurm-%j.out) is written.
+//
+// Only the scope is read. For each file the first and last timestamped lines
+// decide: wholly before or after the scope, skipped unread; wholly inside (or
+// without timestamps, like most job output), streamed whole by the scanner
+// with no copy; straddling a bound, the start is found by a binary search on
+// line timestamps (the file is taken to be written in time order, as logs
+// are) and only the lines from there to the end of the scope are read, as
+// observations that keep the file's own line numbers and byte offsets.
+// Gzip files (rotations) cannot be seeked: they are decompressed as a stream
+// and only the lines in scope are kept; reading stops at the first line past
+// the scope.
+//
+// Thread-safety: immutable after construction; collect() may run
+// concurrently.
+#pragma once
+
+#include "blueprint/collector.h"
+#include "blueprint/config.h"
+
+namespace culprit::blueprint {
+
+class FilesCollector final : public Collector {
+ public:
+  explicit FilesCollector(FilesCollectorConfig config) : config_(std::move(config)) {}
+  std::string name() const override { return "files"; }
+  void collect(const CollectRequest& request, Collected& out) const override;
+
+ private:
+  FilesCollectorConfig config_;
+};
+
+// The template with every placeholder but {node} and {date} replaced
+// (exposed for tests). Values are used as written; a value containing '/'
+// or a glob character is refused for {node}, {job_id}, {user} (false).
+bool expand_path_template(const std::string& tmpl, const std::string& node, const std::string& date,
+                          const std::string& source, const Attempt& attempt, std::string& out);
+
+}  // namespace culprit::blueprint

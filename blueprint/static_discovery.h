@@ -1,0 +1,34 @@
+// Static discovery: the workloads listed in the configuration, and bundle
+// directories (docs/bundle.md) whose context.json is the attempt and whose
+// logs are its evidence (collected by BundleCollector, not by the
+// configured collectors).
+#pragma once
+
+#include "blueprint/config.h"
+#include "blueprint/discovery.h"
+
+namespace culprit::blueprint {
+
+class StaticDiscovery final : public Discovery {
+ public:
+  StaticDiscovery(StaticDiscoveryConfig config, std::string cluster)
+      : config_(std::move(config)), cluster_(std::move(cluster)) {}
+  std::string name() const override { return "static"; }
+  // Every listed attempt, whatever the window (a static list has no "new").
+  bool discover(const DiscoveryWindow& window, DiscoveryResult& out, std::string& error) override;
+
+ private:
+  StaticDiscoveryConfig config_;
+  std::string cluster_;
+};
+
+// The evidence of a bundle attempt: its logs/<host>/<source>.log files and
+// observations.jsonl, exactly as `culprit diagnose BUNDLE` reads them. Used
+// for attempts with a bundle_dir; reports as collector "bundle".
+class BundleCollector final : public Collector {
+ public:
+  std::string name() const override { return "bundle"; }
+  void collect(const CollectRequest& request, Collected& out) const override;
+};
+
+}  // namespace culprit::blueprint

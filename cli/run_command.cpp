@@ -1,0 +1,208 @@
+// `culprit run`: options, configuration and the attribution backend; the
+// loop itself is blueprint/runner.h.
+#include "cli/run_command.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <iostream>
+
+#include "blueprint/config.h"
+#include "blueprint/runner.h"
+#include "cli/args.h"
+#include "cli/catalog_choice.h"
+
+namespace culprit::cli {
+
+namespace {
+
+const char* kRunHelp = R"(Usage: culprit run --config FILE (--once | --watch) [options]
+
+The blueprint: discovers workload attempts that ended (Slurm through sacct,
+or the workloads and bundles the configuration lists), collects their
+evidence (log files by path template), attributes each one (in this process
+or through a `culprit serve`), and writes the verdicts to the store and to
+stdout. Attempts already in the store are skipped, so runs can repeat.
+See docs/blueprint.md and docs/blueprint-config.md.
+
+Options:
+  --config FILE        the configuration (YAML)
+  --once               process the current window and exit
+  --watch              poll every watch.interval until SIGTERM/SIGINT;
+                       progress is kept in the store, so a restart goes on
+  --store URL          sqlite:PATH or postgresql://[user@]host[:port]/db
+                       (overrides the configuration; default sqlite:culprit.db
+                       in the working directory). Passwords: PGPASSWORD,
+                       PGPASSFILE or store.password_file, never the URL
+  --service URL        attribute through a `culprit serve` at URL
+  --token-file FILE    its bearer token (with --service)
+  --format jsonl|text|none
+                       what stdout gets per attempt (default: the
+                       configuration's output.stdout, else jsonl)
+  --check              validate the configuration and exit
+  --polls N            with --watch: stop after N polls
+  --engine jit|interp, --no-cache, --cache-dir DIR, --rules PATH, --no-stdlib
+                       the in-process catalog (added to the configuration's)
+  -h, --help           this help
+
+Exit status: 0 every attempt attributed or already stored, 1 some attempt
+failed and is left for the next run, 2 bad usage or configuration, 3 the
+store, the service or discovery could not be used.
+)";
+
+std::atomic<bool> g_stop{false};
+void on_signal(int) { g_stop.store(true); }
+
+int usage(const std::string& msg) {
+  std::cerr << fmt::format("culprit run: {}\nTry 'culprit run --help'.\n", msg);
+  return 2;
+}
+
+}  // namespace
+
+int cmd_run(int argc, char** argv) {
+  ArgSpec spec = with_catalog_options(
+      {{"once", "watch", "help", "check"}, {"config", "store", "service", "token-file", "format", "polls"}});
+  Args a;
+  std::string err;
+  if (!parse_args(argc, argv, 2, spec, a, err)) return usage(err);
+  if (a.has("help")) {
+    std::cout << kRunHelp;
+    return 0;
+  }
+  if (!a.positionals.empty()) return usage("unexpected argument '" + a.positionals[0] + "'");
+  auto config_path = a.last("config");
+  if (!config_path) return usage("--config FILE is required");
+  if (!a.has("check") && a.has("once") == a.has("watch")) return usage("give exactly one of --once and --watch");
+  int max_polls = 0;
+  if (auto n = a.last("polls")) {
+    char* end = nullptr;
+    long v = std::strtol(n->c_str(), &end, 10);
+    if (n->empty() || *end || v < 1) return usage("--polls must be a positive integer");
+    if (!a.has("watch")) return usage("--polls applies only with --watch");
+    max_polls = static_cast<int>(v);
+  }
+
+  blueprint::BlueprintConfig cfg;
+  Diagnostics diags;
+  std::string io_error;
+  bool ok = blueprint::load_config(*config_path, cfg, diags, io_error);
+  if (!diags.all().empty()) std::cerr << diags.render(isatty(STDERR_FILENO));
+  if (!io_error.empty()) {
+    std::cerr << "culprit run: " << io_error << "\n";
+    return 2;
+  }
+  if (!ok) {
+    std::cerr << fmt::format("culprit run: {} has {} error{}\n", *config_path, diags.error_count(),
+                             diags.error_count() == 1 ? "" : "s");
+    return 2;
+  }
+
+  // Command-line overrides.
+  if (auto s = a.last("store")) {
+    cfg.store.url = *s;
+    std::string rest = s->substr(s->find("://") == std::string::npos ? 0 : s->find("://") + 3);
+    size_t at = rest.find('@');
+    if (s->find("://") != std::string::npos && at != std::string::npos && rest.substr(0, at).find(':') != std::string::npos)
+      return usage("--store carries a password (visible to every user in the process list): use PGPASSWORD, PGPASSFILE "
+                   "or store.password_file");
+  }
+  if (cfg.store.url.empty()) cfg.store.url = "sqlite:culprit.db";
+  if (auto f = a.last("format")) {
+    if (*f != "jsonl" && *f != "text" && *f != "none") return usage("--format must be jsonl, text or none");
+    cfg.output.stdout_format = *f;
+  }
+  if (auto u = a.last("service")) {
+    if (u->rfind("http://", 0) != 0 && u->rfind("https://", 0) != 0) return usage("--service must be an http:// or https:// URL");
+    if (!cfg.attribution.service) cfg.attribution.service.emplace();
+    cfg.attribution.service->url = *u;
+  }
+  if (auto t = a.last("token-file")) {
+    if (!cfg.attribution.service) return usage("--token-file applies only with --service");
+    cfg.attribution.service->token_file = *t;
+    cfg.attribution.service->token_env.clear();
+  }
+  if (a.has("check")) {
+    std::cout << fmt::format("ok: {}: {}{}{} collector source{}, store {}, attribution {}\n", *config_path,
+                             cfg.static_discovery.enabled ? fmt::format("static discovery ({} bundles, {} workloads), ",
+                                                                         cfg.static_discovery.bundles.size(),
+                                                                         cfg.static_discovery.workloads.size())
+                                                          : "",
+                             cfg.slurm.enabled ? "Slurm discovery, " : "", cfg.files.sources.size(),
+                             cfg.files.sources.size() == 1 ? "" : "s", blueprint::redact_url(cfg.store.url),
+                             cfg.attribution.service ? cfg.attribution.service->url : "in-process");
+    return 0;
+  }
+
+  blueprint::RunSetup setup;
+  setup.config = &cfg;
+  setup.watch = a.has("watch");
+  setup.max_polls = max_polls;
+  setup.log = &std::cerr;
+  setup.log_is_terminal = isatty(STDERR_FILENO);
+  setup.out = cfg.output.stdout_format == "none" ? nullptr : &std::cout;
+
+  if (cfg.attribution.service) {
+    for (const char* local : {"rules", "engine", "cache-dir"})
+      if (a.last(local)) return usage(fmt::format("--{} does not apply with --service (the service's catalog applies)", local));
+    auto svc = blueprint::ServiceAttribution::make(*cfg.attribution.service, cfg.output.explain, err);
+    if (!svc) {
+      std::cerr << "culprit run: " << err << "\n";
+      return 2;
+    }
+    if (!svc->ready(err)) {
+      std::cerr << "culprit run: " << err << "\n";
+      return 3;
+    }
+    if (!svc->authorized(err)) {
+      std::cerr << "culprit run: " << err << "\n";
+      return 2;
+    }
+    setup.attribution = std::move(svc);
+  } else {
+    AttributorConfig acfg;
+    // The configuration's catalog, then the command line's additions.
+    Args catalog_args = a;
+    if (!cfg.attribution.stdlib) catalog_args.flags.insert("no-stdlib");
+    if (!cfg.attribution.engine.empty() && !a.last("engine")) catalog_args.options["engine"] = {cfg.attribution.engine};
+    auto& rules = catalog_args.options["rules"];
+    rules.insert(rules.begin(), cfg.attribution.rules.begin(), cfg.attribution.rules.end());
+    if (!catalog_config(catalog_args, {}, acfg, err)) return usage(err);
+    auto attributor = open_attributor("run", acfg, true, "refusing to attribute with it (run 'culprit test')");
+    if (!attributor) return 2;
+    for (const auto& x : attributor->catalog().extractors)
+      for (const auto& s : x.sources) setup.wanted_sources.insert(s);
+    DiagnoseOptions opt;
+    opt.threads = cfg.attribution.threads;
+    opt.slack_before = cfg.attribution.slack_before;
+    opt.slack_after = cfg.attribution.slack_after;
+    setup.attribution = std::make_unique<blueprint::InProcessAttribution>(attributor, opt, cfg.output.explain);
+  }
+
+  std::string password;
+  if (!cfg.store.password_file.empty() || !cfg.store.password_env.empty())
+    if (!blueprint::read_secret(cfg.store.password_file, cfg.store.password_env, password, err)) {
+      std::cerr << "culprit run: store password: " << err << "\n";
+      return 2;
+    }
+  setup.store = blueprint::Store::open(cfg.store.url, password, err);
+  if (!setup.store) {
+    std::cerr << "culprit run: " << err << "\n";
+    return 3;
+  }
+  blueprint::make_pipeline(cfg, setup);
+
+  // A service that answers before reading the whole body (401, 413) closes
+  // the connection: that is an error answer to report, not a reason to die.
+  signal(SIGPIPE, SIG_IGN);
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+  return blueprint::run_blueprint(setup, g_stop);
+}
+
+}  // namespace culprit::cli

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# `culprit run --watch` against a real Slurm 22.05 (slurmctld + slurmd +
+# slurmdbd + MariaDB + munge) started here on 127.0.0.1: jobs that fail,
+# time out, are cancelled and hit NODE_FAIL (with and without requeue) are
+# discovered with the state, nodes and window sacct reports, their output
+# files are collected, verdicts land in the store, SIGTERM stops the run
+# cleanly and a second run adds nothing. Prints the time from each job's end
+# to its stored verdict.
+#
+#   check_slurm.sh CULPRIT        (KEEP=1 keeps the directory for a look)
+set -euo pipefail
+CULPRIT=$(readlink -f "$1")
+HERE=$(cd "$(dirname "$0")" && pwd)
+for tool in slurmctld slurmd slurmdbd mariadbd munged sbatch sacct; do
+  command -v "$tool" >/dev/null || { echo "check_slurm: $tool is not installed (scripts/install-deps.sh installs it)"; exit 1; }
+done
+D=$(mktemp -d /tmp/culprit-slurm.XXXXXX)
+RUN_PID=""
+cleanup() {
+  [ -n "$RUN_PID" ] && kill -0 "$RUN_PID" 2>/dev/null && kill -9 "$RUN_PID"
+  D=$D "$HERE/slurm_cluster.sh" stop || true
+  if [ "${KEEP:-0}" = 1 ]; then echo "check_slurm: kept $D"; else rm -rf "$D"; fi
+}
+trap cleanup EXIT
+fail() { echo "check_slurm: FAIL: $*"; echo "--- culprit run log:"; cat "$D/run.log" 2>/dev/null | tail -40; exit 1; }
+t0=$(date +%s)
+
+D=$D "$HERE/slurm_cluster.sh" start > /dev/null || fail "the Slurm cluster did not start (logs in $D/log)"
+export SLURM_CONF=$D/slurm.conf
+echo "check_slurm: Slurm up in $(( $(date +%s) - t0 )) s"
+mkdir -p "$D/jobs"
+cat > "$D/blueprint.yaml" <<CONF
+cluster: testcluster
+discovery:
+  slurm:
+    slurm_conf: $D/slurm.conf
+    lookback: 1h
+collectors:
+  files:
+    - source: app                 # the job's own output (sbatch -o)
+      path: "$D/jobs/{job_id}.out"
+      host: "{batch_node}"
+    - source: scheduler           # the controller's log
+      path: "$D/log/slurmctld.log"
+      host: slurmctl
+    - source: scheduler           # the node daemon's log
+      path: "$D/log/slurmd.log"
+      host: "{batch_node}"
+watch:
+  interval: 1s
+  overlap: 2m
+output:
+  stdout: jsonl
+CONF
+"$CULPRIT" run --config "$D/blueprint.yaml" --watch --store "sqlite:$D/bp.db" > "$D/verdicts.jsonl" 2> "$D/run.log" &
+RUN_PID=$!
+
+state() { scontrol show job -o "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }
+wait_state() {  # wait_state JOB SECONDS STATE...
+  local j=$1 n=$(( $2 * 5 )); shift 2
+  for _ in $(seq 1 "$n"); do
+    s=$(state "$j")
+    for want in "$@"; do [ "$s" = "$want" ] && return 0; done
+    sleep 0.2
+  done
+  fail "job $j is $(state "$j"), not $*"
+}
+sub() { sbatch --parsable -o "$D/jobs/%j.out" "$@"; }
+
+# A training job that dies of a CUDA out-of-memory error (PyTorch 2.4+ wording).
+J_FAIL=$(sub -J oom --wrap 'echo "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.02 GiB is free. Including non-PyTorch memory, this process has 78.12 GiB memory in use."; exit 3')
+wait_state "$J_FAIL" 30 FAILED
+# Two jobs running when their node goes down: one not requeued (NODE_FAIL),
+# one requeued (NODE_FAIL, then a second run that exits 2).
+J_NF=$(sub -J nodefail --no-requeue --wrap 'echo training; sleep 300')
+J_RQ=$(sub -J requeue --requeue --wrap 'if [ "${SLURM_RESTART_COUNT:-0}" -gt 0 ]; then echo "second run failed"; exit 2; fi; echo training; sleep 300')
+wait_state "$J_NF" 30 RUNNING
+wait_state "$J_RQ" 30 RUNNING
+sleep 1
+scontrol update NodeName=node1 State=DOWN Reason="XID 79 GPU fell off the bus"
+wait_state "$J_NF" 30 NODE_FAIL
+wait_state "$J_RQ" 30 PENDING
+# Before the requeued run may start, the killed one must be gone from slurmd
+# (else slurmctld sees a duplicate job id and drains the node).
+for _ in $(seq 1 100); do
+  grep -q "_job_complete: JobId=$J_RQ " "$D/log/slurmctld.log" && grep -q "_job_complete: JobId=$J_NF " "$D/log/slurmctld.log" &&
+    sinfo -h -o %T | grep -qE '^idle' && break
+  sleep 0.2
+done
+sleep 2
+scontrol update JobId="$J_RQ" StartTime=now   # skip the 2-minute requeue delay
+# A job cancelled while it runs.
+J_CAN=$(sub -J cancelled --wrap 'echo training; sleep 300')
+wait_state "$J_CAN" 30 RUNNING
+scancel "$J_CAN"
+wait_state "$J_CAN" 30 CANCELLED
+wait_state "$J_RQ" 60 FAILED
+# A job over its time limit (1 minute is Slurm's smallest; ~90 s in all).
+J_TO=$(sub -J timeout -t 0:01:00 --wrap 'echo training; sleep 300')
+wait_state "$J_TO" 200 TIMEOUT
+echo "check_slurm: jobs done after $(( $(date +%s) - t0 )) s: fail=$J_FAIL nodefail=$J_NF requeue=$J_RQ cancelled=$J_CAN timeout=$J_TO"
+
+# All six attempts stored by the watching run.
+for _ in $(seq 1 300); do
+  n=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from verdicts').fetchone()[0])" "$D/bp.db" 2>/dev/null || echo 0)
+  [ "$n" -ge 6 ] && break
+  sleep 0.2
+done
+[ "$n" -ge 6 ] || fail "only $n verdicts stored after 60 s"
+kill -TERM "$RUN_PID"
+rc=0; wait "$RUN_PID" || rc=$?
+RUN_PID=""
+[ "$rc" = 0 ] || fail "culprit run --watch exited $rc after SIGTERM"
+grep -q "stopped by a signal" "$D/run.log" || fail "no clean-stop message after SIGTERM"
+
+# A restarted --watch goes on from the cursor it stored: nothing new to do.
+python3 -c "import sqlite3,sys; r=sqlite3.connect(sys.argv[1]).execute(\"select value_ns from watch_state where name='cursor:slurm'\").fetchone(); sys.exit(0 if r else 1)" "$D/bp.db" \
+  || fail "no watch cursor in the store"
+"$CULPRIT" run --config "$D/blueprint.yaml" --watch --polls 1 --store "sqlite:$D/bp.db" --format none 2> "$D/restart.log" || fail "restarted --watch exited $?"
+grep -q "poll 1: discovered [0-9]*, skipped [0-9]* already stored, attributed 0, failed 0" "$D/restart.log" || fail "restarted --watch: $(tail -1 "$D/restart.log")"
+
+TZ=UTC SLURM_TIME_FORMAT=standard sacct -P -n -D -a -S 1970-01-01T00:00:00 \
+  -o JobIDRaw,State,ExitCode,Start,End,NodeList > "$D/sacct.txt"
+python3 "$HERE/check_slurm.py" "$D" "$J_FAIL" "$J_NF" "$J_RQ" "$J_CAN" "$J_TO" || fail "store check"
+
+# A second run finds every attempt stored and adds nothing.
+before=$(python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print([c.execute(f'select count(*) from {t}').fetchone()[0] for t in ('attempts','verdicts','symptoms','evidence','coverage')])" "$D/bp.db")
+"$CULPRIT" run --config "$D/blueprint.yaml" --once --store "sqlite:$D/bp.db" --format none 2> "$D/rerun.log" || fail "re-run exited $?"
+after=$(python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print([c.execute(f'select count(*) from {t}').fetchone()[0] for t in ('attempts','verdicts','symptoms','evidence','coverage')])" "$D/bp.db")
+[ "$before" = "$after" ] || fail "re-run changed the store: $before -> $after"
+grep -q "attributed 0" "$D/rerun.log" || fail "re-run attributed something: $(cat "$D/rerun.log")"
+echo "check_slurm: re-run added nothing ($after rows in attempts, verdicts, symptoms, evidence, coverage)"
+echo "check_slurm: ok in $(( $(date +%s) - t0 )) s"

@@ -1,0 +1,174 @@
+// The files collector: templates, globs over rotations, gzip, and reading
+// only the workload's window with the file's own line numbers and offsets.
+#include "blueprint/files_collector.h"
+
+#include <doctest/doctest.h>
+#include <zlib.h>
+
+#include <fstream>
+
+#include "base/timestamp.h"
+#include "tests/support/test_support.h"
+
+using namespace culprit;
+using namespace culprit::blueprint;
+
+namespace {
+
+int64_t t(const char* s) { return *parse_rfc3339(s); }
+
+// One syslog-style line per `step` seconds from `from`, for `n` lines.
+std::string syslog_lines(int64_t from, int n, int step, const std::string& host) {
+  std::string out;
+  for (int i = 0; i < n; ++i) {
+    std::string ts = format_rfc3339(from + static_cast<int64_t>(i) * step * 1000000000LL);
+    out += ts + " " + host + " kernel: line " + std::to_string(i) + "\n";
+  }
+  return out;
+}
+
+void write_gzip(const std::filesystem::path& p, const std::string& text) {
+  gzFile gz = gzopen(p.c_str(), "wb");
+  REQUIRE(gz);
+  REQUIRE(gzwrite(gz, text.data(), static_cast<unsigned>(text.size())) == static_cast<int>(text.size()));
+  gzclose(gz);
+}
+
+Attempt attempt(std::vector<std::string> nodes, const char* start, const char* end) {
+  Attempt a;
+  a.key = "static/test/42";
+  a.workload_id = a.job_id = "42";
+  a.nodes = std::move(nodes);
+  a.start = t(start);
+  a.end = t(end);
+  return a;
+}
+
+Collected collect(const FilesCollectorConfig& cfg, const Attempt& a) {
+  CollectRequest req;
+  req.attempt = &a;
+  req.scope_start = *a.start;
+  req.scope_end = *a.end;
+  Collected out;
+  FilesCollector(cfg).collect(req, out);
+  return out;
+}
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+TEST_CASE("files: a day-long ordered log is read only inside the window, with its own line numbers and offsets") {
+  culprit::testing::TempDir dir;
+  // 86,400 lines, one a second, on 2026-03-14; the window is one hour.
+  auto path = dir.write("n1/kern.log", syslog_lines(t("2026-03-14T00:00:00Z"), 86400, 1, "n1"));
+  FilesCollectorConfig cfg;
+  cfg.sources.push_back({"kernel", (dir.path() / "{node}/kern.log").string(), "", "auto", 1});
+  Attempt a = attempt({"n1"}, "2026-03-14T10:00:00Z", "2026-03-14T11:00:00Z");
+  Collected c = collect(cfg, a);
+  CHECK(c.files.empty());
+  REQUIRE(c.observations.size() == 3601);
+  std::string whole = slurp(path);
+  const Observation& first = c.observations.front();
+  CHECK(first.line == 36001);  // 10:00:00 is line 36,001 of the file
+  CHECK(first.text.rfind("2026-03-14T10:00:00Z n1 kernel: line 36000\n", 0) == 0);
+  CHECK(whole.substr(static_cast<size_t>(first.offset), first.text.size()) == first.text);
+  const Observation& last = c.observations.back();
+  CHECK(last.line == 39601);
+  CHECK(whole.substr(static_cast<size_t>(last.offset), last.text.size()) == last.text);
+  CHECK(first.host == "n1");
+  CHECK(first.source == "kernel");
+  CHECK(first.file == path.string());
+  REQUIRE(c.reports.size() == 1);
+  CHECK(c.reports[0].status == "ok");
+  CHECK(c.reports[0].observations == 3601);
+  CHECK(c.reports[0].nodes_covered == std::vector<std::string>{"n1"});
+  // Far fewer bytes than the file: the window, not the day.
+  CHECK(c.bytes < static_cast<int64_t>(whole.size()) / 20);
+}
+
+TEST_CASE("files: rotations by glob; wholly inside streamed whole, wholly outside skipped, gzip cut to the window") {
+  culprit::testing::TempDir dir;
+  // kern.log: today 12:00-13:00 (inside); kern.log.1: 08:00-09:00 (outside);
+  // kern.log.2.gz: 10:00-12:00, the window starts at 11:30.
+  dir.write("n1/kern.log", syslog_lines(t("2026-03-14T12:00:00Z"), 60, 60, "n1"));
+  dir.write("n1/kern.log.1", syslog_lines(t("2026-03-14T08:00:00Z"), 60, 60, "n1"));
+  write_gzip(dir.path() / "n1/kern.log.2.gz", syslog_lines(t("2026-03-14T10:00:00Z"), 120, 60, "n1"));
+  FilesCollectorConfig cfg;
+  cfg.sources.push_back({"kernel", (dir.path() / "{node}/kern.log*").string(), "", "auto", 1});
+  Attempt a = attempt({"n1", "n2"}, "2026-03-14T11:30:00Z", "2026-03-14T13:30:00Z");
+  Collected c = collect(cfg, a);
+  REQUIRE(c.files.size() == 1);
+  CHECK(c.files[0].path == (dir.path() / "n1/kern.log").string());
+  CHECK(c.files_out_of_scope == 1);
+  REQUIRE(c.observations.size() == 30);  // 11:30 .. 11:59 from the gzip
+  CHECK(c.observations.front().line == 91);
+  CHECK(c.observations.front().text.rfind("2026-03-14T11:30:00Z", 0) == 0);
+  REQUIRE(c.reports.size() == 1);
+  CHECK(c.reports[0].status == "partial");  // nothing for n2
+  CHECK(c.reports[0].reason.find("n2") != std::string::npos);
+  CHECK(c.reports[0].nodes_expected == std::vector<std::string>{"n1", "n2"});
+  CHECK(c.reports[0].nodes_covered == std::vector<std::string>{"n1"});
+}
+
+TEST_CASE("files: job output without timestamps is streamed whole; {batch_node}, {job_id}, {date}") {
+  culprit::testing::TempDir dir;
+  dir.write("jobs/42.out", "Traceback (most recent call last):\nRuntimeError: boom\n");
+  dir.write("ctl/2026-03-14/slurmctld.log", "[2026-03-14T10:10:00.000] _job_complete: JobId=42 WEXITSTATUS 1\n");
+  dir.write("ctl/2026-03-15/slurmctld.log", "[2026-03-15T00:10:00.000] unrelated\n");
+  FilesCollectorConfig cfg;
+  cfg.sources.push_back({"app", (dir.path() / "jobs/{job_id}.out").string(), "{batch_node}", "auto", 1});
+  cfg.sources.push_back({"scheduler", (dir.path() / "ctl/{date}/slurmctld.log").string(), "ctl", "auto", 2});
+  Attempt a = attempt({"g1", "g2"}, "2026-03-14T10:00:00Z", "2026-03-14T10:20:00Z");
+  Collected c = collect(cfg, a);
+  REQUIRE(c.files.size() == 2);
+  CHECK(c.files[0].host == "g1");  // the first node
+  CHECK(c.files[0].source == "app");
+  CHECK(c.files[1].host == "ctl");
+  REQUIRE(c.reports.size() == 2);
+  CHECK(c.reports[0].source == "app");
+  CHECK(c.reports[0].status == "ok");
+  CHECK(c.reports[1].source == "scheduler");
+  CHECK(c.reports[1].status == "ok");
+}
+
+TEST_CASE("files: nothing found is 'empty' with the reason; unsafe names never reach the glob") {
+  culprit::testing::TempDir dir;
+  FilesCollectorConfig cfg;
+  cfg.sources.push_back({"kernel", (dir.path() / "{node}/kern.log").string(), "", "auto", 1});
+  Attempt a = attempt({"n1"}, "2026-03-14T10:00:00Z", "2026-03-14T11:00:00Z");
+  Collected c = collect(cfg, a);
+  REQUIRE(c.reports.size() == 1);
+  CHECK(c.reports[0].status == "empty");
+  CHECK(c.reports[0].reason.find("no file matches") != std::string::npos);
+
+  Attempt evil = attempt({"../../etc"}, "2026-03-14T10:00:00Z", "2026-03-14T11:00:00Z");
+  c = collect(cfg, evil);
+  REQUIRE(c.reports.size() == 1);
+  CHECK(c.reports[0].status == "failed");
+  CHECK(c.reports[0].errors.size() == 1);
+  std::string out;
+  CHECK_FALSE(expand_path_template("/x/{node}", "a/b", "", "k", a, out));
+  CHECK(expand_path_template("/x/{node}/{source}-{date}", "n1", "2026-03-14", "kernel", a, out));
+  CHECK(out == "/x/n1/kernel-2026-03-14");
+}
+
+TEST_CASE("files: sources the catalog does not read are not read") {
+  culprit::testing::TempDir dir;
+  dir.write("n1/x.log", "hello\n");
+  FilesCollectorConfig cfg;
+  cfg.sources.push_back({"unread", (dir.path() / "{node}/x.log").string(), "", "auto", 1});
+  Attempt a = attempt({"n1"}, "2026-03-14T10:00:00Z", "2026-03-14T11:00:00Z");
+  CollectRequest req;
+  req.attempt = &a;
+  req.wanted_sources = {"kernel", "app"};
+  Collected c;
+  FilesCollector(cfg).collect(req, c);
+  CHECK(c.files.empty());
+  REQUIRE(c.reports.size() == 1);
+  CHECK(c.reports[0].status == "empty");
+  CHECK(c.reports[0].reason.find("no extractor") != std::string::npos);
+}
