@@ -108,6 +108,24 @@ def expect(cond, msg):
         raise AssertionError(msg)
 
 
+# Under AddressSanitizer (scripts/sanitize.sh sets CULPRIT_TEST_SANITIZED=1
+# and ASAN_OPTIONS)
+# the process holds shadow memory, redzones and a quarantine, and runs a few
+# times slower: the time and RSS bounds below measure the plain build, so
+# there they are reported, not asserted. Every status and behaviour check
+# still holds.
+SANITIZED = os.environ.get("CULPRIT_TEST_SANITIZED") == "1" or "ASAN_OPTIONS" in os.environ
+
+
+def expect_bound(cond, msg):
+    if cond:
+        return
+    if SANITIZED:
+        print(f"     (bound not asserted under the sanitizers: {msg})")
+        return
+    raise AssertionError(msg)
+
+
 def error_of(data):
     return json.loads(data)["error"]
 
@@ -152,11 +170,18 @@ def _():
 @case("4: a context of 1,000,000 nodes is refused at once, not 7 s and 2 GB")
 def _():
     body = json.dumps({"workload_id": "many", "nodes": [f"n{i:07d}" for i in range(1000000)]})
+    hwm0 = main.vm("VmHWM")
     t0 = time.time()
     st, _, data = main.request("POST", "/v1/workloads", body, J)
+    took = time.time() - t0
     e = error_of(data)
     expect(st in (400, 413) and e["details"].get("name") in ("context_nodes", "context_bytes"), f"{st} {e}")
-    expect(time.time() - t0 < 5, f"took {time.time() - t0:.1f}s")
+    # Memory is the sharp check (2.17 GB before the fix); time only a loose
+    # one, since the machine running the tests may be loaded (7.4 s before
+    # the fix on a quiet one, under 1 s after).
+    grown = main.vm("VmHWM") - hwm0
+    expect_bound(grown < 256, f"peak RSS grew by {grown:.0f} MB")
+    expect_bound(took < 20, f"took {took:.1f}s")
 
 
 # ---------------------------------------------------------------- 2
@@ -194,7 +219,7 @@ def _():
         expect(st == 200, f"an attribution under slow clients: {st}")
         st, _, _ = main.request("GET", "/v1/catalog", timeout=10)
         expect(st == 200, f"/v1/catalog under slow clients: {st}")
-        expect(worst < 100, f"/healthz took {worst:.0f} ms")
+        expect_bound(worst < 100, f"/healthz took {worst:.0f} ms")
     finally:
         stop.set()
         t.join()
@@ -217,7 +242,7 @@ def _():
             out += c
         s.close()
         expect(out.startswith(b"HTTP/1.1 408") and b"request_timeout" in out, f"{out[:200]!r}")
-        expect(time.time() - t0 < 4, f"after {time.time() - t0:.1f}s")
+        expect_bound(time.time() - t0 < 4, f"after {time.time() - t0:.1f}s")
         # A body that trickles in is cut by --request-timeout, not by each read.
         s = socket.create_connection(("127.0.0.1", srv.port), timeout=20)
         s.sendall(b"POST /v1/attributions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n")
@@ -237,7 +262,7 @@ def _():
                 break
         s.close()
         expect(b" 408 " in out, f"trickled body: {out[:200]!r}")
-        expect(time.time() - t0 < 7, f"trickled body cut after {time.time() - t0:.1f}s")
+        expect_bound(time.time() - t0 < 7, f"trickled body cut after {time.time() - t0:.1f}s")
     finally:
         srv.stop()
 
@@ -266,7 +291,7 @@ def _():
         [t.join() for t in ts]
         peak = srv.vm("VmHWM")
         expect(all(s in (200, 413, 429) for s in statuses), f"statuses {statuses}")
-        expect(peak - base < 256 + 96, f"peak RSS {peak} MB from {base} MB with a 256 MB budget (statuses {statuses})")
+        expect_bound(peak - base < 256 + 96, f"peak RSS {peak} MB from {base} MB with a 256 MB budget (statuses {statuses})")
         expect(healthz_ms(srv.port)[1] == 200, "the service died")
     finally:
         srv.stop()
@@ -309,7 +334,8 @@ def _():
     for s in socks:
         s.close()
     srv.stop()
-    expect(rc == 0 and took < 13, f"exit {rc} after {took:.1f}s (default --drain-timeout 10s)")
+    expect(rc == 0, f"exit {rc} after {took:.1f}s")
+    expect_bound(took < 13, f"exit after {took:.1f}s (default --drain-timeout 10s)")
 
 
 # ---------------------------------------------------------------- 12
@@ -336,8 +362,9 @@ def _():
         st, _, _ = main.request("GET", f"/v1/workloads/{sid}")
         fresh = time.time() - t0
         main.request("DELETE", f"/v1/workloads/{sid}")
-        expect(worst < 100, f"a fresh /healthz took {worst:.0f} ms")
-        expect(st == 200 and fresh < 1.5, f"a fresh worker request took {fresh:.2f}s ({st})")
+        expect_bound(worst < 100, f"a fresh /healthz took {worst:.0f} ms")
+        expect(st == 200, f"a fresh worker request: {st}")
+        expect_bound(fresh < 1.5, f"a fresh worker request took {fresh:.2f}s")
     finally:
         stop.set()
         [t.join() for t in ts]
