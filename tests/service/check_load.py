@@ -222,16 +222,18 @@ if lat:
 
 srv.send_signal(signal.SIGTERM)
 rc = srv.wait(60)
+# Both phases run and print their figures; failures are reported at the end.
+failures = []
 if requests == 0:
-    fail("wrk made no request")
+    failures.append("wrk made no request")
 if non2xx + socket_errors:
-    fail(f"{non2xx + socket_errors} errors under load")
+    failures.append(f"{non2xx + socket_errors} errors under load")
 if bad_probes:
-    fail(f"{len(bad_probes)} /healthz probes failed or took >= 100 ms: {bad_probes[:5]}")
+    failures.append(f"{len(bad_probes)} /healthz probes failed or took >= 100 ms: {bad_probes[:5]}")
 if rss_after - rss_before > 64:
-    fail(f"RSS grew from {rss_before:.0f} MB to {rss_after:.0f} MB")
+    failures.append(f"RSS grew from {rss_before:.0f} MB to {rss_after:.0f} MB")
 if rc != 0:
-    fail(f"culprit serve exited {rc} after SIGTERM")
+    failures.append(f"culprit serve exited {rc} after SIGTERM")
 srv = None
 
 # ---------------------------------------------------------------- overload
@@ -296,11 +298,16 @@ if args.overload_seconds > 0:
     srv.send_signal(signal.SIGTERM)
     rc = srv.wait(60)
     if other:
-        fail(f"overload: {len(other)} answers neither 200 nor 429: {other[:5]}")
+        failures.append(f"overload: {len(other)} answers neither 200 nor 429: {other[:5]}")
     if not ok or not refused:
-        fail("overload: expected both admitted and refused requests")
+        failures.append("overload: expected both admitted and refused requests")
     if max(peak[0], peak_hwm) > rss_idle + budget_mb + 64:
-        fail(f"overload: peak RSS {max(peak[0], peak_hwm):.0f} MB exceeds idle + budget + 64 MB")
+        failures.append(f"overload: peak RSS {max(peak[0], peak_hwm):.0f} MB exceeds idle + budget + 64 MB")
     if rc != 0:
-        fail(f"culprit serve exited {rc} after SIGTERM")
+        failures.append(f"culprit serve exited {rc} after SIGTERM")
+    srv = None
+for f in failures:
+    print(f"FAIL: {f}", file=sys.stderr)
+if failures:
+    sys.exit(1)
 print("PASS")
