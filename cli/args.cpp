@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "base/suggest.h"
+
 namespace culprit::cli {
 
 std::optional<std::string> Args::last(const std::string& opt) const {
@@ -57,6 +59,9 @@ bool parse_args(int argc, char** argv, int first, const ArgSpec& spec, Args& out
       out.options[name].push_back(value);
     } else {
       error = "unknown option '--" + name + "'";
+      std::vector<std::string> known(spec.flags.begin(), spec.flags.end());
+      known.insert(known.end(), spec.options.begin(), spec.options.end());
+      if (auto m = closest_match(name, known)) error += " (did you mean '--" + *m + "'?)";
       return false;
     }
   }

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <iostream>
 
+#include "cli/text_output.h"
+
 namespace culprit::cli {
 
 ArgSpec with_catalog_options(ArgSpec spec, bool rules_option) {
@@ -54,7 +56,7 @@ std::shared_ptr<const Attributor> open_attributor(const std::string& cmd, Attrib
   config.self_test = self_test;
   AttributorStart start;
   auto attributor = Attributor::open(config, start);
-  if (!start.diagnostics.all().empty()) std::cerr << start.diagnostics.render(isatty(STDERR_FILENO));
+  if (!start.diagnostics.all().empty()) std::cerr << start.diagnostics.render(auto_color(STDERR_FILENO));
   if (!start.warning.empty()) std::cerr << fmt::format("culprit {}: warning: {}\n", cmd, start.warning);
   if (start.self_test)
     for (const auto& r : start.self_test->results)

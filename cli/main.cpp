@@ -29,6 +29,10 @@
 #include "cli/remote_diagnose.h"
 #include "cli/run_command.h"
 #include "cli/serve_command.h"
+#include "cli/test_command.h"
+#include "cli/match_command.h"
+#include "cli/fmt_command.h"
+#include "cli/text_output.h"
 #include "compiler/catalog_loader.h"
 #include "compiler/parser.h"
 #include "compiler/regex_check.h"
@@ -36,6 +40,7 @@
 #include "runtime/attributor.h"
 #include "runtime/native_code.h"
 #include "runtime/self_test.h"
+#include "base/suggest.h"
 #include "base/timestamp.h"
 #include "runtime/verdict_json.h"
 #include "runtime/verdict_text.h"
@@ -56,6 +61,8 @@ Usage:
   culprit diagnose BUNDLE [options]   explain a workload's failure from its evidence
   culprit test [PATH...] [options]    run the inline tests of a rule catalog
   culprit check [PATH...] [options]   compile rules and report diagnostics
+  culprit match --source SRC LINE     which extractors match a log line, the event, the rules that see it
+  culprit fmt [--check] PATH...       lay .attr files out in the canonical format
   culprit eval DIR [options]          score the catalog on labelled bundles
   culprit serve [options]             the attribution service (HTTP, docs/service.md)
   culprit run --config FILE --once|--watch
@@ -80,40 +87,33 @@ Options:
   --format text|json     output format (default: text on a terminal, else json)
   --rules PATH           add a rule directory or .attr file (repeatable)
   --no-stdlib            do not load the bundled catalog
-  --explain              include the derivation trail (which rule did what)
+  --cascade              list every symptom with its rule and evidence lines
+                         (by default the cascade is one line per kind and reason)
+  --explain              --cascade plus the derivation trail (which rule did what)
+  --width N              fit the text report to N columns (default: the
+                         terminal's, or $COLUMNS; 0 = never cut lines)
   --threads N            scan with N threads (default: all cores)
   --slack-before DUR     keep evidence this long before the window start (default 10m)
   --slack-after DUR      and after its end (default 30m)
   --skip-self-test       do not run the catalog's inline tests first
   --color auto|always|never
+                         auto: colour on a terminal unless $NO_COLOR is set
+                         or $TERM is dumb
   --engine jit|interp    run rules as native code (jit, the default; also
                          $CULPRIT_ENGINE) or interpret them
   --no-cache             neither read nor write the compile cache
   --cache-dir DIR        compile cache (default: $CULPRIT_CACHE_DIR, else
                          $XDG_CACHE_HOME/culprit, else ~/.cache/culprit)
+  --server URL           send the evidence to a running `culprit serve` and
+                         print its verdict (see 'culprit diagnose --server URL
+                         --help'; --token-file FILE for its bearer token)
   -h, --help             this help
 
-Exit status: 0 verdict produced, 2 bad input or a catalog that fails its tests.
-)";
+Environment: CULPRIT_STDLIB (the bundled catalog's directory), CULPRIT_ENGINE,
+CULPRIT_CACHE_DIR, NO_COLOR, COLUMNS.
 
-const char* kTestHelp = R"(Usage: culprit test [PATH...] [options]
-
-Compiles the catalog (the bundled one plus each PATH) and runs every inline
-test: each extractor's line tests and every scenario. Prints one line per
-failure and a closing line "N passed, N failed".
-
-Options:
-  --no-stdlib     test only the given PATHs
-  --verbose       print every test, not only failures
-  --engine jit|interp
-                  run rules as native code (jit, the default; also
-                  $CULPRIT_ENGINE) or interpret them
-  --no-cache      neither read nor write the compile cache
-  --cache-dir DIR compile cache (default: $CULPRIT_CACHE_DIR, else
-                  $XDG_CACHE_HOME/culprit, else ~/.cache/culprit)
-  -h, --help      this help
-
-Exit status: 0 all passed, 1 some failed, 2 the rules do not compile.
+Exit status: 0 verdict produced, 2 bad input or a catalog that fails its tests,
+3 (--server) the service could not be reached.
 )";
 
 const char* kCheckHelp = R"(Usage: culprit check [PATH...] [options]
@@ -143,8 +143,9 @@ int usage_error(const std::string& cmd, const std::string& msg) {
 }
 
 int cmd_diagnose(int argc, char** argv) {
-  ArgSpec spec = with_catalog_options({{"explain", "skip-self-test", "help"},
-                                       {"format", "threads", "slack-before", "slack-after", "color"}});
+  ArgSpec spec = with_catalog_options({{"explain", "cascade", "skip-self-test", "help"},
+                                       {"format", "threads", "slack-before", "slack-after", "color", "width",
+                                        "server"}});
   Args a;
   std::string err;
   if (!culprit::cli::parse_args(argc, argv, 2, spec, a, err)) return usage_error("diagnose", err);
@@ -171,9 +172,8 @@ int cmd_diagnose(int argc, char** argv) {
   }
   culprit::AttributorConfig config;
   if (!catalog_config(a, {}, config, err)) return usage_error("diagnose", err);
-  std::string color_opt = a.last("color").value_or("auto");
-  if (color_opt != "auto" && color_opt != "always" && color_opt != "never")
-    return usage_error("diagnose", "--color must be auto, always or never");
+  culprit::TextOptions text_opt;
+  if (!culprit::cli::text_options(a, text_opt, err)) return usage_error("diagnose", err);
 
 #ifdef __GLIBC__
   // One malloc arena for the whole process. The scan threads allocate the
@@ -203,35 +203,10 @@ int cmd_diagnose(int argc, char** argv) {
   if (format == "json") {
     culprit::write_verdict_json(std::cout, verdict, a.has("explain"));
   } else {
-    culprit::TextOptions t;
-    t.explain = a.has("explain");
-    t.color = color_opt == "always" || (color_opt == "auto" && isatty(STDOUT_FILENO));
-    std::cout << culprit::verdict_to_text(verdict, t);
+    std::cout << culprit::verdict_to_text(verdict, text_opt);
   }
   std::cout.flush();
   return std::cout.good() ? kOk : kBadInput;
-}
-
-int cmd_test(int argc, char** argv) {
-  ArgSpec spec = with_catalog_options({{"verbose", "help"}, {}}, false);
-  Args a;
-  std::string err;
-  if (!culprit::cli::parse_args(argc, argv, 2, spec, a, err)) return usage_error("test", err);
-  if (a.has("help")) {
-    std::cout << kTestHelp;
-    return kOk;
-  }
-  culprit::AttributorConfig config;
-  if (!catalog_config(a, a.positionals, config, err)) return usage_error("test", err);
-  auto attributor = open_attributor("test", config, false);
-  if (!attributor) return kBadInput;
-  auto report = culprit::run_inline_tests(attributor->program());
-  for (const auto& r : report.results) {
-    if (!r.passed) std::cout << fmt::format("FAIL {} {} ({}): {}\n", r.kind, r.name, r.location, r.message);
-    else if (a.has("verbose")) std::cout << fmt::format("ok   {} {} ({})\n", r.kind, r.name, r.location);
-  }
-  std::cout << fmt::format("{} passed, {} failed\n", report.passed, report.failed);
-  return report.failed ? kTestsFailed : kOk;
 }
 
 // ------------------------------------------------------ check --timings
@@ -408,7 +383,9 @@ int cmd_check(int argc, char** argv) {
   auto attributor = open_attributor("check", config, false);
   if (!attributor) return kBadInput;
   const auto& c = attributor->catalog();
-  std::cout << fmt::format("ok: catalog {} {} ({}): {} files, {} extractors, {} rules, {} scenarios\n", c.name, c.version,
+  std::vector<std::string> parts;
+  for (const auto& p : c.parts) parts.push_back(p.version.empty() ? p.name : p.name + " " + p.version);
+  std::cout << fmt::format("ok: catalog {} ({}): {} files, {} extractors, {} rules, {} scenarios\n", fmt::join(parts, " + "),
                            c.digest, c.files.size(), c.extractors.size(), c.rules.size(), c.scenarios.size());
   return kOk;
 }
@@ -444,11 +421,16 @@ int run(int argc, char** argv) {
   if (cmd == "run") return culprit::cli::cmd_run(argc, argv);
   if (culprit::cli::wants_remote_diagnose(argc, argv)) return culprit::cli::cmd_diagnose_remote(argc, argv);
   if (cmd == "diagnose") return cmd_diagnose(argc, argv);
-  if (cmd == "test") return cmd_test(argc, argv);
+  if (cmd == "test") return culprit::cli::cmd_test(argc, argv);
   if (cmd == "check") return cmd_check(argc, argv);
   if (cmd == "eval") return culprit::cli::cmd_eval(argc, argv);
+  if (cmd == "match") return culprit::cli::cmd_match(argc, argv);
+  if (cmd == "fmt") return culprit::cli::cmd_fmt(argc, argv);
   if (cmd == "export-patterns") return culprit::cli::cmd_export_patterns(argc, argv);
-  std::cerr << fmt::format("culprit: unknown command '{}'\n\n{}", cmd, kMainHelp);
+  std::string hint;
+  if (auto m = culprit::closest_match(cmd, {"diagnose", "test", "check", "eval", "serve", "export-patterns", "match", "fmt", "run", "help"}))
+    hint = fmt::format(" (did you mean '{}'?)", *m);
+  std::cerr << fmt::format("culprit: unknown command '{}'{}\n\n{}", cmd, hint, kMainHelp);
   return kBadInput;
 }
 

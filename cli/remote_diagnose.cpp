@@ -5,8 +5,11 @@
 
 #include <fmt/format.h>
 #include <httplib.h>
+#include <netdb.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -14,6 +17,7 @@
 
 #include "base/text_util.h"
 #include "cli/args.h"
+#include "cli/text_output.h"
 #include "runtime/bundle.h"
 
 namespace culprit::cli {
@@ -29,8 +33,13 @@ file, line number and byte offset, so provenance and coverage are identical.
 
 Options:
   --format text|json     output format (default: text on a terminal, else json)
-  --explain              include the derivation trail
+  --cascade              list every symptom with its rule and evidence lines
+  --explain              --cascade plus the derivation trail
+  --width N              fit the text report to N columns (default: the
+                         terminal's, or $COLUMNS; 0 = never cut lines)
   --color auto|always|never
+                         auto: colour on a terminal unless $NO_COLOR is set
+                         or $TERM is dumb
   --token-file FILE      bearer token for a service started with --token-file
   -h, --help             this help
 
@@ -122,10 +131,72 @@ bool bundle_observations(const Bundle& b, std::vector<std::string>& out, std::st
   return true;
 }
 
+// Why a TCP connection to the URL's host and port fails, in the system's
+// words ("Connection refused"), or "" when it succeeds. cpp-httplib only
+// says "Connection"; the operator needs to know whether nothing listens,
+// the name does not resolve, or the network is unreachable.
+std::string connect_error(const std::string& url) {
+  std::string rest = url;
+  std::string port = "80";
+  if (rest.rfind("https://", 0) == 0) {
+    rest = rest.substr(8);
+    port = "443";
+  } else if (rest.rfind("http://", 0) == 0) {
+    rest = rest.substr(7);
+  }
+  rest = rest.substr(0, rest.find('/'));
+  std::string host = rest;
+  if (!rest.empty() && rest[0] == '[') {
+    size_t close = rest.find(']');
+    host = rest.substr(1, close == std::string::npos ? std::string::npos : close - 1);
+    if (close != std::string::npos && close + 1 < rest.size() && rest[close + 1] == ':') port = rest.substr(close + 2);
+  } else if (size_t colon = rest.rfind(':'); colon != std::string::npos) {
+    host = rest.substr(0, colon);
+    port = rest.substr(colon + 1);
+  }
+  addrinfo hints{}, *res = nullptr;
+  hints.ai_socktype = SOCK_STREAM;
+  if (int rc = getaddrinfo(host.c_str(), port.c_str(), &hints, &res); rc != 0) return gai_strerror(rc);
+  std::string why = "no address to connect to";
+  for (addrinfo* a = res; a; a = a->ai_next) {
+    int fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+    if (fd < 0) continue;
+    timeval tv{10, 0};
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    int rc = connect(fd, a->ai_addr, a->ai_addrlen);
+    int err = errno;
+    close(fd);
+    if (rc == 0) {
+      why.clear();
+      break;
+    }
+    why = err == EINPROGRESS || err == EAGAIN ? "connection timed out" : std::strerror(err);
+  }
+  freeaddrinfo(res);
+  return why;
+}
+
+std::string describe(httplib::Error e) {
+  switch (e) {
+    case httplib::Error::Connection: return "cannot connect";
+    case httplib::Error::ConnectionTimeout: return "the connection timed out";
+    case httplib::Error::Read: return "the connection broke while reading the answer";
+    case httplib::Error::Write: return "the connection broke while sending the evidence";
+    case httplib::Error::SSLConnection: return "the TLS handshake failed";
+    case httplib::Error::SSLServerVerification: return "the server's TLS certificate is not trusted";
+    default: return httplib::to_string(e);
+  }
+}
+
 // Prints the service's error answer; returns the exit status.
-int report_error(const httplib::Result& r) {
+int report_error(const httplib::Result& r, const std::string& url) {
   if (!r) {
-    std::cerr << "culprit diagnose: cannot reach the service: " << httplib::to_string(r.error()) << "\n";
+    std::string why = describe(r.error());
+    if (r.error() == httplib::Error::Connection || r.error() == httplib::Error::ConnectionTimeout) {
+      std::string sys = connect_error(url);
+      if (!sys.empty()) why += ": " + sys;
+    }
+    std::cerr << fmt::format("culprit diagnose: cannot reach the service at {}: {} (is 'culprit serve' running there?)\n", url, why);
     return 3;
   }
   auto j = nlohmann::json::parse(r->body, nullptr, false);
@@ -141,8 +212,8 @@ int report_error(const httplib::Result& r) {
 }  // namespace
 
 int cmd_diagnose_remote(int argc, char** argv) {
-  ArgSpec spec{{"explain", "help", "no-stdlib", "skip-self-test", "no-cache"},
-                    {"server", "format", "color", "token-file", "rules", "threads", "slack-before", "slack-after",
+  ArgSpec spec{{"explain", "cascade", "help", "no-stdlib", "skip-self-test", "no-cache"},
+                    {"server", "format", "color", "width", "token-file", "rules", "threads", "slack-before", "slack-after",
                      "engine", "cache-dir"}};
   Args a;
   std::string err;
@@ -159,8 +230,8 @@ int cmd_diagnose_remote(int argc, char** argv) {
   std::string url = *a.last("server");
   std::string format = a.last("format").value_or(isatty(STDOUT_FILENO) ? "text" : "json");
   if (format != "text" && format != "json") return usage("--format must be text or json");
-  std::string color = a.last("color").value_or("auto");
-  if (color != "auto" && color != "always" && color != "never") return usage("--color must be auto, always or never");
+  TextOptions text;
+  if (!text_options(a, text, err)) return usage(err);
   std::string token;
   if (auto f = a.last("token-file"))
     if (!read_token_file(*f, token, err)) return usage(err);
@@ -192,7 +263,11 @@ int cmd_diagnose_remote(int argc, char** argv) {
   if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
   if (format == "text") headers.emplace("Accept", "text/plain");
   std::string query = a.has("explain") ? "?explain=true" : "?explain=false";
-  if (format == "text" && (color == "always" || (color == "auto" && isatty(STDOUT_FILENO)))) query += "&color=true";
+  if (format == "text") {
+    if (text.color) query += "&color=true";
+    if (text.cascade) query += "&cascade=true";
+    query += fmt::format("&width={}", text.width);
+  }
 
   // Small bundles go in one request; large ones through a session, in
   // posts that stay well under the service's default body limit.
@@ -204,11 +279,11 @@ int cmd_diagnose_remote(int argc, char** argv) {
     std::string body = context.dump() + "\n";
     for (const auto& l : lines) body += l + "\n";
     auto r = client.Post(("/v1/attributions" + query).c_str(), headers, body, "application/x-ndjson");
-    if (!r || r->status != 200) return report_error(r);
+    if (!r || r->status != 200) return report_error(r, url);
     verdict = r->body;
   } else {
     auto c = client.Post("/v1/workloads", headers, context.dump(), "application/json");
-    if (!c || c->status != 201) return report_error(c);
+    if (!c || c->status != 201) return report_error(c, url);
     auto id = nlohmann::json::parse(c->body, nullptr, false).value("id", std::string());
     std::string base = "/v1/workloads/" + id;
     std::string chunk;
@@ -217,7 +292,7 @@ int cmd_diagnose_remote(int argc, char** argv) {
       auto p = client.Post((base + "/observations").c_str(), headers, chunk, "application/x-ndjson");
       chunk.clear();
       if (!p || p->status != 200) {
-        report_error(p);
+        report_error(p, url);
         return false;
       }
       return true;
@@ -234,7 +309,7 @@ int cmd_diagnose_remote(int argc, char** argv) {
     }
     auto r = client.Post((base + "/attribute" + query).c_str(), headers, "", "application/json");
     client.Delete(base.c_str(), headers);
-    if (!r || r->status != 200) return report_error(r);
+    if (!r || r->status != 200) return report_error(r, url);
     verdict = r->body;
   }
   std::cout << verdict;

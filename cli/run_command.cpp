@@ -13,6 +13,7 @@
 #include "blueprint/runner.h"
 #include "cli/args.h"
 #include "cli/catalog_choice.h"
+#include "cli/text_output.h"
 
 namespace culprit::cli {
 
@@ -89,7 +90,7 @@ int cmd_run(int argc, char** argv) {
   Diagnostics diags;
   std::string io_error;
   bool ok = blueprint::load_config(*config_path, cfg, diags, io_error);
-  if (!diags.all().empty()) std::cerr << diags.render(isatty(STDERR_FILENO));
+  if (!diags.all().empty()) std::cerr << diags.render(auto_color(STDERR_FILENO));
   if (!io_error.empty()) {
     std::cerr << "culprit run: " << io_error << "\n";
     return 2;

@@ -59,6 +59,7 @@ struct Expr {
   std::string text;          // StringLit (unescaped), Name, Field, Call, QueryAggregate, Matches regex
   std::string op;            // Unary/Binary operator spelling
   std::string regex_flags;   // Matches
+  SourceRange regex_range;   // Matches: the /regex/ token
   bool negated = false;      // IsNull (is not null), In (not in)
   std::vector<ExprPtr> args;
   std::string binding;       // QueryAggregate
@@ -162,6 +163,7 @@ struct Scenario {
   std::vector<std::string> nodes;
   std::string workload_id = "scenario";
   std::string terminal_state = "FAILED";
+  SourceRange terminal_range;      // the state's name in `terminal NAME`
   int64_t terminal_exit = 1;
   bool has_window = false;
   std::string window_start, window_end;

@@ -18,6 +18,7 @@
 #include "compiler/parser.h"
 #include "compiler/sema.h"
 #include "base/sha256.h"
+#include "base/suggest.h"
 
 namespace culprit {
 namespace fs = std::filesystem;
@@ -77,25 +78,46 @@ bool read_rule_file(const fs::path& p, std::string& out, std::string& code, std:
   return true;
 }
 
+// SHA-256 over (relative path, size, bytes) of each file, in order.
+std::string digest_of(const std::vector<std::pair<std::string, std::string>>& inputs, size_t begin, size_t end) {
+  Sha256 h;
+  for (size_t i = begin; i < end; ++i) {
+    const auto& [rel, text] = inputs[i];
+    h.update(rel);
+    h.update(std::string_view("\0", 1));
+    h.update(std::to_string(text.size()));
+    h.update(std::string_view("\0", 1));
+    h.update(text);
+  }
+  auto d = h.finish();
+  std::string hex;
+  for (uint8_t b : d) hex += fmt::format("{:02x}", b);
+  return "sha256:" + hex;
+}
+
+// `infos` has one entry per part with root and files filled in; the names,
+// versions and digests come from the parsed headers and the file texts.
 LoadedCatalog finish(std::vector<CatalogPart>& parts, Diagnostics& diags,
                      const std::vector<std::pair<std::string, std::string>>& digest_inputs,
-                     std::vector<std::string> files) {
+                     std::vector<std::string> files, std::vector<ir::CatalogPartInfo> infos) {
   LoadedCatalog out;
   auto sema_start = std::chrono::steady_clock::now();
   if (!diags.has_errors()) {
+    for (size_t i = 0; i < parts.size() && i < infos.size(); ++i)
+      for (const auto& f : parts[i].files)
+        if (f.catalog) {
+          infos[i].name = f.catalog->name;
+          infos[i].version = f.catalog->version;
+          break;
+        }
     auto cat = std::make_shared<ir::Catalog>(analyze(parts, diags));
-    Sha256 h;
-    for (const auto& [rel, text] : digest_inputs) {
-      h.update(rel);
-      h.update(std::string_view("\0", 1));
-      h.update(std::to_string(text.size()));
-      h.update(std::string_view("\0", 1));
-      h.update(text);
+    cat->digest = digest_of(digest_inputs, 0, digest_inputs.size());
+    size_t at = 0;
+    for (auto& info : infos) {
+      info.digest = digest_of(digest_inputs, at, at + info.files.size());
+      at += info.files.size();
     }
-    auto d = h.finish();
-    std::string hex;
-    for (uint8_t b : d) hex += fmt::format("{:02x}", b);
-    cat->digest = "sha256:" + hex;
+    cat->parts = std::move(infos);
     cat->files = std::move(files);
     if (!diags.has_errors()) out.catalog = std::move(cat);
   }
@@ -111,6 +133,7 @@ LoadedCatalog load_catalog(const std::vector<std::string>& paths) {
   std::vector<CatalogPart> parts;
   std::vector<std::pair<std::string, std::string>> digest_inputs;
   std::vector<std::string> files;
+  std::vector<ir::CatalogPartInfo> infos;
   double parse_ms = 0;
   size_t total_bytes = 0;
   for (const auto& root : paths) {
@@ -136,7 +159,29 @@ LoadedCatalog load_catalog(const std::vector<std::string>& paths) {
       found.push_back(rootp);  // a file, or a FIFO or device: read_rule_file says which
       rootp = rootp.parent_path();
     }
+    if (found.empty() && fs::is_directory(fs::path(root), ec)) {
+      // A directory of rules without rules is a mistake (a typo in an
+      // extension, the wrong directory); compiling "nothing" would pass
+      // every test it was meant to run.
+      std::vector<std::string> near;
+      for (fs::recursive_directory_iterator it(rootp, fs::directory_options::skip_permission_denied, ec), end;
+           !ec && it != end && near.size() < 3; it.increment(ec)) {
+        std::string ext = it->path().extension().string();
+        if (it->is_regular_file(ec) && ext != ".attr" && ext.size() > 1 && edit_distance(ext, ".attr") <= 2)
+          near.push_back(it->path().lexically_relative(rootp).generic_string());
+      }
+      std::sort(near.begin(), near.end());
+      diags.error("E0002", {}, fmt::format("rule directory '{}' holds no .attr files", root),
+                  near.empty() ? std::string("rule files end in .attr")
+                               : fmt::format("rule files end in .attr; did you mean to rename {}?", fmt::join(near, ", ")));
+      continue;
+    }
     CatalogPart part;
+    ir::CatalogPartInfo info;
+    info.root = root;
+    info.name = fs::path(root).filename().string();
+    if (info.name.empty()) info.name = fs::path(root).parent_path().filename().string();
+    if (!fs::is_directory(fs::path(root), ec)) info.name = fs::path(root).stem().string();
     for (const auto& p : found) {
       std::string text, code, why;
       if (!read_rule_file(p, text, code, why)) {
@@ -156,11 +201,13 @@ LoadedCatalog load_catalog(const std::vector<std::string>& paths) {
       parse_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - parse_start).count();
       part.files.push_back(std::move(file));
       digest_inputs.emplace_back(p.lexically_relative(rootp).generic_string(), text);
+      info.files.push_back(digest_inputs.back().first);
       files.push_back(p.string());
     }
     parts.push_back(std::move(part));
+    infos.push_back(std::move(info));
   }
-  LoadedCatalog out = finish(parts, diags, digest_inputs, std::move(files));
+  LoadedCatalog out = finish(parts, diags, digest_inputs, std::move(files), std::move(infos));
   out.parse_ms = parse_ms;
   return out;
 }
@@ -186,7 +233,10 @@ LoadedCatalog compile_sources(const std::vector<std::pair<std::string, std::stri
     parts[0].files.push_back(std::move(file));
     files.push_back(name);
   }
-  return finish(parts, diags, sources, std::move(files));
+  ir::CatalogPartInfo info;
+  info.name = "sources";
+  for (const auto& [name, text] : sources) info.files.push_back(name);
+  return finish(parts, diags, sources, std::move(files), {std::move(info)});
 }
 
 std::string stdlib_directory() {

@@ -1,14 +1,18 @@
 // Diagnostics: what the compiler says about a catalog.
 //
 // Every problem found in an .attr file is a Diagnostic with a stable code
-// (E0001..E0699, listed in docs/language.md), a source range and a message.
-// Codes never change meaning once published, so tools and golden files can
-// rely on them. A Diagnostics sink collects them in discovery order and renders
-// them as
+// (E0001..E0699, listed in docs/language.md), a source range and a message,
+// and optionally a `help` line (what to write instead) and notes that point
+// at related places (where a brace was opened). Codes never change meaning
+// once published, so tools and golden files can rely on them. A Diagnostics
+// sink collects them in discovery order and renders them sorted by position
+// (file load order, then line and column) as
 //
 //   path:line:col: error[E0201]: unknown event kind 'gpu.xidd'
 //       7 |   for e: event gpu.xidd
 //         |                ^~~~~~~~
+//         = help: did you mean 'gpu.xid'?
+//   path:line:col: note: ...            (each note, with its own line and caret)
 //
 // Thread-safety: a sink is used by one compilation at a time; not synchronized.
 #pragma once
@@ -42,11 +46,19 @@ struct SourceRange {
 
 enum class Severity { Error, Warning, Note };
 
+// A secondary place a diagnostic points at, shown after it.
+struct DiagnosticNote {
+  SourceRange where;
+  std::string message;  // "'{' opened here"
+};
+
 struct Diagnostic {
   Severity severity = Severity::Error;
   std::string code;   // "E0201"
   SourceRange where;
   std::string message;
+  std::string help;                   // "" or what to do: "did you mean 'gpu.xid'?"
+  std::vector<DiagnosticNote> notes;  // related places, in the order given
 };
 
 class Diagnostics {
@@ -57,8 +69,9 @@ class Diagnostics {
   // diagnostic huge (limit diagnostic_bytes).
   static constexpr size_t kMaxBytes = limits::kDiagnosticBytes;
 
-  void error(std::string code, const SourceRange& where, std::string message);
-  void warning(std::string code, const SourceRange& where, std::string message);
+  void error(std::string code, const SourceRange& where, std::string message, std::string help = {},
+             std::vector<DiagnosticNote> notes = {});
+  void warning(std::string code, const SourceRange& where, std::string message, std::string help = {});
 
   // Keeps a source file alive as long as this sink, so diagnostics that
   // point into it stay printable after the compiler has dropped its tree.
@@ -66,10 +79,15 @@ class Diagnostics {
 
   bool has_errors() const { return error_count_ > 0; }
   size_t error_count() const { return error_count_; }
+  // Every kept diagnostic, in discovery order.
   const std::vector<Diagnostic>& all() const { return items_; }
+  // The same, sorted by position: diagnostics without a file first, then by
+  // the order files were kept (load order), line and column; stable.
+  std::vector<const Diagnostic*> sorted() const;
 
-  // Renders every kept diagnostic (at most kMaxErrors errors, then a line
-  // saying how many more were suppressed). `color` adds ANSI colours.
+  // Renders the kept diagnostics sorted by position (at most kMaxErrors
+  // errors, then a line saying how many more were suppressed). `color` adds
+  // ANSI colours.
   std::string render(bool color = false) const;
 
  private:
@@ -77,6 +95,9 @@ class Diagnostics {
   std::vector<std::shared_ptr<const SourceFile>> files_;
   size_t error_count_ = 0;
   size_t suppressed_ = 0;
+  // Errors are kept beyond kMaxErrors (up to this many) so that the first
+  // kMaxErrors by position can be shown, whatever order they were found in.
+  static constexpr size_t kKeptErrors = 10 * kMaxErrors;
 };
 
 // Renders one diagnostic; exposed for tests and for the test runner's messages.

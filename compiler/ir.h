@@ -203,11 +203,23 @@ struct RegexDef {
   bool caseless = false, dotall = false;
 };
 
+// One part of a catalog: a rule directory (or file) given at load time.
+// Verdicts list every part that contributed, so a verdict made with site
+// rules says so ("culprit-stdlib 0.1.0 + site 0.0.1").
+struct CatalogPartInfo {
+  std::string name;                           // its `catalog` header, else the directory's (or file's) name
+  std::string version;                        // its header's version, "" without a header
+  std::string root;                           // the path as given (a directory, or a file's directory)
+  std::string digest;                         // "sha256:..." over this part's files, as for the catalog
+  std::vector<std::string> files;             // relative to root, in load order
+};
+
 struct Catalog {
   std::string name = "unnamed";
   std::string version = "0.0.0";
   std::string digest;                         // sha256 hex of the catalog's files
   std::vector<std::string> files;             // in load order
+  std::vector<CatalogPartInfo> parts;         // in load order; the first names the catalog
   std::vector<std::shared_ptr<const SourceFile>> sources;  // keeps SourceRange pointers valid
 
   std::vector<std::string> field_names;       // field name ids

@@ -32,30 +32,117 @@ uint32_t byte_column(const SourceFile& f, size_t line, size_t cp_col) {
   return static_cast<uint32_t>(i + 1);
 }
 
+// One syntax error as ANTLR reported it, before it is turned into a
+// diagnostic (parse_attr decides which errors are follow-ons of another).
+struct RawSyntaxError {
+  SourceRange where;
+  std::string message;        // ANTLR's text
+  std::string token;          // text of the offending token ("" at the end of the file)
+  bool at_eof = false;
+  size_t token_index = 0;     // in the token stream
+};
+
 class ErrorCollector : public antlr4::BaseErrorListener {
  public:
-  ErrorCollector(const SourceFile& f, Diagnostics& d) : file_(f), diags_(d) {}
+  explicit ErrorCollector(const SourceFile& f) : file_(f) {}
   void syntaxError(antlr4::Recognizer*, antlr4::Token* offending, size_t line, size_t col,
                    const std::string& msg, std::exception_ptr) override {
-    ++count;
-    SourceRange r;
-    r.file = &file_;
-    r.line = static_cast<uint32_t>(line);
-    r.col = byte_column(file_, line, col);
-    r.end_line = r.line;
-    r.end_col = r.col + 1;
-    if (offending && offending->getType() != antlr4::Token::EOF) {
-      std::string t = offending->getText();
-      r.end_col = r.col + static_cast<uint32_t>(std::max<size_t>(1, t.size()));
+    RawSyntaxError e;
+    e.where.file = &file_;
+    e.where.line = static_cast<uint32_t>(line);
+    e.where.col = byte_column(file_, line, col);
+    e.where.end_line = e.where.line;
+    e.where.end_col = e.where.col + 1;
+    e.message = msg;
+    if (offending) {
+      e.token_index = offending->getTokenIndex();
+      e.at_eof = offending->getType() == antlr4::Token::EOF;
+      if (!e.at_eof) {
+        e.token = offending->getText();
+        e.where.end_col = e.where.col + static_cast<uint32_t>(std::max<size_t>(1, e.token.size()));
+      }
     }
-    diags_.error("E0001", r, "syntax error: " + msg);
+    errors.push_back(std::move(e));
   }
-  size_t count = 0;
+  std::vector<RawSyntaxError> errors;
 
  private:
   const SourceFile& file_;
-  Diagnostics& diags_;
 };
+
+// ANTLR's token names in an expected set, as a person would say them.
+std::string say_token(const std::string& t) {
+  static const std::pair<const char*, const char*> names[] = {
+      {"IDENT", "a name"}, {"STRING", "a string"}, {"REGEX", "a /regex/"}, {"INT", "a number"},
+      {"FLOAT", "a number"}, {"HEX", "a number"}, {"DURATION", "a duration"}, {"<EOF>", "the end of the file"}};
+  for (const auto& [k, v] : names)
+    if (t == k) return v;
+  return t;
+}
+
+// "{'a', 'b', IDENT}" or "'a'" -> the items, in ANTLR's order.
+std::vector<std::string> expected_items(const std::string& set) {
+  std::vector<std::string> out;
+  std::string s = set;
+  if (s.size() >= 2 && s.front() == '{' && s.back() == '}') s = s.substr(1, s.size() - 2);
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && (s[i] == ' ' || s[i] == ',')) ++i;
+    if (i >= s.size()) break;
+    size_t j = i;
+    if (s[i] == '\'') {
+      j = s.find('\'', i + 1);
+      j = j == std::string::npos ? s.size() : j + 1;
+    } else {
+      while (j < s.size() && s[j] != ',') ++j;
+    }
+    out.push_back(s.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+// ", expected X, Y or Z" for a short expected set; "" for a long one (a
+// list of twenty tokens helps nobody) or when it is an expression's start.
+std::string expected_phrase(const std::string& set) {
+  auto items = expected_items(set);
+  bool expr = std::find(items.begin(), items.end(), "STRING") != items.end() &&
+              std::find(items.begin(), items.end(), "INT") != items.end() &&
+              std::find(items.begin(), items.end(), "'('") != items.end();
+  if (expr) return "; expected an expression";
+  if (items.empty() || items.size() > 6) return "";
+  std::vector<std::string> said;
+  for (const auto& t : items) {
+    std::string w = say_token(t);
+    if (std::find(said.begin(), said.end(), w) == said.end()) said.push_back(w);
+  }
+  std::string out = "; expected ";
+  for (size_t i = 0; i < said.size(); ++i) {
+    if (i) out += i + 1 == said.size() ? " or " : ", ";
+    out += said[i];
+  }
+  return out;
+}
+
+// ANTLR's message in the words of docs/language.md: "unexpected 'X'",
+// "missing 'X' before 'Y'", with the expected tokens only when few.
+std::string plain_syntax_message(const RawSyntaxError& e) {
+  const std::string& m = e.message;
+  std::string what = e.at_eof ? std::string("the end of the file") : "'" + e.token + "'";
+  auto after = [&](const std::string& key) {
+    size_t p = m.find(key);
+    return p == std::string::npos ? std::string() : m.substr(p + key.size());
+  };
+  if (m.rfind("missing ", 0) == 0) {
+    size_t at = m.rfind(" at ");
+    std::string missing = m.substr(8, at == std::string::npos ? std::string::npos : at - 8);
+    return fmt::format("missing {} before {}", say_token(missing), what);
+  }
+  if (m.rfind("extraneous input", 0) == 0 || m.rfind("mismatched input", 0) == 0)
+    return fmt::format("unexpected {}{}", what, expected_phrase(after(" expecting ")));
+  if (m.rfind("token recognition error", 0) == 0) return fmt::format("unexpected character {}", what);
+  return fmt::format("unexpected {}", what);
+}
 
 // Translates ANTLR's parse tree into ast:: structs. Every method takes a
 // context that the parser produced without syntax errors.
@@ -308,6 +395,7 @@ class Translator {
     if (auto* c = dynamic_cast<P::MatchesExprContext*>(ctx)) {
       auto e = make(K::Matches, c);
       regex(c->REGEX(), e->text, e->regex_flags);
+      e->regex_range = range(c->REGEX());
       e->args.push_back(expr(c->expr()));
       return e;
     }
@@ -545,6 +633,7 @@ class Translator {
         s.workload_id = unquote(wl->STRING());
       } else if (auto* t = dynamic_cast<P::ScenarioTerminalContext*>(item)) {
         s.terminal_state = name(t->name());
+        s.terminal_range = range(t->name());
         if (auto* si = t->signedInt()) {
           int64_t v = parse_int(si->INT(), 10);
           s.terminal_exit = si->getText()[0] == '-' ? -v : v;
@@ -691,6 +780,70 @@ bool nesting_within_limit(antlr4::CommonTokenStream& tokens, const SourceFile& f
   return true;
 }
 
+// Turns the raw errors of one file into diagnostics, one per root cause:
+//  * an unclosed '{' (braces are counted on tokens, so braces inside strings
+//    and regexes do not count) is the cause of every error after it: one
+//    error where the parser gave up, with a note at the brace;
+//  * otherwise an error is kept only when a declaration (extractor, rule,
+//    scenario, catalog at the start of a line) begins between it and the
+//    error before it: ANTLR's recovery inside one declaration produces
+//    follow-ons that describe its own confusion, not the text;
+//  * '=' where a comparison was expected gets the '==' hint.
+void report_syntax_errors(const SourceFile& file, const std::vector<antlr4::Token*>& toks,
+                          const std::vector<RawSyntaxError>& errors, Diagnostics& diags) {
+  auto token_range = [&](antlr4::Token* t) {
+    SourceRange r;
+    r.file = &file;
+    r.line = static_cast<uint32_t>(t->getLine());
+    r.col = byte_column(file, t->getLine(), t->getCharPositionInLine());
+    r.end_line = r.line;
+    r.end_col = r.col + static_cast<uint32_t>(std::max<size_t>(1, t->getText().size()));
+    return r;
+  };
+  std::vector<antlr4::Token*> open;
+  for (auto* t : toks) {
+    if (t->getType() == antlr4::Token::EOF) break;
+    std::string text = t->getText();
+    if (text == "{") open.push_back(t);
+    else if (text == "}" && !open.empty()) open.pop_back();
+  }
+  if (!open.empty()) {
+    // The innermost unclosed brace is the one the parser was inside when it
+    // failed; report at the first error after it.
+    antlr4::Token* brace = open.back();
+    const RawSyntaxError* at = &errors.front();
+    for (const auto& e : errors)
+      if (e.token_index > brace->getTokenIndex()) {
+        at = &e;
+        break;
+      }
+    std::string msg = fmt::format("syntax error: unexpected {}: the '{{' on line {} is never closed",
+                                  at->at_eof ? std::string("end of file") : "'" + at->token + "'", brace->getLine());
+    std::vector<DiagnosticNote> notes;
+    for (size_t i = open.size(); i-- > 0 && notes.size() < 3;)
+      notes.push_back({token_range(open[i]), notes.empty() ? "'{' opened here" : "and this '{' is not closed either"});
+    diags.error("E0001", at->where, msg, open.size() == 1 ? "add the missing '}'" : fmt::format("add the {} missing '}}'", open.size()),
+                std::move(notes));
+    return;
+  }
+  auto declaration_between = [&](size_t from, size_t to) {
+    for (size_t i = from + 1; i <= to && i < toks.size(); ++i) {
+      std::string t = toks[i]->getText();
+      if (toks[i]->getCharPositionInLine() == 0 && (t == "extractor" || t == "rule" || t == "scenario" || t == "catalog"))
+        return true;
+    }
+    return false;
+  };
+  const RawSyntaxError* prev = nullptr;
+  for (const auto& e : errors) {
+    if (prev && !declaration_between(prev->token_index, e.token_index)) continue;
+    prev = &e;
+    std::string help;
+    if (e.token == "=") help = "to compare two values write '=='; a single '=' only assigns, in 'set X.priority = EXPR'";
+    diags.error("E0001", e.where, "syntax error: " + plain_syntax_message(e), help);
+  }
+}
+
 std::mutex& antlr_mutex() {
   static std::mutex m;
   return m;
@@ -717,7 +870,7 @@ bool parse_attr(std::shared_ptr<const SourceFile> source, ast::File& out, Diagno
     culprit_antlr::AttrLexer lexer(&input);
     antlr4::CommonTokenStream tokens(&lexer);
     culprit_antlr::AttrParser parser(&tokens);
-    ErrorCollector collector(*source, diags);
+    ErrorCollector collector(*source);
     lexer.removeErrorListeners();
     lexer.addErrorListener(&collector);
     if (!nesting_within_limit(tokens, *source, diags)) return false;
@@ -743,7 +896,11 @@ bool parse_attr(std::shared_ptr<const SourceFile> source, ast::File& out, Diagno
       parser.addErrorListener(&collector);
       tree = parser.file();
     }
-    if (collector.count > 0) return false;
+    if (!collector.errors.empty()) {
+      tokens.fill();
+      report_syntax_errors(*source, tokens.getTokens(), collector.errors, diags);
+      return false;
+    }
     Translator(*source, diags).file(tree, out);
   } catch (const std::exception& e) {
     // ANTLR reports problems through the listener; anything thrown is an
@@ -759,5 +916,45 @@ bool parse_attr(std::shared_ptr<const SourceFile> source, ast::File& out, Diagno
 }  // namespace culprit
 
 namespace culprit {
+
+bool lex_attr(const SourceFile& source, std::vector<AttrToken>& out) {
+  out.clear();
+  // ANTLR's indices count code points; map them back to bytes.
+  std::vector<size_t> byte_of;
+  byte_of.reserve(source.text.size() + 1);
+  for (size_t i = 0; i < source.text.size(); ++i)
+    if ((static_cast<unsigned char>(source.text[i]) & 0xC0) != 0x80) byte_of.push_back(i);
+  byte_of.push_back(source.text.size());
+  std::lock_guard<std::mutex> lock(antlr_mutex());
+  bool ok = true;
+  try {
+    antlr4::ANTLRInputStream input(source.text);
+    culprit_antlr::AttrLexer lexer(&input);
+    lexer.removeErrorListeners();
+    using L = culprit_antlr::AttrLexer;
+    for (auto t = lexer.nextToken(); t->getType() != antlr4::Token::EOF; t = lexer.nextToken()) {
+      AttrToken a;
+      a.text = t->getText();
+      size_t b = t->getStartIndex(), e = t->getStopIndex() + 1;
+      a.begin = b < byte_of.size() ? byte_of[b] : source.text.size();
+      a.end = e < byte_of.size() ? byte_of[e] : source.text.size();
+      switch (t->getType()) {
+        case L::STRING: a.kind = AttrToken::Kind::String; break;
+        case L::REGEX: a.kind = AttrToken::Kind::Regex; break;
+        case L::INT: case L::HEX: case L::FLOAT: case L::DURATION: a.kind = AttrToken::Kind::Number; break;
+        case L::IDENT: a.kind = AttrToken::Kind::Word; break;
+        case L::UNKNOWN_CHAR: a.kind = AttrToken::Kind::Unknown; ok = false; break;
+        default:
+          a.kind = !a.text.empty() && (std::isalpha(static_cast<unsigned char>(a.text[0])) || a.text[0] == '_') ? AttrToken::Kind::Word
+                                                                                                                 : AttrToken::Kind::Punct;
+      }
+      out.push_back(std::move(a));
+    }
+  } catch (const std::exception&) {
+    return false;
+  }
+  return ok;
+}
+
 std::string antlr_runtime_version() { return antlr4::RuntimeMetaData::VERSION; }
 }  // namespace culprit

@@ -10,6 +10,8 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "compiler/ast.h"
 #include "compiler/diagnostics.h"
@@ -24,6 +26,22 @@ bool parse_attr(std::shared_ptr<const SourceFile> source, ast::File& out, Diagno
 }  // namespace culprit
 
 namespace culprit {
+
+// One token of an .attr file as the lexer cuts it. Whitespace and comments
+// are not tokens: they are the text between `end` of one token and `begin`
+// of the next (for the formatter, compiler/formatter.h).
+struct AttrToken {
+  enum class Kind { Word, String, Regex, Number, Punct, Unknown };
+  Kind kind = Kind::Punct;
+  std::string text;
+  size_t begin = 0, end = 0;  // byte offsets into the source text, end exclusive
+};
+
+// The tokens of `source`, in order. False (with `out` filled as far as it
+// got) when the lexer met a character that is no token (the parser reports
+// it as a syntax error). Serialized behind the parser's lock.
+bool lex_attr(const SourceFile& source, std::vector<AttrToken>& out);
+
 // Version of the ANTLR C++ runtime the parser runs on (e.g. "4.9").
 std::string antlr_runtime_version();
 }  // namespace culprit

@@ -1,5 +1,7 @@
 #include "compiler/regex_check.h"
 
+#include <cstdlib>
+
 #include <fmt/format.h>
 #include <hs/hs.h>
 #include <re2/re2.h>
@@ -215,6 +217,14 @@ RegexCheck check_regex(const std::string& pattern, bool caseless, bool dotall) {
   RE2 re(r.re2_pattern, opt);
   if (!re.ok()) {
     r.re2_error = re.error();
+    // RE2 names the fragment it stopped at; find it in what the user wrote
+    // (the rewrite only touches `(?<name>`, which RE2 accepts).
+    const std::string& arg = re.error_arg();
+    size_t at = arg.empty() ? std::string::npos : pattern.find(arg);
+    if (at != std::string::npos) {
+      r.re2_error_offset = static_cast<int64_t>(at);
+      r.re2_error_length = static_cast<int64_t>(arg.size());
+    }
     return r;
   }
   r.capture_names.assign(static_cast<size_t>(re.NumberOfCapturingGroups()), "");
@@ -230,6 +240,18 @@ RegexCheck check_regex(const std::string& pattern, bool caseless, bool dotall) {
     if (hs_compile(hs_pattern.c_str(), flags, HS_MODE_BLOCK, nullptr, &db, &err) != HS_SUCCESS) {
       r.hyperscan_error = err && err->message ? err->message : "rejected";
       hs_free_compile_error(err);
+      // "... at index N." counts bytes of the pattern Hyperscan compiled;
+      // to_hyperscan_syntax only lengthens each end anchor `$` by 3 bytes.
+      size_t at = r.hyperscan_error.rfind("at index ");
+      if (at != std::string::npos) {
+        int64_t idx = std::strtoll(r.hyperscan_error.c_str() + at + 9, nullptr, 10);
+        int64_t orig = 0, hs = 0;
+        while (orig < static_cast<int64_t>(pattern.size()) && hs < idx) {
+          hs += hs_pattern.compare(static_cast<size_t>(hs), 4, "\\r?$") == 0 && pattern[static_cast<size_t>(orig)] == '$' ? 4 : 1;
+          ++orig;
+        }
+        if (orig <= static_cast<int64_t>(pattern.size())) r.hyperscan_error_offset = orig;
+      }
     } else {
       hs_free_database(db);
       verdicts().remember(id);

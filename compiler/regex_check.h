@@ -24,6 +24,10 @@ struct RegexCheck {
   std::string limit_error;
   std::string hyperscan_error;            // empty if Hyperscan accepted it
   std::string re2_error;                  // empty if RE2 accepted it
+  // Where in `pattern` (bytes) the engines point: RE2's offending fragment
+  // (its error argument), Hyperscan's "at index N". -1 when not known.
+  int64_t re2_error_offset = -1, re2_error_length = 0;
+  int64_t hyperscan_error_offset = -1;
   std::string re2_pattern;                // `(?<n>` rewritten as `(?P<n>`
   std::vector<std::string> capture_names; // by group number - 1; "" for unnamed groups
 };

@@ -7,6 +7,8 @@
 #include <set>
 
 #include "base/limits.h"
+#include "base/suggest.h"
+#include "base/terminal_state.h"
 #include "compiler/regex_check.h"
 #include "base/text_util.h"
 #include "base/timestamp.h"
@@ -53,6 +55,67 @@ constexpr BuiltinFn kFunctions[] = {
     {"if", ir::Builtin::If, 3, 3},
 };
 
+// The part of a one-line literal token that bytes [begin, end) of its value
+// came from, so a caret can sit under a placeholder or a regex fragment
+// instead of the whole literal. `string_literal` says how the token's text maps to
+// the value: a string literal (escapes as the parser unquotes them) or a
+// regex literal (only `\/` is shortened). Falls back to the literal.
+SourceRange literal_sub_range(const SourceRange& lit, size_t begin, size_t end, bool string_literal) {
+  if (!lit.file || lit.line == 0 || lit.end_line != lit.line) return lit;
+  std::string_view src = lit.file->line_text(lit.line);
+  size_t pos = lit.col;  // 0-based index just after the opening quote or slash
+  size_t decoded = 0;
+  uint32_t col_begin = 0, col_end = 0;
+  auto mark = [&](size_t at) {
+    if (decoded == begin && !col_begin) col_begin = static_cast<uint32_t>(at + 1);
+    if (decoded == end && !col_end) col_end = static_cast<uint32_t>(at + 1);
+  };
+  size_t limit = std::min<size_t>(src.size(), lit.end_col > 0 ? lit.end_col - 1 : src.size());
+  while (pos < limit) {
+    mark(pos);
+    if (col_end) break;
+    char c = src[pos];
+    size_t src_len = 1, dec_len = 1;
+    if (c == '\\' && pos + 1 < limit) {
+      char e = src[pos + 1];
+      if (string_literal) {
+        if (e == 'x' && pos + 3 < limit && std::isxdigit(static_cast<unsigned char>(src[pos + 2])) &&
+            std::isxdigit(static_cast<unsigned char>(src[pos + 3]))) src_len = 4;
+        else if (e == 'n' || e == 't' || e == 'r' || e == '"' || e == '\\') src_len = 2;
+        else src_len = dec_len = 2;  // kept verbatim
+      } else if (e == '/') {
+        src_len = 2;
+      } else {
+        src_len = dec_len = 2;
+      }
+    }
+    pos += src_len;
+    decoded += dec_len;
+  }
+  mark(pos);
+  if (!col_begin || !col_end || col_end <= col_begin) return lit;
+  return SourceRange{lit.file, lit.line, col_begin, lit.line, col_end};
+}
+
+// The last `len` bytes of a one-line range (a field name after its dot).
+SourceRange tail_range(const SourceRange& r, size_t len) {
+  if (!r.file || r.end_line != r.line || r.end_col < len + r.col) return r;
+  return SourceRange{r.file, r.line, static_cast<uint32_t>(r.end_col - len), r.line, r.end_col};
+}
+
+// The first `len` bytes of a one-line range (a function's name).
+SourceRange head_range(const SourceRange& r, size_t len) {
+  if (!r.file || r.end_line != r.line || r.col + len > r.end_col) return r;
+  return SourceRange{r.file, r.line, r.col, r.line, static_cast<uint32_t>(r.col + len)};
+}
+
+template <typename List>
+std::vector<std::string> names_of(const List& list) {
+  std::vector<std::string> out;
+  for (const auto& x : list) out.emplace_back(x);
+  return out;
+}
+
 struct Binding {
   std::string name;
   int32_t slot = 0;
@@ -88,7 +151,25 @@ class Analyzer {
   std::vector<ir::Query> queries_;  // expression queries of the rule being analyzed
   std::map<std::string, int32_t> event_ids_, symptom_ids_, field_ids_;
 
-  void err(const char* code, const SourceRange& r, std::string msg) { diags_.error(code, r, std::move(msg)); }
+  void err(const char* code, const SourceRange& r, std::string msg, std::string help = {}) {
+    diags_.error(code, r, std::move(msg), std::move(help));
+  }
+  // The kinds of one category, for suggestions: by name, so the choice is
+  // deterministic.
+  std::vector<std::string> kind_names(bool symptom) const {
+    std::vector<std::string> out;
+    for (const auto& [name, id] : symptom ? symptom_ids_ : event_ids_) out.push_back(name);
+    return out;
+  }
+  // Every family ("nccl.*", "gpu.xid.*") the kinds of one category form.
+  std::vector<std::string> family_patterns(bool symptom) const {
+    std::set<std::string> fams;
+    for (const auto& [name, id] : symptom ? symptom_ids_ : event_ids_)
+      for (size_t dot = name.find('.'); dot != std::string::npos; dot = name.find('.', dot + 1))
+        fams.insert(name.substr(0, dot) + ".*");
+    fams.insert("*");
+    return {fams.begin(), fams.end()};
+  }
 
   int32_t field_name_id(const std::string& n) {
     auto [it, inserted] = field_ids_.emplace(n, static_cast<int32_t>(cat_.field_names.size()));
@@ -137,10 +218,16 @@ class Analyzer {
     std::sort(out.begin(), out.end());
     if (out.empty()) {
       bool wildcard = pattern.find('*') != std::string::npos;
+      std::string help = did_you_mean(pattern, wildcard ? family_patterns(symptom) : kind_names(symptom));
+      // A kind of the other category is a common slip: `event` for `symptom`.
+      if (help.empty() && !wildcard && (symptom ? event_ids_ : symptom_ids_).count(pattern))
+        help = fmt::format("'{}' is {} kind; query it with '{}'", pattern, symptom ? "an event" : "a symptom",
+                           symptom ? "event" : "symptom");
       err(wildcard ? "E0203" : "E0201", where,
           wildcard ? fmt::format("{} pattern '{}' matches no {} kind this catalog creates", symptom ? "symptom" : "event",
                                  pattern, symptom ? "symptom" : "event")
-                   : fmt::format("unknown {} kind '{}'", symptom ? "symptom" : "event", pattern));
+                   : fmt::format("unknown {} kind '{}'", symptom ? "symptom" : "event", pattern),
+          help);
     }
     return out;
   }
@@ -154,6 +241,29 @@ class Analyzer {
     return e;
   }
   ir::Expr bad(const SourceRange& w) { return make(Op::Const, Type::Null, w); }
+
+  // The names an expression can start with, for suggestions.
+  static std::vector<std::string> scope_names(const Scope& s, bool with_records) {
+    std::vector<std::string> out;
+    for (const auto& b : s.bindings) out.push_back(b.name);
+    if (with_records)
+      for (const char* r : {"terminal", "outcome", "workload"}) out.emplace_back(r);
+    return out;
+  }
+
+  // What to write instead of a regex neither engine can run.
+  static std::string regex_help(const RegexCheck& c) {
+    const std::string& e = c.re2_error.empty() ? c.hyperscan_error : c.re2_error;
+    if (e.find("(?!") != std::string::npos || e.find("(?=") != std::string::npos || e.find("(?<") != std::string::npos ||
+        e.find("Zero-width") != std::string::npos)
+      return "look-around is not supported: match the line and exclude the rest with a 'where' (not (e.text matches /.../))";
+    if (e.find("\\1") != std::string::npos || e.find("Back-reference") != std::string::npos)
+      return "back-references are not supported: capture both parts and compare them in a 'where'";
+    if (e.find("repetition size") != std::string::npos) return "repeat counts are limited to 1000";
+    if (e.find("empty buffer") != std::string::npos)
+      return "this regex matches an empty line, so every line would be a candidate: make some part of it required";
+    return {};
+  }
 
   ir::Expr field_of_binding(const Binding& b, const std::string& field, const SourceRange& where) {
     const auto* begin = b.symptom ? std::begin(kSymptomBuiltins) : std::begin(kEventBuiltins);
@@ -188,10 +298,15 @@ class Analyzer {
     }
     if (!ok) {
       if (b.kinds.empty()) return bad(where);  // kind error already reported
-      err("E0204", where, missing_in.empty() || b.kinds.size() == 1
+      std::vector<std::string> known;
+      for (const auto* it = begin; it != end; ++it) known.emplace_back(it->name);
+      for (int32_t k : b.kinds)
+        for (const auto& f : kinds[static_cast<size_t>(k)].fields) known.push_back(f.name);
+      err("E0204", tail_range(where, field.size()), missing_in.empty() || b.kinds.size() == 1
                               ? fmt::format("'{}' has no field '{}'", missing_in.empty() ? b.name : missing_in, field)
                               : fmt::format("field '{}' is not present in every kind bound to '{}' (missing in '{}')",
-                                            field, b.name, missing_in));
+                                            field, b.name, missing_in),
+          did_you_mean(field, known));
       return bad(where);
     }
     auto e = make(b.symptom ? Op::SymptomField : Op::EventField, t, where);
@@ -209,7 +324,8 @@ class Analyzer {
       if (base.text == "terminal") {
         if (x.text == "state") { auto e = make(Op::Terminal, Type::String, x.where); e.a = 0; return e; }
         if (x.text == "exit_code") { auto e = make(Op::Terminal, Type::Int, x.where); e.a = 1; return e; }
-        err("E0204", x.where, fmt::format("'terminal' has no field '{}' (it has state, exit_code)", x.text));
+        err("E0204", tail_range(x.where, x.text.size()), fmt::format("'terminal' has no field '{}' (it has state, exit_code)", x.text),
+            did_you_mean(x.text, {"state", "exit_code"}));
         return bad(x.where);
       }
       if (base.text == "outcome") {
@@ -221,7 +337,9 @@ class Analyzer {
             {"status", Type::String}, {"domain", Type::String}, {"sub_domain", Type::String}, {"culprits", Type::Int}};
         for (int i = 0; i < 4; ++i)
           if (x.text == fields[i].first) { auto e = make(Op::Outcome, fields[i].second, x.where); e.a = i; return e; }
-        err("E0204", x.where, fmt::format("'outcome' has no field '{}' (it has status, domain, sub_domain, culprits)", x.text));
+        err("E0204", tail_range(x.where, x.text.size()),
+            fmt::format("'outcome' has no field '{}' (it has status, domain, sub_domain, culprits)", x.text),
+            did_you_mean(x.text, {"status", "domain", "sub_domain", "culprits"}));
         return bad(x.where);
       }
       if (base.text == "workload") {
@@ -229,13 +347,15 @@ class Analyzer {
         if (x.text == "id") { auto e = make(Op::Workload, Type::String, x.where); e.a = 1; return e; }
         if (x.text == "start") { auto e = make(Op::Workload, Type::Time, x.where); e.a = 2; return e; }
         if (x.text == "end") { auto e = make(Op::Workload, Type::Time, x.where); e.a = 3; return e; }
-        err("E0204", x.where, fmt::format("'workload' has no field '{}' (it has nodes, id, start, end)", x.text));
+        err("E0204", tail_range(x.where, x.text.size()), fmt::format("'workload' has no field '{}' (it has nodes, id, start, end)", x.text),
+            did_you_mean(x.text, {"nodes", "id", "start", "end"}));
         return bad(x.where);
       }
     }
     err("E0202", base.where, fmt::format("'{}' is not a binding; fields can only be read from a binding, "
                                          "'terminal', 'outcome' or 'workload'",
-                                         base.kind == ExprKind::Name ? base.text : std::string("this expression")));
+                                         base.kind == ExprKind::Name ? base.text : std::string("this expression")),
+        base.kind == ExprKind::Name ? did_you_mean(base.text, scope_names(s, true)) : std::string());
     return bad(x.where);
   }
 
@@ -330,7 +450,12 @@ class Analyzer {
     for (const auto& f : kFunctions)
       if (x.text == f.name) fn = &f;
     if (!fn) {
-      err("E0202", x.where, fmt::format("unknown function '{}'", x.text));
+      std::vector<std::string> fns;
+      for (const auto& f : kFunctions) fns.emplace_back(f.name);
+      for (const auto& [name, op] : group_fns) fns.emplace_back(name);
+      for (const char* q : {"exists", "none", "nodes", "max", "min"}) fns.emplace_back(q);
+      err("E0202", head_range(x.where, x.text.size()), fmt::format("unknown function '{}'", x.text), did_you_mean(x.text, fns));
+      for (const auto& a : x.args) lower(*a, s);  // mistakes inside the arguments are mistakes of their own
       return bad(x.where);
     }
     if (static_cast<int>(x.args.size()) < fn->min_args || static_cast<int>(x.args.size()) > fn->max_args) {
@@ -441,7 +566,8 @@ class Analyzer {
     if (q.has_within) {
       const Binding* anchor = s.find(q.anchor);
       if (!anchor) {
-        err("E0602", q.anchor_range, fmt::format("'within ... {}' needs a binding named '{}'", q.anchor, q.anchor));
+        err("E0602", q.anchor_range, fmt::format("'within ... {}' needs a binding named '{}'", q.anchor, q.anchor),
+            did_you_mean(q.anchor, scope_names(s, false)));
       } else {
         out.anchor_slot = anchor->slot;
         out.anchor_is_symptom = anchor->symptom;
@@ -484,16 +610,19 @@ class Analyzer {
       if (text[i] != '{') { lit += text[i]; continue; }
       size_t close = text.find('}', i);
       if (close == std::string::npos) {
-        err("E0001", where, "unclosed '{' in string interpolation (write '{{' for a literal brace)");
+        err("E0001", literal_sub_range(where, i, i + 1, true), "unclosed '{' in string interpolation",
+            "close it with '}', or write '{{' for a literal brace");
         return bad(where);
       }
+      SourceRange at = literal_sub_range(where, i, close + 1, true);
       std::string path(trim(std::string_view(text).substr(i + 1, close - i - 1)));
       auto parts = split(path, '.');
       bool valid = !parts.empty();
       for (auto p : parts)
         valid = valid && !p.empty() && std::all_of(p.begin(), p.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
       if (!valid) {
-        err("E0001", where, fmt::format("'{{{}}}' is not an interpolation path like {{x.node}}", path));
+        err("E0001", at, fmt::format("'{{{}}}' is not an interpolation path like {{x.node}}", path),
+            "write a binding's field such as {x.node}, or '{{' and '}}' for literal braces");
         return bad(where);
       }
       if (parts.size() > limits::kExprDepth) {
@@ -503,13 +632,18 @@ class Analyzer {
       // Build the path as an expression so it resolves like written code.
       auto node = std::make_unique<ast::Expr>();
       node->kind = ExprKind::Name;
+      // Each part's range is the placeholder up to the end of that part, so
+      // a bad name or field is underlined where it is written.
+      size_t inner = text.find_first_not_of(" \t", i + 1);
       node->text = std::string(parts[0]);
-      node->where = where;
+      node->where = literal_sub_range(where, inner, inner + parts[0].size(), true);
+      size_t upto = inner + parts[0].size();
       for (size_t k = 1; k < parts.size(); ++k) {
         auto f = std::make_unique<ast::Expr>();
         f->kind = ExprKind::Field;
         f->text = std::string(parts[k]);
-        f->where = where;
+        upto += 1 + parts[k].size();
+        f->where = literal_sub_range(where, inner, upto, true);
         f->args.push_back(std::move(node));
         node = std::move(f);
       }
@@ -552,8 +686,14 @@ ir::Expr Analyzer::lower(const ast::Expr& x, Scope& s) {
             return e;
           }
         }
-        if (!s.captures_unknown)
-          err("E0403", x.where, fmt::format("'{}' is not a named capture of this extractor's regex", x.text));
+        if (!s.captures_unknown) {
+          std::vector<std::string> caps;
+          for (const auto& c : *s.captures)
+            if (!c.empty()) caps.push_back(c);
+          std::string help = did_you_mean(x.text, caps);
+          if (help.empty()) help = "name the group in the regex: (?<" + x.text + ">...)";
+          err("E0403", x.where, fmt::format("'{}' is not a named capture of this extractor's regex", x.text), help);
+        }
         return bad(x.where);
       }
       if (s.find(x.text)) {
@@ -564,7 +704,7 @@ ir::Expr Analyzer::lower(const ast::Expr& x, Scope& s) {
         err("E0301", x.where, fmt::format("'{}' is a record; read one of its fields", x.text));
         return bad(x.where);
       }
-      err("E0202", x.where, fmt::format("unknown name '{}'", x.text));
+      err("E0202", x.where, fmt::format("unknown name '{}'", x.text), did_you_mean(x.text, scope_names(s, true)));
       return bad(x.where);
     }
     case ExprKind::Field: return lower_field(x, s);
@@ -604,11 +744,15 @@ ir::Expr Analyzer::lower(const ast::Expr& x, Scope& s) {
       bool dotall = x.regex_flags.find('s') != std::string::npos;
       auto check = check_regex(x.text, caseless, dotall);
       if (!check.limit_error.empty()) {
-        err(check.limit_code.c_str(), x.where, check.limit_error);
+        err(check.limit_code.c_str(), x.regex_range.file ? x.regex_range : x.where, check.limit_error);
         return bad(x.where);
       }
       if (!check.re2_error.empty()) {
-        err("E0402", x.where, fmt::format("RE2 rejects this regex: {}", check.re2_error));
+        SourceRange at = x.regex_range.file ? x.regex_range : x.where;
+        if (check.re2_error_offset >= 0)
+          at = literal_sub_range(at, static_cast<size_t>(check.re2_error_offset),
+                                 static_cast<size_t>(check.re2_error_offset + std::max<int64_t>(1, check.re2_error_length)), false);
+        err("E0402", at, fmt::format("RE2 rejects this regex: {}", check.re2_error), regex_help(check));
         return bad(x.where);
       }
       auto e = make(Op::Matches, Type::Bool, x.where);
@@ -704,18 +848,31 @@ void Analyzer::analyze_extractor(const ast::Extractor& x) {
   out.caseless = x.regex_flags.find('i') != std::string::npos;
   out.dotall = x.regex_flags.find('s') != std::string::npos;
   auto check = check_regex(x.regex, out.caseless, out.dotall);
-  if (!check.limit_error.empty()) err(check.limit_code.c_str(), x.regex_range, check.limit_error);
-  if (!check.hyperscan_error.empty())
-    err("E0401", x.regex_range, fmt::format("Hyperscan rejects this regex: {}", check.hyperscan_error));
-  if (!check.re2_error.empty())
-    err("E0402", x.regex_range, fmt::format("RE2 rejects this regex: {}", check.re2_error));
+  // One error per regex: a limit's when one is exceeded (then neither
+  // engine ran), else RE2's when it rejects it (it runs first and says
+  // where; Hyperscan is not asked then), else Hyperscan's.
+  if (!check.limit_error.empty()) {
+    err(check.limit_code.c_str(), x.regex_range, check.limit_error);
+  } else if (!check.re2_error.empty()) {
+    SourceRange at = x.regex_range;
+    if (check.re2_error_offset >= 0)
+      at = literal_sub_range(at, static_cast<size_t>(check.re2_error_offset),
+                             static_cast<size_t>(check.re2_error_offset + std::max<int64_t>(1, check.re2_error_length)), false);
+    err("E0402", at, fmt::format("RE2 rejects this regex: {}", check.re2_error), regex_help(check));
+  } else if (!check.hyperscan_error.empty()) {
+    SourceRange at = x.regex_range;
+    if (check.hyperscan_error_offset >= 0)
+      at = literal_sub_range(at, static_cast<size_t>(check.hyperscan_error_offset),
+                             static_cast<size_t>(check.hyperscan_error_offset + 1), false);
+    err("E0401", at, fmt::format("Hyperscan rejects this regex: {}", check.hyperscan_error), regex_help(check));
+  }
   out.re2_pattern = check.re2_pattern;
   out.capture_names = check.capture_names;
   out.kind = register_kind(false, x.emit_kind);
 
   Scope s;
   s.captures = &out.capture_names;
-  s.captures_unknown = !check.re2_error.empty() || !check.limit_error.empty();
+  s.captures_unknown = !check.re2_error.empty() || !check.hyperscan_error.empty() || !check.limit_error.empty();
   int32_t slots = 0;
   std::vector<bool> slot_types;
   s.next_slot = &slots;
@@ -752,7 +909,9 @@ void Analyzer::analyze_extractor(const ast::Extractor& x) {
       for (const auto& f : t.fields) {
         auto it = emitted.find(f.name);
         if (it == emitted.end()) {
-          err("E0502", f.where, fmt::format("extractor '{}' does not emit a field '{}'", x.name, f.name));
+          std::vector<std::string> names;
+          for (const auto& [n, slot] : emitted) names.push_back(n);
+          err("E0502", f.where, fmt::format("extractor '{}' does not emit a field '{}'", x.name, f.name), did_you_mean(f.name, names));
           continue;
         }
         auto c = constant_of(*f.value);
@@ -800,7 +959,8 @@ void Analyzer::analyze_rule(const ast::Rule& r, int32_t index) {
   for (size_t i = 0; i < ir::kStageNames.size(); ++i)
     if (r.stage == ir::kStageNames[i]) stage = static_cast<int>(i);
   if (stage < 0) {
-    err("E0205", r.stage_range, fmt::format("unknown stage '{}' (stages: early, symptoms, scrub, aggregate, final, outcome, post_outcome)", r.stage));
+    err("E0205", r.stage_range, fmt::format("unknown stage '{}' (stages: early, symptoms, scrub, aggregate, final, outcome, post_outcome)", r.stage),
+        did_you_mean(r.stage, {"early", "symptoms", "scrub", "aggregate", "final", "outcome", "post_outcome"}));
     return;
   }
   out.stage = static_cast<ir::Stage>(stage);
@@ -857,7 +1017,7 @@ void Analyzer::analyze_rule(const ast::Rule& r, int32_t index) {
   auto symptom_binding = [&](const ast::Action& a) -> int32_t {
     const Binding* b = s.find(a.binding);
     if (!b) {
-      err("E0202", a.binding_range, fmt::format("unknown binding '{}'", a.binding));
+      err("E0202", a.binding_range, fmt::format("unknown binding '{}'", a.binding), did_you_mean(a.binding, scope_names(s, false)));
       return -1;
     }
     if (!b->symptom) {
@@ -945,7 +1105,8 @@ void Analyzer::analyze_rule(const ast::Rule& r, int32_t index) {
         act.kind = ir::ActionKind::Classify;
         act.target_slot = symptom_binding(a);
         if (!one_of(a.domain, kDomains))
-          err("E0206", a.domain_range, fmt::format("unknown domain '{}' (hardware, software, infrastructure, user)", a.domain));
+          err("E0206", a.domain_range, fmt::format("unknown domain '{}' (hardware, software, infrastructure, user)", a.domain),
+              did_you_mean(a.domain, names_of(kDomains)));
         if (a.sub_domain.empty()) err("E0206", a.domain_range, "a classification needs a sub_domain");
         act.domain = a.domain;
         act.sub_domain = a.sub_domain;
@@ -954,9 +1115,11 @@ void Analyzer::analyze_rule(const ast::Rule& r, int32_t index) {
       case ast::ActionKind::SetOutcome: {
         act.kind = ir::ActionKind::SetOutcome;
         if (!one_of(a.status, kStatuses))
-          err("E0206", a.where, fmt::format("unknown status '{}' (attributed, ambiguous, unattributed, no_failure)", a.status));
+          err("E0206", a.where, fmt::format("unknown status '{}' (attributed, ambiguous, unattributed, no_failure)", a.status),
+              did_you_mean(a.status, names_of(kStatuses)));
         if (!a.domain.empty() && !one_of(a.domain, kDomains))
-          err("E0206", a.domain_range, fmt::format("unknown domain '{}' (hardware, software, infrastructure, user)", a.domain));
+          err("E0206", a.domain_range, fmt::format("unknown domain '{}' (hardware, software, infrastructure, user)", a.domain),
+              did_you_mean(a.domain, names_of(kDomains)));
         if (a.status == "attributed" && a.domain.empty())
           err("E0206", a.where, "'set outcome attributed' needs a domain and sub_domain");
         act.status = a.status;
@@ -981,6 +1144,16 @@ void Analyzer::analyze_scenario(const ast::Scenario& sc) {
   if (sc.workload_id.empty()) err("E0301", sc.where, "a scenario's workload id must not be empty");
   out.terminal_state = sc.terminal_state;
   out.terminal_exit = sc.terminal_exit;
+  if (!sc.terminal_state.empty() && !is_known_terminal_state(sc.terminal_state)) {
+    // The outcome logic reads the state (only COMPLETED is a clean end): a
+    // misspelt one would test something else than what the title says.
+    auto m = closest_match(sc.terminal_state, known_terminal_states());
+    if (m && edit_distance(*m, sc.terminal_state) > 2) m.reset();  // as for a context: a near miss only
+    std::string msg = fmt::format("unknown terminal state '{}' (known: {})", sc.terminal_state, fmt::join(known_terminal_states(), ", "));
+    const SourceRange& at = sc.terminal_range.file ? sc.terminal_range : sc.where;
+    if (m) err("E0206", at, msg, fmt::format("did you mean '{}'?", *m));
+    else diags_.warning("E0206", at, msg + "; only COMPLETED counts as a clean end");
+  }
   if (sc.has_window) {
     out.window_start = parse_rfc3339(sc.window_start);
     out.window_end = parse_rfc3339(sc.window_end);
@@ -998,19 +1171,28 @@ void Analyzer::analyze_scenario(const ast::Scenario& sc) {
     ir::ScenarioExpect x{e.kind, e.where, e.value, e.culprits, e.kind_pattern, e.node};
     switch (e.kind) {
       case ast::ScenarioExpectKind::Status:
-        if (!one_of(e.value, kStatuses)) err("E0206", e.where, fmt::format("unknown status '{}'", e.value));
+        if (!one_of(e.value, kStatuses))
+          err("E0206", tail_range(e.where, e.value.size()), fmt::format("unknown status '{}' (attributed, ambiguous, unattributed, no_failure)", e.value),
+              did_you_mean(e.value, names_of(kStatuses)));
         break;
       case ast::ScenarioExpectKind::Domain:
-        if (!one_of(e.value, kDomains)) err("E0206", e.where, fmt::format("unknown domain '{}'", e.value));
+        if (!one_of(e.value, kDomains))
+          err("E0206", tail_range(e.where, e.value.size()), fmt::format("unknown domain '{}' (hardware, software, infrastructure, user)", e.value),
+              did_you_mean(e.value, names_of(kDomains)));
         break;
       case ast::ScenarioExpectKind::SymptomState:
         if (!one_of(e.value, std::array{"active", "demoted", "scrubbed"}))
-          err("E0206", e.where, fmt::format("unknown symptom state '{}' (active, demoted, scrubbed)", e.value));
+          err("E0206", tail_range(e.where, e.value.size()), fmt::format("unknown symptom state '{}' (active, demoted, scrubbed)", e.value),
+              did_you_mean(e.value, {"active", "demoted", "scrubbed"}));
         [[fallthrough]];
       case ast::ScenarioExpectKind::NoSymptom: {
         bool any = false;
         for (const auto& k : cat_.symptom_kinds) any = any || glob_kind_match(e.kind_pattern, k.name);
-        if (!any) err("E0203", e.where, fmt::format("symptom pattern '{}' matches no symptom kind this catalog creates", e.kind_pattern));
+        if (!any) {
+          bool wildcard = e.kind_pattern.find('*') != std::string::npos;
+          err("E0203", e.where, fmt::format("symptom pattern '{}' matches no symptom kind this catalog creates", e.kind_pattern),
+              did_you_mean(e.kind_pattern, wildcard ? family_patterns(true) : kind_names(true)));
+        }
         break;
       }
       default: break;

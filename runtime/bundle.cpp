@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -17,6 +18,8 @@
 #include <cstring>
 
 #include "base/limits.h"
+#include "base/suggest.h"
+#include "base/terminal_state.h"
 #include "base/text_util.h"
 #include "base/timestamp.h"
 #include "runtime/json_input.h"
@@ -53,7 +56,141 @@ bool int64_of(const nlohmann::json& v, int64_t& out) {
   return true;
 }
 
+std::string lowered(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  return s;
+}
+
+// An alias may also be an IP address (IPv6 has colons).
+bool valid_alias(std::string_view s) {
+  if (valid_host_name(s)) return true;
+  return !s.empty() && s.size() <= 64 && s.find(':') != std::string_view::npos &&
+         std::all_of(s.begin(), s.end(), [](char ch) { return std::isxdigit(static_cast<unsigned char>(ch)) || ch == ':' || ch == '.'; });
+}
+
+// The "nodes" of a context (limit context_nodes). Bad values are described
+// with describe_json_value, never dumped whole, and located by their JSON
+// pointer.
+bool parse_context_nodes(const nlohmann::json& list, WorkloadContext& c, std::string& error) {
+  if (list.size() > limits::kContextNodes) {
+    error = limits::exceeded("context_nodes", limits::kContextNodes, fmt::format("the context lists {} nodes", list.size()),
+                             "/nodes");
+    return false;
+  }
+  std::map<std::string, std::string> owner;  // lowered name or alias -> node
+  std::vector<std::pair<std::string, std::vector<std::string>>> given;
+  given.reserve(list.size());
+  for (size_t i = 0; i < list.size(); ++i) {
+    const auto& n = list[i];
+    std::string name;
+    std::vector<std::string> aliases;
+    if (n.is_string()) {
+      name = n.get<std::string>();
+    } else if (n.is_object()) {
+      for (auto it = n.begin(); it != n.end(); ++it)
+        if (it.key() != "name" && it.key() != "aliases") {
+          error = fmt::format("context: unknown key '{}' in a node at /nodes/{} (known: name, aliases)",
+                              truncate_utf8(sanitize_utf8(it.key()), 64), i);
+          return false;
+        }
+      if (!n.contains("name") || !n["name"].is_string()) {
+        error = fmt::format("context: a node object needs a \"name\" string at /nodes/{}", i);
+        return false;
+      }
+      name = n["name"].get<std::string>();
+      if (n.contains("aliases")) {
+        if (!n["aliases"].is_array()) {
+          error = fmt::format("context: the aliases of node {} at /nodes/{}/aliases must be an array of host names or addresses",
+                              describe_json_value(nlohmann::json(name)), i);
+          return false;
+        }
+        const auto& list_of = n["aliases"];
+        for (size_t k = 0; k < list_of.size(); ++k) {
+          const auto& a = list_of[k];
+          if (!a.is_string() || !valid_alias(a.get<std::string>())) {
+            error = fmt::format("context: invalid alias {} at /nodes/{}/aliases/{}", describe_json_value(a), i, k);
+            return false;
+          }
+          aliases.push_back(a.get<std::string>());
+        }
+      }
+    } else {
+      error = fmt::format("context: invalid node name {} at /nodes/{} (a node is a host name, or {{\"name\": ..., \"aliases\": [...]}})",
+                          describe_json_value(n), i);
+      return false;
+    }
+    if (!valid_host_name(name)) {
+      error = fmt::format("context: invalid node name {} at /nodes/{}", describe_json_value(nlohmann::json(name)), i);
+      return false;
+    }
+    given.emplace_back(name, aliases);
+  }
+  for (const auto& [name, aliases] : given) owner.emplace(lowered(name), name);
+  for (const auto& [name, aliases] : given) {
+    c.nodes.push_back(name);
+    for (const auto& a : aliases) {
+      auto [it, fresh] = owner.emplace(lowered(a), name);
+      if (!fresh && it->second != name) {
+        error = fmt::format("context: '{}' is given for two nodes ('{}' and '{}')", a, it->second, name);
+        return false;
+      }
+      if (fresh || lowered(a) != lowered(name)) c.aliases[name].push_back(a);
+    }
+  }
+  std::sort(c.nodes.begin(), c.nodes.end());
+  c.nodes.erase(std::unique(c.nodes.begin(), c.nodes.end()), c.nodes.end());
+  for (auto& [node, list] : c.aliases) {
+    std::sort(list.begin(), list.end());
+    list.erase(std::unique(list.begin(), list.end()), list.end());
+  }
+  return true;
+}
+
+bool is_ipv4(std::string_view s) {
+  int dots = 0;
+  for (char ch : s) {
+    if (ch == '.') ++dots;
+    else if (!std::isdigit(static_cast<unsigned char>(ch))) return false;
+  }
+  return dots == 3;
+}
+
 }  // namespace
+
+std::string canonical_host(const WorkloadContext& ctx, const std::string& host, std::string* how) {
+  if (how) how->clear();
+  if (std::binary_search(ctx.nodes.begin(), ctx.nodes.end(), host)) return host;
+  std::string h = lowered(host);
+  for (const auto& n : ctx.nodes)
+    if (lowered(n) == h) return n;
+  for (const auto& [node, list] : ctx.aliases)
+    for (const auto& a : list)
+      if (lowered(a) == h) {
+        if (how) *how = "alias";
+        return node;
+      }
+  if (is_ipv4(h) || h.find(':') != std::string::npos) return "";
+  auto first_label = [](const std::string& s) { return s.substr(0, s.find('.')); };
+  std::vector<std::string> fits;
+  std::string kind;
+  if (h.find('.') != std::string::npos) {
+    // An FQDN for a node given by its short name.
+    for (const auto& n : ctx.nodes)
+      if (n.find('.') == std::string::npos && lowered(n) == first_label(h)) fits.push_back(n);
+    kind = "short name";
+  } else {
+    // The short name of a node given as an FQDN.
+    for (const auto& n : ctx.nodes)
+      if (n.find('.') != std::string::npos && first_label(lowered(n)) == h) fits.push_back(n);
+    kind = "FQDN";
+  }
+  if (fits.size() == 1) {
+    if (how) *how = kind;
+    return fits[0];
+  }
+  if (fits.size() > 1 && how) *how = fmt::format("ambiguous: {}", fmt::join(fits, ", "));
+  return "";
+}
 
 bool parse_context_json(const std::string& text, WorkloadContext& out, std::string& error) {
   if (text.size() > limits::kContextBytes) {
@@ -126,23 +263,7 @@ bool parse_context(const nlohmann::json& j, WorkloadContext& out, std::string& e
     error = "context: 'nodes' must be an array of host names";
     return false;
   }
-  const auto& nodes = j["nodes"];
-  if (nodes.size() > limits::kContextNodes) {
-    error = limits::exceeded("context_nodes", limits::kContextNodes, fmt::format("the context lists {} nodes", nodes.size()),
-                             "/nodes");
-    return false;
-  }
-  c.nodes.reserve(nodes.size());
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    const auto& n = nodes[i];
-    if (!n.is_string() || !valid_host_name(n.get_ref<const std::string&>())) {
-      error = fmt::format("context: invalid node name {} at /nodes/{}", describe_json_value(n), i);
-      return false;
-    }
-    c.nodes.push_back(n.get<std::string>());
-  }
-  std::sort(c.nodes.begin(), c.nodes.end());
-  c.nodes.erase(std::unique(c.nodes.begin(), c.nodes.end()), c.nodes.end());
+  if (!parse_context_nodes(j["nodes"], c, error)) return false;
   if (j.contains("terminal")) {
     const auto& t = j["terminal"];
     if (!t.is_object()) {
@@ -163,6 +284,17 @@ bool parse_context(const nlohmann::json& j, WorkloadContext& out, std::string& e
       c.terminal.state = t["state"].get<std::string>();
       std::transform(c.terminal.state.begin(), c.terminal.state.end(), c.terminal.state.begin(),
                      [](unsigned char ch) { return static_cast<char>(std::toupper(ch)); });
+      // A misspelt state would change the verdict without a word (only
+      // COMPLETED is a clean end): refuse it. A state merely unknown is
+      // accepted and named in the verdict's coverage warnings.
+      // "Misspelt" is stricter than a suggestion: at most two edits
+      // (SUCCEEDED is not a misspelt SUSPENDED).
+      if (!c.terminal.state.empty() && !is_known_terminal_state(c.terminal.state))
+        if (auto m = closest_match(c.terminal.state, known_terminal_states()); m && edit_distance(*m, c.terminal.state) <= 2) {
+          error = fmt::format("context: unknown terminal.state '{}' (did you mean '{}'? known: {})", c.terminal.state, *m,
+                              fmt::join(known_terminal_states(), ", "));
+          return false;
+        }
     }
     if (t.contains("exit_code") && !t["exit_code"].is_null()) {
       int64_t code = 0;

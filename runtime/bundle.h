@@ -58,14 +58,27 @@ struct Bundle {
 
 // Parses a context document (the same JSON the service accepts). Unknown
 // and repeated keys are rejected so typos do not silently change a verdict;
-// the document is read with runtime/json_input.h (nesting bounded) and may
-// hold at most limits::kContextBytes bytes and kContextNodes nodes.
+// so is a terminal state that looks like a misspelt known one ("COMPLETD"),
+// with the state it probably meant. A node is a host name or {"name": ...,
+// "aliases": [...]} (other names of it: FQDNs, IP addresses). The document is
+// read with runtime/json_input.h (nesting bounded) and may hold at most
+// limits::kContextBytes bytes and kContextNodes nodes.
 bool parse_context_json(const std::string& text, WorkloadContext& out, std::string& error);
 // The same for a document already parsed (by parse_json_input: its depth is
 // bounded). Messages never quote more than a short part of a value.
 bool parse_context(const nlohmann::json& j, WorkloadContext& out, std::string& error);
 
 bool load_bundle(const std::string& dir, Bundle& out, std::string& error);
+
+// The workload node a host name of the evidence stands for: the node itself;
+// an alias the context gives it ("nodes": [{"name": "node-02", "aliases":
+// ["10.0.0.2"]}]); an FQDN whose first label is a node's name
+// ("node-02.cluster.local" for node-02); or the short name of a node given
+// as an FQDN. Compared without regard to case (DNS names are not). "" when
+// the host is none of the nodes (a control-plane host), or when its short
+// name would fit two nodes (then `how` says so). `how` is "" for the node
+// itself, else "alias", "short name" or "FQDN".
+std::string canonical_host(const WorkloadContext& ctx, const std::string& host, std::string* how = nullptr);
 
 // A source name must be a lowercase identifier ([a-z0-9_-]+); host names
 // follow RFC 1123 labels plus '.' and '_'.

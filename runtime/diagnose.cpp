@@ -14,6 +14,7 @@
 #include "runtime/engine.h"
 #include "runtime/observation_reader.h"
 #include "runtime/scanner.h"
+#include "base/terminal_state.h"
 #include "base/timestamp.h"
 
 namespace culprit {
@@ -42,6 +43,7 @@ EngineInfo engine_info(const Program& program) {
   e.catalog_name = program.catalog().name;
   e.catalog_version = program.catalog().version;
   e.catalog_digest = program.catalog().digest;
+  for (const auto& part : program.catalog().parts) e.catalog_parts.push_back({part.name, part.version, part.digest});
   e.hyperscan_version = hyperscan_version();
   e.re2_version = re2_version();
   e.antlr_version = antlr_runtime_version();
@@ -83,6 +85,33 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
 
   std::vector<Observation> observations = std::move(req.observations);
   if (!req.observations_path.empty() && !read_observations_file(req.observations_path, observations, error)) return false;
+
+  // Evidence from a node under another name (an FQDN, an alias) is that
+  // node's evidence: otherwise a GPU fault in logs/node-02.cluster.local/
+  // would sit on a "control-plane host" and never name node-02.
+  std::map<std::string, std::string> renamed;  // host -> node, for the coverage note
+  std::map<std::string, std::string> how_renamed, ambiguous;
+  std::map<std::string, std::string> resolved;  // every host looked up once: "" = not a node
+  auto resolve = [&](std::string& host) {
+    if (workload_nodes.count(host)) return;
+    auto it = resolved.find(host);
+    if (it == resolved.end()) {
+      std::string how;
+      std::string node = canonical_host(ctx, host, &how);
+      if (node.empty() && how.rfind("ambiguous", 0) == 0) ambiguous[host] = how.substr(11);
+      if (!node.empty()) {
+        renamed[host] = node;
+        how_renamed[host] = how;
+      }
+      it = resolved.emplace(host, node).first;
+    }
+    if (!it->second.empty()) host = it->second;
+  };
+  for (auto& f : req.files) {
+    resolve(f.host);
+    f.control_plane = !workload_nodes.count(f.host);
+  }
+  for (auto& o : observations) resolve(o.host);
 
   ScanOptions scan;
   if (ctx.start) scan.scope_start = *ctx.start - opt.slack_before;
@@ -268,6 +297,21 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
     cov.warnings.push_back(c.reason.empty() ? fmt::format("collector {}: {}", what, c.status)
                                             : fmt::format("collector {}: {}: {}", what, c.status, c.reason));
   }
+  for (const auto& [host, node] : renamed) {
+    const std::string& how = how_renamed[host];
+    cov.host_aliases.push_back({host, node, how});
+    cov.warnings.push_back(fmt::format("evidence from host '{}' is read as {}'s: {}", host, node,
+                                       how == "alias" ? "the context gives it as an alias of the node"
+                                       : how == "short name" ? "the host's short name is the node's name"
+                                                             : "it is the node's short name"));
+  }
+  for (const auto& [host, nodes] : ambiguous)
+    cov.warnings.push_back(fmt::format("host '{}' could be any of the nodes {}; it is read as a control-plane host "
+                                       "(give the node's aliases in the context)", host, nodes));
+  if (!ctx.terminal.state.empty() && !is_known_terminal_state(ctx.terminal.state))
+    cov.warnings.push_back(fmt::format("terminal state '{}' is not one Culprit knows; only COMPLETED (exit 0) counts as a "
+                                       "clean end (known: {})",
+                                       ctx.terminal.state, fmt::join(known_terminal_states(), ", ")));
   if (!cov.ignored_files.empty())
     cov.warnings.push_back(fmt::format("{} file{} in the bundle not read (not logs/<host>/<source>.log): {}", cov.ignored_files.size(),
                                        cov.ignored_files.size() == 1 ? "" : "s", fmt::join(cov.ignored_files, ", ")));

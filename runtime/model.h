@@ -107,6 +107,12 @@ struct Coverage {
   std::vector<std::string> nodes_without_logs;     // workload nodes with no data at all
   std::vector<std::string> control_plane_hosts;
   std::vector<std::string> ignored_files;          // files in the bundle that are not logs/<host>/<source>.log
+  // Hosts of the evidence read as a workload node under another name
+  // (logs/node-02.cluster.local/ as node-02), sorted by host.
+  struct HostAlias {
+    std::string host, node, how;  // how: "alias" (given in the context), "short name", "FQDN"
+  };
+  std::vector<HostAlias> host_aliases;
   std::vector<CollectorReport> collectors;          // sorted by (collector, source); empty for a bundle
   std::vector<std::string> warnings;
 };
@@ -141,12 +147,22 @@ struct WorkloadContext {
   std::string scheduler = "static";
   std::optional<int64_t> start, end;
   std::vector<std::string> nodes;     // sorted, unique
+  // Other names of the nodes (FQDNs, IP addresses) as the context gave them:
+  // node -> its aliases, sorted. Log hosts are matched against them (and
+  // against FQDN/short-name forms, runtime/bundle.h canonical_host).
+  std::map<std::string, std::vector<std::string>> aliases;
   TerminalState terminal;
+};
+
+// One rule catalog part that contributed to a verdict (see ir::CatalogPartInfo).
+struct CatalogRef {
+  std::string name, version, digest;
 };
 
 struct EngineInfo {
   std::string culprit_version, evaluator = "interpreter";
   std::string catalog_name, catalog_version, catalog_digest;
+  std::vector<CatalogRef> catalog_parts;   // every part, in load order (the first is catalog_name's)
   std::string hyperscan_version, re2_version, antlr_version;
 };
 

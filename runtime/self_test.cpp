@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
+#include <set>
 
 #include "runtime/diagnose.h"
 #include "runtime/scanner.h"
@@ -20,23 +22,32 @@ std::string show(const Value& v) {
   return v.type == Type::String ? fmt::format("\"{}\"", v.s) : value_to_text(v);
 }
 
+// "GpuXid: fallen off the bus", or "GpuXid (line 12)" for an untitled test.
+std::string line_test_name(const ir::Extractor& x, const ir::LineTest& t) {
+  return t.title.empty() ? fmt::format("{} (line {})", x.name, t.where.line) : fmt::format("{}: {}", x.name, t.title);
+}
+
 TestResult run_line_test(Scanner& scanner, const Program& program, int32_t xi, const ir::LineTest& t) {
   const auto& cat = program.catalog();
   const auto& x = cat.extractors[static_cast<size_t>(xi)];
   TestResult r;
   r.kind = "line";
-  r.name = t.title.empty() ? fmt::format("{} (line {})", x.name, t.where.line) : fmt::format("{}: {}", x.name, t.title);
+  r.name = line_test_name(x, t);
   r.location = location(t.where);
+  r.file = t.where.file ? t.where.file->path : "";
   // Every source of the extractor must agree; the first is enough to
   // exercise the database the extractor lives in.
   auto events = scanner.scan_single_line(x.sources.front(), t.line, xi);
+  if (!events.empty()) r.extractors_matched.push_back(x.name);
   if (t.expect_none) {
     r.passed = events.empty();
     if (!r.passed) r.message = fmt::format("expected no match, but it emitted {}", cat.event_kinds[static_cast<size_t>(x.kind)].name);
+    if (!r.passed) r.failures.push_back({r.location, r.message});
     return r;
   }
   if (events.empty()) {
     r.message = "expected a match, got none";
+    r.failures.push_back({r.location, r.message});
     return r;
   }
   const Event& e = events.front();
@@ -49,6 +60,7 @@ TestResult run_line_test(Scanner& scanner, const Program& program, int32_t xi, c
   }
   r.passed = diffs.empty();
   r.message = fmt::format("{}", fmt::join(diffs, "; "));
+  for (const auto& d : diffs) r.failures.push_back({r.location, d});
   return r;
 }
 
@@ -56,11 +68,21 @@ bool symptom_matches(const Symptom& s, const ir::ScenarioExpect& x) {
   return glob_kind_match(x.kind_pattern, s.kind_name) && (x.node.empty() || s.node == x.node);
 }
 
-TestResult run_scenario(std::shared_ptr<const Program> program, const ir::Scenario& sc) {
+const char* state_name(SymptomState s) {
+  return s == SymptomState::Active ? "active" : s == SymptomState::Demoted ? "demoted" : "scrubbed";
+}
+
+TestResult run_scenario(std::shared_ptr<const Program> program, Scanner& scanner, const ir::Scenario& sc) {
   TestResult r;
   r.kind = "scenario";
   r.name = sc.title;
   r.location = location(sc.where);
+  r.file = sc.where.file ? sc.where.file->path : "";
+  // Which extractors its lines reach (coverage): each line on its own, through the real scan path.
+  std::set<std::string> matched;
+  for (const auto& l : sc.logs)
+    for (const auto& e : scanner.scan_single_line(l.source, l.text, -1)) matched.insert(e.producer);
+  r.extractors_matched.assign(matched.begin(), matched.end());
   DiagnoseRequest req;
   req.context.workload_id = sc.workload_id;
   req.context.nodes = sc.nodes;
@@ -85,9 +107,14 @@ TestResult run_scenario(std::shared_ptr<const Program> program, const ir::Scenar
   std::string error;
   if (!diagnose(program, req, opt, v, error)) {
     r.message = error;
+    r.failures.push_back({r.location, error});
     return r;
   }
-  std::vector<std::string> fails;
+  std::set<std::string> acted;
+  for (const auto& t : v.trail) acted.insert(t.rule);
+  r.rules_acted.assign(acted.begin(), acted.end());
+  std::vector<TestFailure> fails;
+  auto fail = [&](const ir::ScenarioExpect& x, std::string msg) { fails.push_back({location(x.where), std::move(msg)}); };
   const auto& o = v.outcome;
   auto states = [&](const ir::ScenarioExpect& x) {
     std::vector<std::string> got;
@@ -99,20 +126,20 @@ TestResult run_scenario(std::shared_ptr<const Program> program, const ir::Scenar
   for (const auto& x : sc.expects) {
     switch (x.kind) {
       case ast::ScenarioExpectKind::Status:
-        if (o.status != x.value) fails.push_back(fmt::format("status: expected {}, got {}", x.value, o.status));
+        if (o.status != x.value) fail(x, fmt::format("status: expected {}, got {}", x.value, o.status));
         break;
       case ast::ScenarioExpectKind::Domain:
-        if (o.domain != x.value) fails.push_back(fmt::format("domain: expected {}, got {}", x.value, o.domain.empty() ? "none" : o.domain));
+        if (o.domain != x.value) fail(x, fmt::format("domain: expected {}, got {}", x.value, o.domain.empty() ? "none" : o.domain));
         break;
       case ast::ScenarioExpectKind::SubDomain:
         if (o.sub_domain != x.value)
-          fails.push_back(fmt::format("sub_domain: expected \"{}\", got {}", x.value, o.sub_domain.empty() ? "none" : "\"" + o.sub_domain + "\""));
+          fail(x, fmt::format("sub_domain: expected \"{}\", got {}", x.value, o.sub_domain.empty() ? "none" : "\"" + o.sub_domain + "\""));
         break;
       case ast::ScenarioExpectKind::Culprits: {
         auto want = x.culprits;
         std::sort(want.begin(), want.end());
         if (want != o.culprit_nodes)
-          fails.push_back(fmt::format("culprits: expected [{}], got [{}]", fmt::join(want, ", "), fmt::join(o.culprit_nodes, ", ")));
+          fail(x, fmt::format("culprits: expected [{}], got [{}]", fmt::join(want, ", "), fmt::join(o.culprit_nodes, ", ")));
         break;
       }
       case ast::ScenarioExpectKind::SymptomState: {
@@ -120,31 +147,58 @@ TestResult run_scenario(std::shared_ptr<const Program> program, const ir::Scenar
         bool found = std::any_of(v.symptoms.begin(), v.symptoms.end(),
                                  [&](const Symptom& s) { return symptom_matches(s, x) && s.state == want; });
         if (!found)
-          fails.push_back(fmt::format("symptom {}{} {}: expected, got {}", x.kind_pattern, x.node.empty() ? "" : " on " + x.node, x.value, states(x)));
+          fail(x, fmt::format("symptom {}{} {}: expected, got {}", x.kind_pattern, x.node.empty() ? "" : " on " + x.node, x.value, states(x)));
         break;
       }
       case ast::ScenarioExpectKind::NoSymptom: {
         bool found = std::any_of(v.symptoms.begin(), v.symptoms.end(), [&](const Symptom& s) { return symptom_matches(s, x); });
-        if (found) fails.push_back(fmt::format("no symptom {}{}: expected none, got {}", x.kind_pattern, x.node.empty() ? "" : " on " + x.node, states(x)));
+        if (found) fail(x, fmt::format("no symptom {}{}: expected none, got {}", x.kind_pattern, x.node.empty() ? "" : " on " + x.node, states(x)));
         break;
       }
     }
   }
   r.passed = fails.empty();
-  r.message = fmt::format("{}", fmt::join(fails, "; "));
+  std::vector<std::string> msgs;
+  for (const auto& f : fails) msgs.push_back(f.message);
+  r.message = fmt::format("{}", fmt::join(msgs, "; "));
+  r.failures = std::move(fails);
+  if (!r.passed) {
+    ScenarioOutcome a;
+    a.status = o.status;
+    a.domain = o.domain;
+    a.sub_domain = o.sub_domain;
+    a.culprits = o.culprit_nodes;
+    for (const auto& s : v.symptoms) a.symptoms.emplace_back(s.id, state_name(s.state));
+    std::sort(a.symptoms.begin(), a.symptoms.end());
+    r.actual = std::move(a);
+  }
   return r;
 }
 
 }  // namespace
 
-TestReport run_inline_tests(std::shared_ptr<const Program> program) {
+TestReport run_inline_tests(std::shared_ptr<const Program> program, const TestSelection& selection) {
   TestReport rep;
   Scanner scanner(program);
   const auto& cat = program->catalog();
+  auto selected = [&](const char* kind, const std::string& name, const SourceRange& where) {
+    return !selection.select || selection.select(kind, name, where.file ? where.file->path : "");
+  };
+  auto timed = [](auto&& run) {
+    auto t0 = std::chrono::steady_clock::now();
+    TestResult r = run();
+    r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return r;
+  };
   for (size_t i = 0; i < cat.extractors.size(); ++i)
-    for (const auto& t : cat.extractors[i].tests)
-      rep.results.push_back(run_line_test(scanner, *program, static_cast<int32_t>(i), t));
-  for (const auto& sc : cat.scenarios) rep.results.push_back(run_scenario(program, sc));
+    for (const auto& t : cat.extractors[i].tests) {
+      if (!selected("line", line_test_name(cat.extractors[i], t), t.where)) continue;
+      rep.results.push_back(timed([&] { return run_line_test(scanner, *program, static_cast<int32_t>(i), t); }));
+    }
+  for (const auto& sc : cat.scenarios) {
+    if (!selected("scenario", sc.title, sc.where)) continue;
+    rep.results.push_back(timed([&] { return run_scenario(program, scanner, sc); }));
+  }
   for (const auto& r : rep.results) (r.passed ? rep.passed : rep.failed)++;
   return rep;
 }

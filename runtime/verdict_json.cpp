@@ -12,18 +12,7 @@ using J = nlohmann::ordered_json;
 
 J time_or_null(const std::optional<int64_t>& t) { return t ? J(format_rfc3339(*t)) : J(nullptr); }
 
-J value_json(const Value& v) {
-  switch (v.type) {
-    case Type::Null: return nullptr;
-    case Type::Bool: return v.b;
-    case Type::Int: return v.i;
-    case Type::Float: return v.f;
-    case Type::String: return v.s;
-    case Type::Time: return format_rfc3339(v.i);
-    case Type::Duration: return format_duration(v.i);
-  }
-  return nullptr;
-}
+J value_json(const Value& v) { return value_to_json(v); }
 
 J change_json(const std::optional<StateChange>& c) {
   if (!c) return nullptr;
@@ -62,6 +51,11 @@ J verdict_head(const Verdict& v) {
   w["start"] = time_or_null(v.workload.start);
   w["end"] = time_or_null(v.workload.end);
   w["nodes"] = v.workload.nodes;
+  if (!v.workload.aliases.empty()) {
+    J al = J::object();
+    for (const auto& [node, list] : v.workload.aliases) al[node] = list;
+    w["aliases"] = al;
+  }
   j["workload"] = w;
   J t;
   t["state"] = v.workload.terminal.state.empty() ? J(nullptr) : J(v.workload.terminal.state);
@@ -179,6 +173,17 @@ J verdict_tail(const Verdict& v, bool include_trail) {
     for (const auto& c : v.coverage.collectors) list.push_back(collector_report_to_json(c));
     cov["collectors"] = std::move(list);
   }
+  if (!v.coverage.host_aliases.empty()) {
+    J list = J::array();
+    for (const auto& a : v.coverage.host_aliases) {
+      J aj;
+      aj["host"] = a.host;
+      aj["node"] = a.node;
+      aj["how"] = a.how;
+      list.push_back(std::move(aj));
+    }
+    cov["host_aliases"] = std::move(list);
+  }
   cov["warnings"] = v.coverage.warnings;
   j["coverage"] = cov;
   J eng;
@@ -188,6 +193,17 @@ J verdict_tail(const Verdict& v, bool include_trail) {
   cat["name"] = v.engine.catalog_name;
   cat["version"] = v.engine.catalog_version;
   cat["digest"] = v.engine.catalog_digest;
+  // Every part that contributed (the bundled catalog, site rules, ...);
+  // name/version/digest above stay the whole catalog's for v1 readers.
+  J parts = J::array();
+  for (const auto& p : v.engine.catalog_parts) {
+    J pj;
+    pj["name"] = p.name;
+    pj["version"] = p.version;
+    pj["digest"] = p.digest;
+    parts.push_back(std::move(pj));
+  }
+  cat["parts"] = std::move(parts);
   eng["catalog"] = cat;
   eng["hyperscan"] = v.engine.hyperscan_version;
   eng["re2"] = v.engine.re2_version;
@@ -222,6 +238,19 @@ void write_nested(std::ostream& out, const J& j, size_t indent) {
   out.write(text.data() + from, static_cast<std::streamsize>(text.size() - from));
 }
 }  // namespace
+
+nlohmann::ordered_json value_to_json(const Value& v) {
+  switch (v.type) {
+    case Type::Null: return nullptr;
+    case Type::Bool: return v.b;
+    case Type::Int: return v.i;
+    case Type::Float: return v.f;
+    case Type::String: return v.s;
+    case Type::Time: return format_rfc3339(v.i);
+    case Type::Duration: return format_duration(v.i);
+  }
+  return nullptr;
+}
 
 nlohmann::ordered_json verdict_to_json(const Verdict& v, bool include_trail) {
   J j = verdict_head(v);

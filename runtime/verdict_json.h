@@ -16,6 +16,9 @@ namespace culprit {
 inline constexpr const char* kVerdictSchema = "culprit.verdict/v1";
 
 nlohmann::ordered_json verdict_to_json(const Verdict& v, bool include_trail);
+// A field value as the verdict writes it: null, bool, number, string, a
+// time as RFC 3339 text, a duration as text ("90s").
+nlohmann::ordered_json value_to_json(const Value& v);
 // Pretty-printed (2-space indent) with a trailing newline.
 std::string verdict_to_json_text(const Verdict& v, bool include_trail);
 // Writes exactly the bytes of verdict_to_json_text to `out`, one symptom at a

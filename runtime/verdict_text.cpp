@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
+#include <set>
+#include <tuple>
 
 #include "base/text_util.h"
 #include "base/timestamp.h"
@@ -21,127 +24,432 @@ struct Style {
   std::string reset() const { return on ? "\033[0m" : ""; }
 };
 
-std::string where(const Evidence& e) {
-  return fmt::format("{}:{}", e.file, e.line);
+// Display columns of UTF-8 text: one per code point (the report's text is
+// log lines and identifiers; wide characters are rare enough to ignore).
+// ANSI colour sequences (ESC [ ... m) take no columns.
+size_t columns(std::string_view s) {
+  size_t n = 0;
+  bool esc = false;
+  for (unsigned char c : s) {
+    if (c == 0x1b) esc = true;
+    else if (esc) esc = c != 'm';
+    else n += (c & 0xC0) != 0x80;
+  }
+  return n;
 }
 
-void evidence_lines(std::string& out, const Symptom& s, const TextOptions& opt, const Style& st, const char* indent) {
+// The first `cols` columns of `s`, ending in "…" when something was cut.
+std::string cut(std::string_view s, size_t cols) {
+  if (columns(s) <= cols) return std::string(s);
+  if (cols == 0) return {};
+  std::string out;
   size_t n = 0;
-  for (const auto& e : s.evidence) {
-    if (n++ == opt.evidence_per_symptom) break;
-    out += fmt::format("{}{}{}{}  {}\n", indent, st.dim(), where(e), st.reset(), truncate_utf8(e.text, 160));
+  for (size_t i = 0; i < s.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if ((c & 0xC0) != 0x80 && ++n == cols) break;
+    out += s[i];
   }
-  if (s.evidence_total > static_cast<int64_t>(std::min(opt.evidence_per_symptom, s.evidence.size())))
-    out += fmt::format("{}{}… {} evidence line{} in all{}\n", indent, st.dim(), s.evidence_total,
-                       s.evidence_total == 1 ? "" : "s", st.reset());
+  return out + "…";
+}
+
+// One output line built from styled pieces and cut to the width: the
+// columns are counted on the text only, never on the escape codes.
+class Line {
+ public:
+  Line(size_t width, const Style& st) : width_(width), st_(st) {}
+  Line& add(std::string_view text, const std::string& style = "") {
+    if (full_ || text.empty()) return *this;
+    std::string piece(text);
+    size_t w = columns(piece);
+    if (width_ && cols_ + w > width_) {
+      piece = cut(piece, width_ - cols_);
+      full_ = true;
+      w = columns(piece);
+    }
+    cols_ += w;
+    out_ += style.empty() ? piece : style + piece + st_.reset();
+    return *this;
+  }
+  std::string str() const {
+    std::string s = out_;
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    return s + "\n";
+  }
+
+ private:
+  size_t width_, cols_ = 0;
+  const Style& st_;
+  std::string out_;
+  bool full_ = false;
+};
+
+// `text` wrapped at spaces to the width, the first line after `first`, the
+// others after `indent` (sentences wrap; evidence is cut). A word longer
+// than a whole line (a path, a hash) is split, so nothing is dropped.
+std::string wrapped(std::string_view first, std::string_view indent, std::string_view text, size_t width,
+                    const std::string& style, const Style& st) {
+  size_t room = width > columns(indent) + 10 ? width - columns(indent) : 0;
+  std::vector<std::string> words;
+  for (auto w : split(text, ' ')) {
+    if (w.empty()) continue;
+    while (room && columns(w) > room) {
+      size_t bytes = 0, n = 0;
+      while (bytes < w.size() && n < room) {
+        ++bytes;
+        while (bytes < w.size() && (static_cast<unsigned char>(w[bytes]) & 0xC0) == 0x80) ++bytes;
+        ++n;
+      }
+      words.emplace_back(w.substr(0, bytes));
+      w = w.substr(bytes);
+    }
+    if (!w.empty()) words.emplace_back(w);
+  }
+  std::string close = style.empty() ? "" : st.reset();
+  std::string out, line = std::string(first) + style;
+  size_t cols = columns(first);
+  bool empty = true;
+  for (const auto& w : words) {
+    size_t n = columns(w);
+    if (width && !empty && cols + 1 + n > width) {
+      out += line + close + "\n";
+      line = std::string(indent) + style;
+      cols = columns(indent);
+      empty = true;
+    }
+    if (!empty) {
+      line += ' ';
+      ++cols;
+    }
+    line += w;
+    cols += n;
+    empty = false;
+  }
+  return out + line + close + "\n";
 }
 
 std::string node_label(const Symptom& s) { return s.node.empty() ? "job" : s.node; }
 
-}  // namespace
+// "node-01, node-03, node-04" or, for many, "512 nodes (node-001, node-002, node-003, …)".
+std::string node_list(const std::set<std::string>& nodes) {
+  std::vector<std::string> v(nodes.begin(), nodes.end());
+  if (v.size() <= 4) return fmt::format("{}", fmt::join(v, ", "));
+  return fmt::format("{} nodes ({}, {}, {}, …)", v.size(), v[0], v[1], v[2]);
+}
 
-std::string verdict_to_text(const Verdict& v, const TextOptions& opt) {
-  Style st{opt.color};
-  std::string out;
-  const Outcome& o = v.outcome;
+// Symptoms that read the same to an operator: one report line.
+struct Group {
+  std::string kind, reason, rule;
+  int64_t count = 0;           // occurrences (sum of the symptoms' counts)
+  size_t symptoms = 0;
+  std::set<std::string> nodes;
+  const Symptom* first = nullptr;  // the earliest, for its summary and evidence
+};
+
+bool earlier(const Symptom* a, const Symptom* b) {
+  if (a->first.has_value() != b->first.has_value()) return a->first.has_value();
+  if (a->first && *a->first != *b->first) return *a->first < *b->first;
+  return a->id < b->id;
+}
+
+// Groups by (kind, reason, rule) in that order; `reason` may be "".
+std::vector<Group> group_symptoms(const std::vector<const Symptom*>& list,
+                                  std::string (*reason_of)(const Symptom&), std::string (*rule_of)(const Symptom&)) {
+  std::map<std::tuple<std::string, std::string, std::string>, Group> groups;
+  for (const Symptom* s : list) {
+    auto& g = groups[{s->kind_name, reason_of(*s), rule_of(*s)}];
+    g.kind = s->kind_name;
+    g.reason = reason_of(*s);
+    g.rule = rule_of(*s);
+    g.count += s->count;
+    ++g.symptoms;
+    g.nodes.insert(node_label(*s));
+    if (!g.first || earlier(s, g.first)) g.first = s;
+  }
+  std::vector<Group> out;
+  for (auto& [k, g] : groups) out.push_back(std::move(g));
+  return out;
+}
+
+std::string demote_reason(const Symptom& s) { return s.demoted_by ? s.demoted_by->reason : ""; }
+std::string demote_rule(const Symptom& s) { return s.demoted_by ? s.demoted_by->rule : ""; }
+std::string scrub_reason(const Symptom& s) { return s.scrubbed_by ? s.scrubbed_by->reason : ""; }
+std::string scrub_rule(const Symptom& s) { return s.scrubbed_by ? s.scrubbed_by->rule : ""; }
+std::string no_reason(const Symptom&) { return ""; }
+
+std::string catalog_label(const EngineInfo& e) {
+  std::vector<std::string> parts;
+  for (const auto& p : e.catalog_parts) parts.push_back(p.version.empty() ? p.name : p.name + " " + p.version);
+  if (parts.empty()) parts.push_back(e.catalog_name + " " + e.catalog_version);
+  return fmt::format("{}", fmt::join(parts, " + "));
+}
+
+class Report {
+ public:
+  Report(const Verdict& v, const TextOptions& opt) : v_(v), opt_(opt), st_{opt.color} {}
+
+  std::string render();
+
+ private:
+  const Verdict& v_;
+  const TextOptions& opt_;
+  Style st_;
+  std::string out_;
+
+  Line line() const { return Line(opt_.width, st_); }
+  bool detailed() const { return opt_.cascade || opt_.explain; }
+
+  void evidence(const Symptom& s, const std::string& indent, size_t max_lines, bool say_rest = true) {
+    size_t n = 0;
+    for (const auto& e : s.evidence) {
+      if (n++ == max_lines) break;
+      std::string text = e.text;
+      std::replace(text.begin(), text.end(), '\t', ' ');
+      out_ += line().add(indent).add(fmt::format("{}:{}", e.file, e.line), st_.dim()).add("  ").add(text).str();
+    }
+    size_t shown = std::min(max_lines, s.evidence.size());
+    if (say_rest && s.evidence_total > static_cast<int64_t>(shown))
+      out_ += line()
+                  .add(indent)
+                  .add(fmt::format("… {} more ({} in all)", s.evidence_total - static_cast<int64_t>(shown),
+                                   count_of(s.evidence_total, "evidence line")),
+                       st_.dim())
+                  .str();
+  }
+
+  static size_t kind_width(const std::vector<Group>& groups) {
+    size_t w = 0;
+    for (const auto& g : groups) w = std::max(w, columns(g.kind));
+    return std::min<size_t>(w, 32);
+  }
+
+  // One line per group: "kind  ×N on nodes: reason" (or the earliest
+  // symptom's summary, "e.g. ..." when the group has several), then with
+  // `evidence_lines` that many lines of the earliest symptom's evidence.
+  void group_lines(const std::vector<Group>& groups, const std::string& indent, bool with_rule, size_t evidence_lines = 0) {
+    size_t kind_w = kind_width(groups);
+    for (const auto& g : groups) {
+      std::string kind = g.kind + std::string(kind_w > columns(g.kind) ? kind_w - columns(g.kind) : 0, ' ');
+      Line l = line();
+      l.add(indent).add(kind, st_.bold()).add(fmt::format("  ×{} on {}", g.count, node_list(g.nodes)));
+      if (with_rule && !g.rule.empty()) l.add(fmt::format(" ({})", g.rule));
+      std::string why = g.reason;
+      if (why.empty() && g.first && !g.first->summary.empty()) why = (g.symptoms > 1 ? "e.g. " : "") + g.first->summary;
+      if (!why.empty()) l.add(": ").add(why);
+      out_ += l.str();
+      if (evidence_lines && g.first) evidence(*g.first, indent + "    ", evidence_lines, false);
+    }
+  }
+
+  // Every symptom of the list with its state change and evidence (--cascade).
+  void detailed_lines(const std::vector<const Symptom*>& list, const std::string& indent) {
+    for (const Symptom* d : list) {
+      Line l = line();
+      l.add(indent + "- ").add(d->kind_name, st_.bold()).add(fmt::format(" on {} ×{}", node_label(*d), d->count));
+      if (d->demoted_by) l.add(fmt::format("  ({}: {})", d->demoted_by->rule, d->demoted_by->reason));
+      else if (d->scrubbed_by) l.add(fmt::format("  ({}: {})", d->scrubbed_by->rule, d->scrubbed_by->reason));
+      else if (!d->summary.empty()) l.add(": ").add(d->summary);
+      out_ += l.str();
+      evidence(*d, indent + "    ", opt_.evidence_per_symptom);
+    }
+  }
+};
+
+std::string Report::render() {
+  const Outcome& o = v_.outcome;
   std::map<std::string, const Symptom*> by_id;
-  for (const auto& s : v.symptoms) by_id[s.id] = &s;
+  for (const auto& s : v_.symptoms) by_id[s.id] = &s;
 
-  out += fmt::format("{}Workload {}{} ({}, {} node{}, terminal state {}{})\n", st.bold(), v.workload.workload_id, st.reset(),
-                     v.workload.scheduler, v.workload.nodes.size(), v.workload.nodes.size() == 1 ? "" : "s",
-                     v.workload.terminal.state.empty() ? "unknown" : v.workload.terminal.state,
-                     v.workload.terminal.exit_code ? fmt::format(", exit {}", *v.workload.terminal.exit_code) : "");
-  std::string status_color = o.status == "attributed" ? st.red() : o.status == "no_failure" ? st.green() : st.yellow();
-  out += fmt::format("\n{}{}{}", status_color, o.status == "no_failure" ? "NO FAILURE" : o.status == "attributed" ? "ROOT CAUSE" : o.status == "ambiguous" ? "AMBIGUOUS" : "UNATTRIBUTED", st.reset());
-  if (!o.domain.empty()) out += fmt::format("  {}{} / {}{}", st.bold(), o.domain, o.sub_domain, st.reset());
-  out += "\n";
-  if (!o.root_cause.empty()) {
-    out += fmt::format("  {}\n", o.root_cause_summary);
+  // ------------------------------------------------------------ workload
+  const auto& w = v_.workload;
+  out_ += line()
+              .add(fmt::format("Workload {}", w.workload_id), st_.bold())
+              .add(fmt::format(" ({}, {}, terminal state {}{})", w.scheduler, count_of(static_cast<int64_t>(w.nodes.size()), "node"),
+                               w.terminal.state.empty() ? "unknown" : w.terminal.state,
+                               w.terminal.exit_code ? fmt::format(", exit {}", *w.terminal.exit_code) : ""))
+              .str();
+
+  // ---------------------------------------------------------- cause block
+  std::string status_color = o.status == "attributed" ? st_.red() : o.status == "no_failure" ? st_.green() : st_.yellow();
+  std::string head = o.status == "no_failure" ? "NO FAILURE" : o.status == "attributed" ? "ROOT CAUSE"
+                   : o.status == "ambiguous" ? "AMBIGUOUS" : "UNATTRIBUTED";
+  out_ += "\n";
+  {
+    Line l = line();
+    l.add(head, status_color);
+    if (!o.domain.empty()) l.add("  ").add(fmt::format("{} / {}", o.domain, o.sub_domain), st_.bold());
+    out_ += l.str();
   }
+  if (!o.root_cause.empty() && !o.root_cause_summary.empty())
+    out_ += wrapped("  ", "  ", o.root_cause_summary, opt_.width, "", st_);
   if (o.status == "attributed")
-    out += fmt::format("  culprit nodes: {}\n", o.culprit_nodes.empty() ? std::string("none (not a node fault)") : fmt::format("{}", fmt::join(o.culprit_nodes, ", ")));
-  if (!o.overridden_by.empty()) out += fmt::format("  decided by {}: {}\n", o.overridden_by, o.override_reason);
+    out_ += line()
+                .add("  culprit nodes: ")
+                .add(o.culprit_nodes.empty() ? std::string("none (not a node fault)") : fmt::format("{}", fmt::join(o.culprit_nodes, ", ")),
+                     st_.bold())
+                .str();
+  if (!o.overridden_by.empty()) out_ += wrapped("  ", "    ", fmt::format("decided by {}: {}", o.overridden_by, o.override_reason), opt_.width, "", st_);
   if (o.status == "unattributed" && o.overridden_by.empty())
-    out += "  no rule established a cause from the evidence; the symptoms below are not enough to name one\n";
-  if (o.status == "no_failure" && o.overridden_by.empty()) out += "  the workload completed normally\n";
+    out_ += wrapped("  ", "  ", "no rule established a cause from the evidence; the symptoms below are not enough to name one",
+                    opt_.width, "", st_);
+  if (o.status == "no_failure" && o.overridden_by.empty()) out_ += "  the workload completed normally\n";
   if (o.status == "ambiguous") {
-    out += "  candidates:\n";
+    out_ += "  candidates:\n";
     for (const auto& c : o.candidates)
-      out += fmt::format("    - {} / {} on {}\n", c.domain, c.sub_domain, c.nodes.empty() ? std::string("job") : fmt::format("{}", fmt::join(c.nodes, ", ")));
+      out_ += line()
+                  .add("    - ")
+                  .add(fmt::format("{} / {}", c.domain, c.sub_domain), st_.bold())
+                  .add(fmt::format(" on {}", c.nodes.empty() ? std::string("job") : fmt::format("{}", fmt::join(c.nodes, ", "))))
+                  .str();
   }
 
-  // The cause symptoms, then their cascade collapsed beneath them.
+  // Sort the symptoms into what the report shows where.
   std::vector<const Symptom*> causes, active_other, orphans, scrubbed;
   std::map<std::string, std::vector<const Symptom*>> cascade;
-  for (const auto& s : v.symptoms) {
+  for (const auto& s : v_.symptoms) {
     if (s.state == SymptomState::Active) (s.classification ? causes : active_other).push_back(&s);
     else if (s.state == SymptomState::Scrubbed) scrubbed.push_back(&s);
     else if (s.demoted_by && !s.demoted_by->cause.empty() && by_id.count(s.demoted_by->cause)) cascade[s.demoted_by->cause].push_back(&s);
     else orphans.push_back(&s);
   }
-  auto print_cascade = [&](const std::string& id, const char* indent) {
-    auto it = cascade.find(id);
-    if (it == cascade.end()) return;
-    out += fmt::format("{}{} downstream symptom{} demoted:\n", indent, it->second.size(), it->second.size() == 1 ? "" : "s");
-    for (const Symptom* d : it->second) {
-      out += fmt::format("{}  - {}{}{} on {} ×{}  ({}: {})\n", indent, st.bold(), d->kind_name, st.reset(), node_label(*d), d->count,
-                         d->demoted_by->rule, d->demoted_by->reason);
-      evidence_lines(out, *d, opt, st, (std::string(indent) + "      ").c_str());
+  // Demoted symptoms whose cause is not itself a cause on display.
+  for (auto it = cascade.begin(); it != cascade.end();) {
+    const Symptom* c = by_id.at(it->first);
+    if (c->state != SymptomState::Active || !c->classification) {
+      for (const Symptom* d : it->second) orphans.push_back(d);
+      it = cascade.erase(it);
+    } else {
+      ++it;
     }
-  };
+  }
+  std::sort(orphans.begin(), orphans.end(), [](const Symptom* a, const Symptom* b) { return a->id < b->id; });
+
+  bool collapsed_something = false;
   if (!causes.empty()) {
-    out += "\nCause symptoms:\n";
+    out_ += causes.size() == 1 ? "\nCause symptom:\n" : "\nCause symptoms:\n";
     for (const Symptom* s : causes) {
-      out += fmt::format("  * {}{}{} on {} ×{}{}: {}\n", st.bold(), s->kind_name, st.reset(), node_label(*s), s->count,
-                         s->first ? " from " + format_rfc3339(*s->first) : "", s->summary);
-      evidence_lines(out, *s, opt, st, "      ");
-      print_cascade(s->id, "    ");
+      Line l = line();
+      l.add("  * ").add(s->kind_name, st_.bold()).add(fmt::format(" on {} ×{}", node_label(*s), s->count));
+      if (s->first) l.add(" from " + format_rfc3339(*s->first));
+      // The root cause's summary is already printed above.
+      if (s->id != o.root_cause && !s->summary.empty()) l.add(": ").add(s->summary);
+      out_ += l.str();
+      evidence(*s, "      ", opt_.evidence_per_symptom);
+    }
+  }
+  // The cascade under the causes it belongs to.
+  for (const Symptom* c : causes) {
+    auto it = cascade.find(c->id);
+    if (it == cascade.end()) continue;
+    const auto& list = it->second;
+    std::set<std::string> nodes;
+    for (const Symptom* d : list) nodes.insert(node_label(*d));
+    std::string whose = causes.size() == 1 ? "" : fmt::format(" of {} on {}", c->kind_name, node_label(*c));
+    out_ += line()
+                .add(fmt::format("\nDownstream{}, demoted: {} on {}", whose, count_of(static_cast<int64_t>(list.size()), "symptom"),
+                                 count_of(static_cast<int64_t>(nodes.size()), "node")))
+                .str();
+    if (detailed()) {
+      detailed_lines(list, "  ");
+    } else {
+      auto groups = group_symptoms(list, demote_reason, demote_rule);
+      collapsed_something = collapsed_something || groups.size() < list.size() || !list.empty();
+      group_lines(groups, "  ", false);
     }
   }
   if (!active_other.empty()) {
-    out += "\nOther active symptoms (not a cause by themselves):\n";
-    for (const Symptom* s : active_other) {
-      out += fmt::format("  * {} on {} ×{}: {}\n", s->kind_name, node_label(*s), s->count, s->summary);
-      evidence_lines(out, *s, opt, st, "      ");
+    out_ += fmt::format("\nOther active {} (not a cause by {}):\n", active_other.size() == 1 ? "symptom" : "symptoms",
+                        active_other.size() == 1 ? "itself" : "themselves");
+    if (detailed()) {
+      detailed_lines(active_other, "  ");
+    } else {
+      collapsed_something = true;
+      // Without a cause these are the evidence an operator reads: one
+      // original line each.
+      group_lines(group_symptoms(active_other, no_reason, no_reason), "  ", false, 1);
     }
   }
-  // Demoted symptoms whose cause was itself demoted, or that had no cause link.
-  for (const auto& [cause, list] : cascade)
-    if (by_id.at(cause)->state != SymptomState::Active || !by_id.at(cause)->classification)
-      for (const Symptom* d : list) orphans.push_back(d);
   if (!orphans.empty()) {
-    out += "\nOther demoted symptoms:\n";
-    for (const Symptom* s : orphans)
-      out += fmt::format("  - {} on {} ×{} ({}: {})\n", s->kind_name, node_label(*s), s->count, s->demoted_by->rule, s->demoted_by->reason);
+    out_ += fmt::format("\nOther demoted {}:\n", orphans.size() == 1 ? "symptom" : "symptoms");
+    if (detailed()) detailed_lines(orphans, "  ");
+    else {
+      collapsed_something = true;
+      group_lines(group_symptoms(orphans, demote_reason, demote_rule), "  ", true);
+    }
   }
   if (!scrubbed.empty()) {
-    out += fmt::format("\n{} symptom{} scrubbed as noise:", scrubbed.size(), scrubbed.size() == 1 ? "" : "s");
-    for (const Symptom* s : scrubbed) out += fmt::format(" {}", s->id);
-    out += "\n";
+    if (detailed()) {
+      out_ += fmt::format("\n{} scrubbed as noise:\n", count_of(static_cast<int64_t>(scrubbed.size()), "symptom"));
+      detailed_lines(scrubbed, "  ");
+    } else {
+      std::vector<std::string> items;
+      for (const auto& g : group_symptoms(scrubbed, no_reason, no_reason))
+        items.push_back(fmt::format("{} ×{} on {}", g.kind, g.count, node_list(g.nodes)));
+      out_ += "\n" + wrapped("", "  ", fmt::format("{} scrubbed as noise: {}", count_of(static_cast<int64_t>(scrubbed.size()), "symptom"),
+                                                  fmt::join(items, "; ")),
+                             opt_.width, "", st_);
+    }
   }
-  if (!v.coverage.warnings.empty()) {
-    out += fmt::format("\n{}Coverage warnings:{}\n", st.yellow(), st.reset());
-    for (const auto& w : v.coverage.warnings) out += fmt::format("  ! {}\n", w);
+  if (collapsed_something && !detailed())
+    out_ += line().add("  (--cascade lists every symptom with its rule and evidence lines)", st_.dim()).str();
+
+  // ------------------------------------------------------------ coverage
+  if (!v_.coverage.warnings.empty()) {
+    out_ += fmt::format("\n{}Coverage {}:{}\n", st_.yellow(), v_.coverage.warnings.size() == 1 ? "warning" : "warnings", st_.reset());
+    for (const auto& w : v_.coverage.warnings) out_ += wrapped("  ! ", "    ", w, opt_.width, "", st_);
   }
+
+  // ----------------------------------------------------- what was read, recap
   int64_t lines = 0, out_of_scope = 0;
-  for (const auto& [name, sc] : v.coverage.sources) {
+  for (const auto& [name, sc] : v_.coverage.sources) {
     lines += sc.lines_read;
     out_of_scope += sc.lines_out_of_scope;
   }
-  out += fmt::format("\n{}{} lines read, {} outside the workload window; catalog {} {} ({}), {}{}\n", st.dim(), lines, out_of_scope,
-                     v.engine.catalog_name, v.engine.catalog_version, v.engine.catalog_digest.substr(0, 19), v.engine.evaluator, st.reset());
-  if (opt.explain) {
-    out += "\nDerivation trail:\n";
+  out_ += "\n";
+  out_ += line()
+              .add(fmt::format("{} read, {} outside the workload window; catalog {} ({}), {}", count_of(lines, "line"), out_of_scope,
+                               catalog_label(v_.engine), v_.engine.catalog_digest.substr(0, 19), v_.engine.evaluator),
+                   st_.dim())
+              .str();
+  {
+    size_t demoted = 0;
+    for (const auto& [id, list] : cascade) demoted += list.size();
+    // The answer again, last, where the prompt returns: one line at any
+    // usual width, wrapped (never cut) at a narrow one.
+    std::string recap = status_color + o.status + st_.reset();
+    if (!o.domain.empty()) recap += fmt::format(" {} / {}", o.domain, o.sub_domain);
+    if (o.status == "attributed" && !o.culprit_nodes.empty())
+      recap += fmt::format(" on {}", node_list(std::set<std::string>(o.culprit_nodes.begin(), o.culprit_nodes.end())));
+    if (o.status == "ambiguous") recap += fmt::format(" between {}", count_of(static_cast<int64_t>(o.candidates.size()), "candidate"));
+    std::vector<std::string> counts;
+    if (!causes.empty()) counts.push_back(count_of(static_cast<int64_t>(causes.size()), "cause"));
+    if (demoted) counts.push_back(fmt::format("{} downstream", demoted));
+    if (!active_other.empty()) counts.push_back(fmt::format("{} other active", active_other.size()));
+    if (!scrubbed.empty()) counts.push_back(fmt::format("{} scrubbed", scrubbed.size()));
+    if (!v_.coverage.warnings.empty()) counts.push_back(count_of(static_cast<int64_t>(v_.coverage.warnings.size()), "warning"));
+    if (!counts.empty()) recap += fmt::format(" ({})", fmt::join(counts, ", "));
+    out_ += wrapped("verdict: ", "  ", recap, opt_.width, "", st_);
+  }
+
+  if (opt_.explain) {
+    out_ += "\nDerivation trail:\n";
     std::string stage;
-    for (const auto& t : v.trail) {
+    for (const auto& t : v_.trail) {
       if (t.stage != stage) {
         stage = t.stage;
-        out += fmt::format("  [{}]\n", stage);
+        out_ += fmt::format("  [{}]\n", stage);
       }
-      out += fmt::format("    {} {} {}: {}\n", t.rule, t.action, t.target, t.detail);
+      out_ += fmt::format("    {} {} {}: {}\n", t.rule, t.action, t.target, t.detail);
     }
   }
-  return out;
+  return out_;
 }
+
+}  // namespace
+
+std::string count_of(int64_t n, const std::string& singular, const std::string& plural) {
+  return fmt::format("{} {}", n, n == 1 ? singular : plural.empty() ? singular + "s" : plural);
+}
+
+std::string verdict_to_text(const Verdict& v, const TextOptions& opt) { return Report(v, opt).render(); }
 
 }  // namespace culprit

@@ -15,6 +15,7 @@ packages=(
   clang libclang-rt-14-dev              # the sanitizer build and libFuzzer (scripts/sanitize.sh, scripts/fuzz.sh)
   python3 python3-jsonschema            # verdict schema validation in tests
   wrk curl                              # service load benchmark (bench/service/run_wrk.sh)
+  jq                                    # the curl recipes of docs/service.md (tests/service/check_recipes.sh)
   ripgrep time                          # scan benchmark peers (bench/run.sh)
 )
 missing=()

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -549,6 +550,9 @@ void Service::attribute(const HttpRequest& req, HttpResponse& res, WorkloadConte
     TextOptions t;
     t.explain = explain;
     t.color = req.param("color") == "true" || req.param("color") == "1";
+    t.cascade = req.param("cascade") == "true" || req.param("cascade") == "1";
+    // The columns to fit (the client's terminal); absent or invalid: no limit.
+    if (std::string w = req.param("width"); !w.empty()) t.width = std::min<size_t>(std::strtoul(w.c_str(), nullptr, 10), 100000);
     res.set_content(verdict_to_text(v, t), "text/plain; charset=utf-8");
   } else {
     res.set_content(verdict_to_json_text(v, explain), "application/json");
@@ -932,7 +936,26 @@ void Service::build_catalog_json(const TestReport* report) {
   j["name"] = cat.name;
   j["version"] = cat.version;
   j["digest"] = cat.digest;
-  j["files"] = cat.files;
+  // Rule files by their path inside their catalog part ("culprit-stdlib/nccl.attr"),
+  // never the build machine's absolute paths; test locations likewise.
+  std::map<std::string, std::string> shown;
+  ojson parts = ojson::array(), files = ojson::array();
+  size_t k = 0;
+  for (const auto& part : cat.parts) {
+    for (const auto& rel : part.files) {
+      std::string name = part.name + "/" + rel;
+      if (k < cat.files.size()) shown[cat.files[k++]] = name;
+      files.push_back(name);
+    }
+    parts.push_back({{"name", part.name}, {"version", part.version}, {"digest", part.digest}, {"files", part.files}});
+  }
+  j["files"] = files;
+  j["parts"] = parts;
+  auto shown_location = [&](const std::string& loc) {
+    size_t colon = loc.rfind(':');
+    auto it = shown.find(loc.substr(0, colon));
+    return it == shown.end() ? loc : it->second + loc.substr(colon);
+  };
   j["engine"] = {{"culprit_version", info.culprit_version}, {"evaluator", info.evaluator},
                  {"hyperscan_version", info.hyperscan_version}, {"re2_version", info.re2_version}};
   j["extractors"] = ojson::array();
@@ -943,7 +966,7 @@ void Service::build_catalog_json(const TestReport* report) {
   ojson tests = ojson::array();
   if (report)
     for (const auto& r : report->results)
-      tests.push_back({{"kind", r.kind}, {"name", r.name}, {"location", r.location}, {"passed", r.passed}});
+      tests.push_back({{"kind", r.kind}, {"name", r.name}, {"location", shown_location(r.location)}, {"passed", r.passed}});
   j["self_test"] = {{"passed", report ? report->passed : 0}, {"failed", report ? report->failed : 0}, {"results", tests}};
   catalog_json_ = j.dump(2) + "\n";
   metrics_.set_catalog(cat.name, cat.version, cat.digest);

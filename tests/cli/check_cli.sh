@@ -84,6 +84,27 @@ run --frobnicate
 expect_status 2
 expect_in err "unknown command '--frobnicate'" "the unknown option"
 
+# A misspelt command or option gets the nearest real one.
+run diagnoze examples/nvlink-xid149
+expect_status 2
+expect_in err "unknown command 'diagnoze' \(did you mean 'diagnose'\?\)" "the command it meant"
+
+run rnu --config x.yaml --once
+expect_status 2
+expect_in err "unknown command 'rnu' \(did you mean 'run'\?\)" "the blueprint's command"
+
+run run --config x.yaml --onec
+expect_status 2
+expect_in err "^culprit run: unknown option '--onec' \(did you mean '--once'\?\)" "the run option it meant"
+
+run diagnose examples/nvlink-xid149 --explian
+expect_status 2
+expect_in err "unknown option '--explian' \(did you mean '--explain'\?\)" "the option it meant"
+
+run test --no-stdilb
+expect_status 2
+expect_in err "did you mean '--no-stdlib'\?" "the option it meant"
+
 for cmd in diagnose test check; do
   run "$cmd" --frobnicate
   expect_status 2
@@ -164,6 +185,71 @@ expect_status 2
 expect_in err 'observations.jsonl:2: invalid observation: not valid JSON' "the bad observation line"
 expect_empty out
 
+# Host names: a node's logs under its FQDN or an alias are that node's (the
+# GPU fault stays node-02's, not a "control-plane host's"), with a note.
+cp -r examples/nvlink-xid149 "$tmp/fqdn"
+mv "$tmp/fqdn/logs/node-02" "$tmp/fqdn/logs/node-02.cluster.local"
+run diagnose "$tmp/fqdn" --format json
+expect_status 0
+checks=$((checks + 1))
+/usr/bin/python3 - "$tmp/out" <<'EOF2' || fail "$what: the FQDN directory was not read as node-02"
+import json, sys
+v = json.load(open(sys.argv[1]))
+assert v["status"] == "attributed" and v["culprit_nodes"] == ["node-02"], (v["status"], v["culprit_nodes"])
+assert v["coverage"]["host_aliases"] == [{"host": "node-02.cluster.local", "node": "node-02", "how": "short name"}]
+assert "node-02.cluster.local" not in v["coverage"]["control_plane_hosts"]
+assert any("evidence from host 'node-02.cluster.local' is read as node-02's" in w for w in v["coverage"]["warnings"])
+EOF2
+cp -r examples/nvlink-xid149 "$tmp/alias"
+mv "$tmp/alias/logs/node-02" "$tmp/alias/logs/10.10.2.12"
+/usr/bin/python3 - "$tmp/alias/context.json" <<'EOF2'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["nodes"] = [n if n != "node-02" else {"name": "node-02", "aliases": ["10.10.2.12"]} for n in c["nodes"]]
+json.dump(c, open(sys.argv[1], "w"))
+EOF2
+run diagnose "$tmp/alias" --format json
+expect_status 0
+expect_in out '"culprit_nodes": \[' "a verdict"
+checks=$((checks + 1))
+/usr/bin/python3 -c '
+import json, sys
+v = json.load(open(sys.argv[1]))
+assert v["culprit_nodes"] == ["node-02"] and v["workload"]["aliases"] == {"node-02": ["10.10.2.12"]}
+assert v["coverage"]["host_aliases"][0]["how"] == "alias"' "$tmp/out" || fail "$what: the alias directory was not read as node-02"
+
+# Counted nouns agree with their count: one XID line on one link is not
+# "1 XID line(s) on 1 link(s)".
+mkdir -p "$tmp/one-xid/logs/node-02"
+printf '{"workload_id": "9", "start": "2026-03-14T01:00:02Z", "end": "2026-03-14T02:03:34Z", "nodes": ["node-02"], "terminal": {"state": "FAILED", "exit_code": 1}}\n' > "$tmp/one-xid/context.json"
+sed -n 673p examples/nvlink-xid149/logs/node-02/kernel.log > "$tmp/one-xid/logs/node-02/kernel.log"
+run diagnose "$tmp/one-xid" --format text --width 0 --color never
+expect_status 0
+expect_in out 'fatal NVLink5 fault on node-02, GPU 0000:61:00: 1 XID line \(149\) on 1 link \[4\]' "the singular forms"
+run diagnose examples/nvlink-xid149 --format text --width 0 --color never
+expect_in out ': 5 XID lines \(149\) on 5 links \[4,5,12,13,16\]' "the plural forms"
+checks=$((checks + 1))
+! grep -q '(s)' "$tmp/out" || fail "$what: the report should not hedge a plural with (s)"
+
+# A misspelt terminal state is refused (it would turn a clean run into
+# "unattributed"); an unknown one is accepted with a warning.
+cp -r examples/completed-clean "$tmp/typo-state"
+sed -i 's/"COMPLETED"/"COMPLETD"/' "$tmp/typo-state/context.json"
+run diagnose "$tmp/typo-state" --format json
+expect_status 2
+expect_in err "unknown terminal.state 'COMPLETD' \(did you mean 'COMPLETED'\? known: BOOT_FAIL, CANCELLED, COMPLETED" "the state it meant and the known ones"
+expect_empty out
+sed -i 's/"COMPLETD"/"SUCCEEDED"/' "$tmp/typo-state/context.json"
+run diagnose "$tmp/typo-state" --format json
+expect_status 0
+expect_in out "terminal state 'SUCCEEDED' is not one Culprit knows; only COMPLETED \(exit 0\) counts as a clean end" "the warning"
+
+# A service that is not there: the URL and the system's reason, exit 3.
+port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+run diagnose --server "http://127.0.0.1:$port" examples/nvlink-xid149
+expect_status 3
+expect_in err "cannot reach the service at http://127.0.0.1:$port: cannot connect: Connection refused" "the URL and why"
+
 # --------------------------------------------------------------- diagnose
 run diagnose examples/nvlink-xid149 --format json
 expect_status 0
@@ -183,6 +269,71 @@ checks=$((checks + 1))
 [ -s "$tmp/out" ] || fail "$what: the text verdict is empty"
 checks=$((checks + 1))
 if grep -q $'\033' "$tmp/out"; then fail "$what: --color never still printed ANSI escapes"; fi
+
+# The text report in a real terminal (a pty from script(1)): colour unless
+# NO_COLOR or TERM=dumb, lines cut to the terminal's width.
+in_pty() {
+  script -qec "stty cols 100 rows 40; $*" /dev/null >"$tmp/out" 2>"$tmp/err" </dev/null
+  status=$?
+  what="(in a 100-column terminal) $*"
+}
+in_pty "$bin" diagnose examples/nvlink-xid149
+expect_status 0
+checks=$((checks + 1))
+grep -q $'\033\[' "$tmp/out" || fail "$what: no colour on a terminal"
+checks=$((checks + 1))
+/usr/bin/python3 - "$tmp/out" <<'EOF2' || fail "$what: a line is wider than the terminal"
+import re, sys
+text = re.sub(r"\x1b\[[0-9;]*m", "", open(sys.argv[1], encoding="utf-8").read().replace("\r", ""))
+assert max(len(l) for l in text.splitlines()) <= 100
+EOF2
+for env in "NO_COLOR=1" "TERM=dumb"; do
+  in_pty env "$env" "$bin" diagnose examples/nvlink-xid149
+  expect_status 0
+  checks=$((checks + 1))
+  if grep -q $'\033\[' "$tmp/out"; then fail "$what: $env still printed colour"; fi
+done
+in_pty env NO_COLOR=1 "$bin" diagnose examples/nvlink-xid149 --color always
+checks=$((checks + 1))
+grep -q $'\033\[' "$tmp/out" || fail "$what: --color always must win over NO_COLOR"
+
+# Diagnostics on stderr follow the same rule: colour in a terminal, none
+# with NO_COLOR or TERM=dumb.
+printf 'rule R stage symptoms {\n  for e: event gpu.xid where e.xid = 79\n  symptom s { summary: "x" }\n}\n' > "$tmp/colour.attr"
+in_pty env TERM=xterm "$bin" check --no-stdlib "$tmp/colour.attr"
+expect_status 2
+checks=$((checks + 1))
+grep -q $'\033\[' "$tmp/out" || fail "$what: no colour in the diagnostics on a terminal"
+for env in "NO_COLOR=1" "TERM=dumb"; do
+  in_pty env "$env" "$bin" check --no-stdlib "$tmp/colour.attr"
+  expect_status 2
+  expect_in out 'error\[E' "the diagnostic"
+  checks=$((checks + 1))
+  if grep -q $'\033\[' "$tmp/out"; then fail "$what: $env still coloured the diagnostics"; fi
+done
+
+run diagnose examples/nvlink-xid149 --format text --width 60
+expect_status 0
+checks=$((checks + 1))
+/usr/bin/python3 -c 'import sys; ls = open(sys.argv[1], encoding="utf-8").read().splitlines(); assert max(map(len, ls)) <= 60, max(map(len, ls))' "$tmp/out" ||
+  fail "$what: lines wider than 60 columns"
+expect_in out '^Downstream, demoted: 23 symptoms on 4 nodes' "the collapsed cascade"
+# The recap closes the report; at 60 columns it wraps rather than lose the culprit.
+checks=$((checks + 1))
+[ "$(tail -2 "$tmp/out" | tr -s ' \n' ' ')" = "verdict: attributed hardware / nvlink.signal_integrity on node-02 (1 cause, 23 downstream, 2 scrubbed) " ] ||
+  fail "$what: the last lines are not the recap"
+
+run diagnose examples/nvlink-xid149 --format text --width 0 --cascade
+expect_status 0
+expect_in out '^  - nccl.ib_completion_error on node-01 ×11  \(Xid149AndNvlinkFiltering: ' "every symptom with its rule"
+
+run diagnose examples/nvlink-xid149 --format text --width 12
+expect_status 2
+expect_in err '--width must be 0 \(no limit\) or a number of columns from 40' "the allowed widths"
+
+run diagnose --help
+expect_in out '--server URL' "the --server option"
+expect_in out 'CULPRIT_STDLIB' "the environment it reads"
 
 # ------------------------------------------------------------------- test
 run test
@@ -204,6 +355,107 @@ expect_status 1
 expect_in out '^FAIL line Hello: wrong expectation' "the failing test"
 expect_in out "expected \"alice\", got \"bob\"" "what was expected and what came out"
 expect_in out '^1 passed, 1 failed$' "the counts"
+
+# Site rules tested on their own (--no-stdlib), with the bundled catalog's
+# kinds and extractors still resolving in their scenarios.
+site=tests/cli/fixtures/site-rules
+run test --no-stdlib "$site"
+expect_status 0
+expect_in out '^5 passed, 0 failed$' "only the site's tests (the bundled catalog has hundreds)"
+
+run test --no-stdlib "$site" --run 'bundled kind'
+expect_status 0
+expect_in out '^1 passed, 0 failed$' "only the test the regex names"
+
+run test --no-stdlib "$site" --run 'no such test'
+expect_status 2
+expect_in err "no test ran \(--run 'no such test' matches none\)" "that nothing ran is not a pass"
+
+run test --no-stdlib "$site" --run '('
+expect_status 2
+expect_in err '--run: not a valid regex' "the bad regex"
+
+run test --no-stdlib
+expect_status 2
+expect_in err 'give at least one rule PATH' "that --no-stdlib needs a PATH"
+
+run test --no-stdlib "$site" --coverage
+expect_status 0
+expect_in out '^coverage: 4 of 5 rules and extractors exercised by a scenario \(80\.0%\)$' "the coverage figure"
+expect_in out '^  not exercised: rule SiteUnusedXid \[symptoms\] \(tests/cli/fixtures/site-rules/site.attr:41\)$' "the rule no scenario exercises"
+
+run test --no-stdlib "$site" --min-coverage 90
+expect_status 1
+expect_in err 'coverage 80\.0% is under --min-coverage 90' "why it failed"
+run test --no-stdlib "$site" --min-coverage 80
+expect_status 0
+run test --no-stdlib "$site" --min-coverage 101
+expect_status 2
+
+run test --no-stdlib "$site" --format json --coverage --junit "$tmp/junit.xml"
+expect_status 0
+checks=$((checks + 1))
+/usr/bin/python3 - "$tmp/out" "$tmp/junit.xml" <<'EOF2' || fail "$what: the JSON or JUnit report is wrong"
+import json, sys, xml.etree.ElementTree as ET
+r = json.load(open(sys.argv[1]))
+assert r["schema"] == "culprit.test-report/v1" and r["passed"] == 5 and r["failed"] == 0, r
+assert [p["name"] for p in r["catalog"]["parts"]] == ["culprit-stdlib", "site"], r["catalog"]
+assert r["coverage"]["total"] == 5 and r["coverage"]["exercised"] == 4
+suites = ET.parse(sys.argv[2]).getroot()
+assert suites.tag == "testsuites" and suites.get("tests") == "5" and suites.get("failures") == "0"
+cases = suites.findall("./testsuite/testcase")
+assert len(cases) == 5 and all(c.get("file", "").endswith("site.attr") for c in cases)
+EOF2
+
+# A verdict made with site rules names every catalog part that contributed.
+run diagnose examples/nvlink-xid149 --rules "$site" --format json
+expect_status 0
+checks=$((checks + 1))
+/usr/bin/python3 -c '
+import json, sys
+c = json.load(open(sys.argv[1]))["engine"]["catalog"]
+assert [(p["name"], p["version"]) for p in c["parts"]] == [("culprit-stdlib", "0.1.0"), ("site", "0.0.1")], c
+assert c["name"] == "culprit-stdlib" and all(p["digest"].startswith("sha256:") for p in c["parts"])' "$tmp/out" ||
+  fail "$what: engine.catalog.parts does not list both catalogs"
+run diagnose examples/nvlink-xid149 --rules "$site" --format text --width 0
+expect_in out 'catalog culprit-stdlib 0.1.0 \+ site 0.0.1 \(sha256:' "both catalogs in the report"
+run check "$site"
+expect_in out '^ok: catalog culprit-stdlib 0.1.0 \+ site 0.0.1 ' "both catalogs in check"
+
+# A failing scenario: each unmet expect at its own line, and what came out.
+mkdir -p "$tmp/failing-site"
+cat > "$tmp/failing-site/wrong.attr" <<'EOF2'
+scenario "expects the wrong node" {
+  nodes "node-01", "node-02"
+  log "node-02" kernel "[ 1843.308145] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python3, GPU has fallen off the bus."
+  expect status attributed
+  expect culprits ["node-01"]
+  expect symptom gpu.fallen_off_bus on "node-01" active
+}
+EOF2
+run test --no-stdlib "$tmp/failing-site" --junit "$tmp/junit.xml"
+expect_status 1
+expect_in out '^FAIL scenario expects the wrong node \(.*wrong.attr:1\): 2 expectations not met$' "the failing scenario"
+expect_in out '^  .*wrong.attr:5: culprits: expected \[node-01\], got \[node-02\]$' "the culprits expect, at its line"
+expect_in out '^  .*wrong.attr:6: symptom gpu.fallen_off_bus on node-01 active: expected, got none$' "the symptom expect, at its line"
+expect_in out '^  actual verdict: attributed hardware / gpu.fallen_off_bus on node-02$' "the verdict it got"
+expect_in out '^  symptoms: gpu.fallen_off_bus@node-02#0000:3b:00 active$' "the symptoms it got"
+checks=$((checks + 1))
+/usr/bin/python3 -c '
+import sys, xml.etree.ElementTree as ET
+f = ET.parse(sys.argv[1]).getroot().find("./testsuite/testcase/failure")
+assert f is not None and "wrong.attr:5: culprits" in f.text and "actual verdict: attributed" in f.text, f' "$tmp/junit.xml" ||
+  fail "$what: the JUnit failure lacks the locations or the verdict"
+
+# A rule directory whose files have a typo'd extension holds no rules: never a green run.
+mkdir -p "$tmp/typo-rules"
+cp "$site/site.attr" "$tmp/typo-rules/site.atr"
+run test "$tmp/typo-rules"
+expect_status 2
+expect_in err "rule directory '.*typo-rules' holds no .attr files" "that there are no rules"
+expect_in err "did you mean to rename site.atr\?" "the file it probably meant"
+checks=$((checks + 1))
+if grep -q 'passed' "$tmp/out"; then fail "$what: printed a pass count for a directory without rules"; fi
 
 # ------------------------------------------------------------------ check
 run check
@@ -242,6 +494,83 @@ expect_in err 'no rules to load' "that there is nothing to compile"
 run check --no-stdlib "$tmp/missing.attr"
 expect_status 2
 expect_in err "error\[E0002\]: rule path '.*missing.attr' does not exist" "the missing rule file"
+
+# ------------------------------------------------------------------ match
+xid79='[ 1843.308145] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python3, GPU has fallen off the bus.'
+run match --source kernel "$xid79"
+expect_status 0
+expect_in out '^GpuXid \(.*gpu_xid.attr:[0-9]+\) emits gpu.xid$' "the extractor and the event"
+expect_in out '^  xid: 79$' "the typed field"
+expect_in out '^  pci: "0000:3b:00"$' "the string field"
+expect_in out '^    GpuFallenOffBus \[symptoms\]' "a rule that sees the event"
+
+# A syslog stamp has no year: shown without one, never as a 1970 instant.
+run match --source kernel "Mar 14 02:03:17 node-02 kernel: $xid79"
+expect_status 0
+expect_in out '^  ts: --03-14T02:03:17Z \(the line has no year' "the year-less time"
+checks=$((checks + 1))
+! grep -q 1970 "$tmp/out" || fail "$what: stdout should not show a made-up year 1970"
+run match --source kernel "2026-03-14T02:03:17Z node-02 kernel: $xid79"
+expect_in out '^  ts: 2026-03-14T02:03:17Z \(line\)$' "a time with its year"
+
+run match --source kernel 'nothing to see here'
+expect_status 1
+expect_in out "^no match: none of the [0-9]+ extractors reading 'kernel' matches this line$" "that nothing matched"
+
+run match --source kernal "$xid79"
+expect_status 2
+expect_in err "no extractor reads the source 'kernal'; did you mean 'kernel'\?" "the source it meant"
+
+run match "$xid79"
+expect_status 2
+expect_in err '--source NAME is required' "that the source is needed"
+
+printf '%s\nno match here\n' "$xid79" > "$tmp/lines"
+"$bin" match --source kernel --format json - < "$tmp/lines" > "$tmp/out" 2> "$tmp/err"; status=$?; what="culprit match --format json -"
+expect_status 1
+checks=$((checks + 1))
+/usr/bin/python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["source"] == "kernel" and len(r["lines"]) == 2
+m = r["lines"][0]["matches"][0]
+assert m["extractor"] == "GpuXid" and m["event"] == "gpu.xid" and m["fields"]["xid"] == 79
+assert any(x["name"] == "GpuFallenOffBus" for x in m["rules"]) and r["lines"][1]["matches"] == []' "$tmp/out" ||
+  fail "$what: the JSON report is wrong"
+
+# -------------------------------------------------------------------- fmt
+mkdir -p "$tmp/fmt"
+cp tests/golden/fmt/messy.attr "$tmp/fmt/a.attr"
+cp tests/golden/fmt/messy.expected "$tmp/fmt/b.attr"
+run fmt --check "$tmp/fmt"
+expect_status 1
+expect_in out "a.attr: not formatted" "the file to reformat"
+checks=$((checks + 1))
+if grep -q 'b.attr' "$tmp/out"; then fail "$what: listed a file that is already formatted"; fi
+run fmt "$tmp/fmt"
+expect_status 0
+expect_in out "^formatted .*a.attr$" "what it rewrote"
+checks=$((checks + 1))
+cmp -s "$tmp/fmt/a.attr" tests/golden/fmt/messy.expected || fail "$what: a.attr is not in the canonical layout"
+run fmt --check "$tmp/fmt"
+expect_status 0
+printf 'rule R stage symptoms {\n  for e: event gpu.xid\n' > "$tmp/fmt/broken.attr"
+cp "$tmp/fmt/broken.attr" "$tmp/broken-copy.attr"
+run fmt "$tmp/fmt/broken.attr"
+expect_status 2
+expect_in err 'error\[E0001\]' "the syntax error"
+checks=$((checks + 1))
+cmp -s "$tmp/fmt/broken.attr" "$tmp/broken-copy.attr" || fail "$what: rewrote a file that does not parse"
+
+# The bundled catalog, formatted, is the same catalog: all its tests pass.
+cp -r stdlib-rules "$tmp/stdlib-fmt"
+run fmt "$tmp/stdlib-fmt"
+expect_status 0
+CULPRIT_STDLIB="$tmp/stdlib-fmt" run test --engine interp
+expect_status 0
+expect_in out '^[0-9]+ passed, 0 failed$' "the formatted catalog passing its tests"
+run fmt --check "$tmp/stdlib-fmt"
+expect_status 0
 
 # --------------------------------------------------------------- version
 run --version

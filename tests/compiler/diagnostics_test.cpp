@@ -57,7 +57,8 @@ TEST_CASE("render: path:line:col, code, message, the source line and a caret und
   CHECK(render_diagnostic(d) ==
         "rules/bad.attr:9:16: error[E0201]: unknown event kind 'app.errr'\n"
         " 9 |   for e: event app.errr\n"
-        "   |                ^~~~~~~~\n");
+        "   |                ^~~~~~~~\n"
+        "   = help: did you mean 'app.err'?\n");
   // The sink renders the same text for its one diagnostic.
   CHECK(loaded.diagnostics.render() == render_diagnostic(d));
 }
@@ -96,10 +97,15 @@ TEST_CASE("render: a syntax error at end of input points just past the last char
   CHECK(d.code == "E0001");
   CHECK(at(d) == "2:18");
   auto lines = lines_of(render_diagnostic(d));
-  REQUIRE(lines.size() == 3);
-  CHECK(lines[0].rfind("t.attr:2:18: error[E0001]: syntax error: ", 0) == 0);
+  REQUIRE(lines.size() == 7);
+  CHECK(lines[0] == "t.attr:2:18: error[E0001]: syntax error: unexpected end of file: the '{' on line 1 is never closed");
   CHECK(lines[1] == " 2 |   emit a.b on job");
   CHECK(lines[2] == "   | " + std::string(17, ' ') + "^");
+  // The brace that was never closed, as a note with its own line and caret.
+  CHECK(lines[3] == "t.attr:1:20: note: '{' opened here");
+  CHECK(lines[4] == " 1 | rule R stage early {");
+  CHECK(lines[5] == "   | " + std::string(19, ' ') + "^");
+  CHECK(lines[6] == "   = help: add the missing '}'");
 }
 
 TEST_CASE("render: a stray character is underlined where it stands") {
@@ -160,7 +166,8 @@ TEST_CASE("error cap: at most 20 errors are kept and printed, then 'too many err
   SUBCASE("21: one more not shown") {
     auto loaded = compile(rule_with_unknown_names(21));
     CHECK(loaded.diagnostics.error_count() == 21);
-    CHECK(loaded.diagnostics.all().size() == 20);
+    // All are kept (so the first 20 by position can be chosen), 20 are printed.
+    CHECK(loaded.diagnostics.all().size() == 21);
     const std::string r = loaded.diagnostics.render();
     const std::string cap = "\nerror: too many errors (1 more not shown)\n";
     REQUIRE(r.size() > cap.size());
@@ -170,12 +177,12 @@ TEST_CASE("error cap: at most 20 errors are kept and printed, then 'too many err
     auto loaded = compile(rule_with_unknown_names(25));
     CHECK_FALSE(loaded.ok());
     CHECK(loaded.diagnostics.error_count() == 25);
-    const auto& all = loaded.diagnostics.all();
-    REQUIRE(all.size() == 20);
+    auto all = loaded.diagnostics.sorted();
+    REQUIRE(all.size() == 25);
     for (size_t i = 0; i < all.size(); ++i) {
       CAPTURE(i);
-      CHECK(all[i].code == "E0202");
-      CHECK(all[i].where.line == 10 + i);
+      CHECK(all[i]->code == "E0202");
+      CHECK(all[i]->where.line == 10 + i);
     }
     const std::string r = loaded.diagnostics.render();
     CHECK(r.find("unknown_19") != std::string::npos);
@@ -190,7 +197,7 @@ TEST_CASE("error cap: at most 20 errors are kept and printed, then 'too many err
     for (int i = 0; i < 30; ++i) text += "rule R" + std::to_string(i) + " stage early {\n  emit a.b on job { x: }\n}\n";
     auto loaded = compile(text);
     CHECK(loaded.diagnostics.error_count() == 30);
-    CHECK(loaded.diagnostics.all().size() == 20);
+    CHECK(loaded.diagnostics.all().size() == 30);
     CHECK(lines_of(loaded.diagnostics.render()).back() == "error: too many errors (10 more not shown)");
   }
 }
@@ -324,4 +331,39 @@ TEST_CASE("load_catalog: sorted recursive load, relative-path digest, E0002") {
     CHECK(d.where.file->path == (one.path() / "rules/c.attr").string());
     CHECK(render_diagnostic(d).rfind((one.path() / "rules/c.attr").string() + ":1:16: error[E0205]", 0) == 0);
   }
+}
+
+TEST_CASE("sorted by position: files in load order, then line and column, whatever the discovery order") {
+  // Sema finds extractor problems before rule problems and type errors in
+  // evaluation order; the report reads top to bottom.
+  auto loaded = compile_sources({{"a.attr", std::string(kErrExtractor) +
+                                                "rule R stage final {\n  for s: symptom t.zz\n  demote s because \"x\"\n}\n"
+                                                "rule S stage symptoms {\n  for e: event app.err\n  symptom t.a { summary: \"{e.nope}\" }\n}\n"},
+                                 {"b.attr", "rule T stage symptoms {\n  for e: event app.errr\n  symptom t.b on job { summary: \"b\" }\n}\n"}});
+  std::vector<std::string> order;
+  for (const auto* d : loaded.diagnostics.sorted())
+    order.push_back(d->where.file->path + ":" + std::to_string(d->where.line));
+  CHECK(order == std::vector<std::string>{"a.attr:9", "a.attr:14", "b.attr:2"});
+  // render() prints them in that order.
+  const std::string r = loaded.diagnostics.render();
+  CHECK(r.find("a.attr:9:") < r.find("a.attr:14:"));
+  CHECK(r.find("a.attr:14:") < r.find("b.attr:2:"));
+}
+
+TEST_CASE("help and notes render after the excerpt, notes with their own line and caret") {
+  auto f = make_source_file("x.attr", "rule R stage early {\n  emit a.b on job\n");
+  Diagnostic d;
+  d.code = "E0001";
+  d.where = {f.get(), 2, 3, 2, 7};
+  d.message = "something";
+  d.help = "do this instead";
+  d.notes.push_back({{f.get(), 1, 20, 1, 21}, "'{' opened here"});
+  CHECK(render_diagnostic(d) ==
+        "x.attr:2:3: error[E0001]: something\n"
+        " 2 |   emit a.b on job\n"
+        "   |   ^~~~\n"
+        "x.attr:1:20: note: '{' opened here\n"
+        " 1 | rule R stage early {\n"
+        "   |                    ^\n"
+        "   = help: do this instead\n");
 }

@@ -237,13 +237,14 @@ TEST_CASE("E0204: unknown field") {
   SUBCASE("of an event") {
     auto d = only_diagnostic(compile(value_rule("e.cod")));
     CHECK(d.code == "E0204");
-    CHECK(at(d) == "10:20");
+    CHECK(at(d) == "10:22");  // under the field name, not the whole `e.cod`
     CHECK(d.message == "'app.err' has no field 'cod'");
+    CHECK(d.help == "did you mean 'code'?");
   }
   SUBCASE("of a symptom") {
     auto d = only_diagnostic(compile(staged("final", "  for s: symptom t.a\n  set s.priority = s.severity")));
     CHECK(d.code == "E0204");
-    CHECK(at(d) == "14:20");
+    CHECK(at(d) == "14:22");
   }
   SUBCASE("of terminal, workload and outcome") {
     CHECK(only_diagnostic(compile(value_rule("terminal.code"))).code == "E0204");
@@ -251,7 +252,8 @@ TEST_CASE("E0204: unknown field") {
     auto d = only_diagnostic(compile(with_err("rule P stage post_outcome {\n  where outcome.result == \"x\"\n"
                                               "  set outcome unattributed because \"x\"\n}\n")));
     CHECK(d.code == "E0204");
-    CHECK(at(d) == "9:9");
+    CHECK(at(d) == "9:17");
+    CHECK(d.help.empty());  // nothing like "result" among status, domain, sub_domain, culprits
   }
   SUBCASE("a field missing from one kind of a family") {
     auto loaded = compile(R"(
@@ -274,7 +276,7 @@ rule R stage symptoms {
 )");
     auto d = only_diagnostic(loaded);
     CHECK(d.code == "E0204");
-    CHECK(at(d) == "16:28");
+    CHECK(at(d) == "16:30");
     CHECK(d.message.find("nccl.b") != std::string::npos);
   }
 }
@@ -324,7 +326,8 @@ TEST_CASE("E0206: unknown domain, status or symptom state") {
     CHECK(codes(loaded) == std::vector<std::string>{"E0206", "E0206", "E0206"});
     std::vector<std::string> where;
     for (const auto& d : loaded.diagnostics.all()) where.push_back(at(d));
-    CHECK(where == std::vector<std::string>{"18:3", "19:3", "20:3"});
+    // Under the unknown word, not the whole line.
+    CHECK(where == std::vector<std::string>{"18:17", "19:17", "20:22"});
   }
 }
 
@@ -554,17 +557,27 @@ TEST_CASE("E0401/E0402: regexes must compile in both Hyperscan and RE2") {
            "  test { line \"b\" expect none }\n}\n";
   };
   // RE2 runs first and refuses in microseconds; a regex it refuses is not
-  // handed to Hyperscan, whose compile can take far longer (issue 12).
-  SUBCASE("back-reference: RE2 refuses it, Hyperscan is not asked") {
+  // handed to Hyperscan, whose compile can take far longer (issue 12). The
+  // error sits under the fragment RE2 names.
+  SUBCASE("back-reference: RE2 refuses it at its offset, Hyperscan is not asked") {
     auto d = only_diagnostic(compile(extractor_with("(a)\\1")));
     CHECK(d.code == "E0402");
-    CHECK(at(d) == "2:9");
+    CHECK(at(d) == "2:13");  // under `\1`
+    CHECK(d.where.end_col == 15);
     CHECK(d.message.find("RE2") != std::string::npos);
+    CHECK(d.message.find("Hyperscan") == std::string::npos);
+    CHECK(d.help.find("back-references") != std::string::npos);
   }
-  SUBCASE("look-ahead: RE2 refuses it") {
+  SUBCASE("look-ahead: RE2 refuses it, one error under the group") {
     auto d = only_diagnostic(compile(extractor_with("a(?=x)")));
     CHECK(d.code == "E0402");
-    CHECK(at(d) == "2:9");
+    CHECK(at(d) == "2:11");
+    CHECK(d.help.find("look-around") != std::string::npos);
+  }
+  SUBCASE("an escaped slash before the mistake shifts the caret by its backslash") {
+    auto d = only_diagnostic(compile(extractor_with("a\\/b(?!c)")));
+    CHECK(d.code == "E0402");
+    CHECK(at(d) == "2:14");
   }
   SUBCASE("rejected by Hyperscan only: a pattern that matches the empty string") {
     auto d = only_diagnostic(compile(extractor_with("x*")));
@@ -584,7 +597,7 @@ TEST_CASE("E0401/E0402: regexes must compile in both Hyperscan and RE2") {
   SUBCASE("`matches` in an expression is checked with RE2") {
     auto d = only_diagnostic(compile(value_rule("e.dev matches /(?=a)/")));
     CHECK(d.code == "E0402");
-    CHECK(at(d) == "10:20");
+    CHECK(at(d) == "10:35");  // under `(?=` inside the regex
   }
   SUBCASE("both flags are accepted") {
     compile_ok(extractor_with("A.B") + "\n");
@@ -920,7 +933,8 @@ TEST_CASE("interpolation: malformed placeholders") {
   SUBCASE("unclosed brace") {
     auto d = only_diagnostic(compile(value_rule("\"GPU {e.dev\"")));
     CHECK(d.code == "E0001");
-    CHECK(at(d) == "10:20");
+    CHECK(at(d) == "10:25");  // under the '{' that is not closed
+    CHECK(d.where.end_col == 26);
   }
   SUBCASE("not a path") {
     auto d = only_diagnostic(compile(value_rule("\"{e.code + 1}\"")));

@@ -441,3 +441,86 @@ rule S stage symptoms {
     CHECK(error.find("missing.jsonl") != std::string::npos);
   }
 }
+
+// --------------------------------------------------------------- host names
+
+TEST_CASE("parse_context_json: nodes with aliases") {
+  WorkloadContext c;
+  std::string error;
+  REQUIRE(parse_context_json(context_with("nodes", R"(["node-01", {"name": "node-02", "aliases": ["10.0.0.2", "gpu-b.example.org", "10.0.0.2"]}])"),
+                             c, error));
+  CHECK(c.nodes == std::vector<std::string>{"node-01", "node-02"});
+  REQUIRE(c.aliases.count("node-02"));
+  CHECK(c.aliases["node-02"] == std::vector<std::string>{"10.0.0.2", "gpu-b.example.org"});
+  CHECK_FALSE(c.aliases.count("node-01"));
+  rejects(context_with("nodes", R"([{"name": "a", "aliases": ["x"]}, {"name": "b", "aliases": ["X"]}])"), "'X' is given for two nodes");
+  rejects(context_with("nodes", R"(["a", {"name": "b", "aliases": ["a"]}])"), "is given for two nodes");
+  rejects(context_with("nodes", R"([{"name": "a", "alias": ["x"]}])"), "unknown key 'alias' in a node");
+  rejects(context_with("nodes", R"([{"aliases": ["x"]}])"), "a node object needs a \"name\"");
+  rejects(context_with("nodes", R"([{"name": "a", "aliases": "x"}])"), "must be an array");
+  rejects(context_with("nodes", R"([{"name": "a", "aliases": ["not valid"]}])"), "invalid alias");
+}
+
+TEST_CASE("canonical_host: FQDN, short-name and alias forms of a node") {
+  WorkloadContext c;
+  std::string error;
+  REQUIRE(parse_context_json(context_with("nodes", R"(["node-01", "node-02", "gpu7.dc1.example.org",
+                                                      {"name": "node-03", "aliases": ["10.0.0.3", "fe80::1"]},
+                                                      "twin.a.example", "twin.b.example"])"),
+                             c, error));
+  std::string how;
+  CHECK(canonical_host(c, "node-02", &how) == "node-02");
+  CHECK(how.empty());
+  CHECK(canonical_host(c, "node-02.cluster.local", &how) == "node-02");
+  CHECK(how == "short name");
+  CHECK(canonical_host(c, "NODE-02.Cluster.Local", &how) == "node-02");  // DNS names ignore case
+  CHECK(canonical_host(c, "gpu7", &how) == "gpu7.dc1.example.org");
+  CHECK(how == "FQDN");
+  CHECK(canonical_host(c, "10.0.0.3", &how) == "node-03");
+  CHECK(how == "alias");
+  CHECK(canonical_host(c, "FE80::1", &how) == "node-03");
+  // Not a node: the scheduler's host, an unknown address, another domain's twin.
+  CHECK(canonical_host(c, "slurmctl", &how).empty());
+  CHECK(canonical_host(c, "10.0.0.9", &how).empty());
+  CHECK(canonical_host(c, "node-01x.cluster.local", &how).empty());
+  // A short name that fits two nodes is not guessed.
+  CHECK(canonical_host(c, "twin", &how).empty());
+  CHECK(how == "ambiguous: twin.a.example, twin.b.example");
+}
+
+TEST_CASE("parse_context_json: a misspelt terminal state is refused with the state it meant") {
+  rejects(context_with("terminal", R"({"state": "COMPLETD", "exit_code": 0})"), "unknown terminal.state 'COMPLETD' (did you mean 'COMPLETED'?");
+  rejects(context_with("terminal", R"({"state": "node_fial"})"), "did you mean 'NODE_FAIL'?");
+  rejects(context_with("terminal", R"({"state": "TIMEOUTT"})"), "known: BOOT_FAIL, CANCELLED, COMPLETED");
+  // Unknown but not a near miss: accepted (the verdict warns about it).
+  WorkloadContext c;
+  std::string error;
+  CHECK(parse_context_json(context_with("terminal", R"({"state": "succeeded"})"), c, error));
+  CHECK(c.terminal.state == "SUCCEEDED");
+}
+
+TEST_CASE("diagnose: logs of a node under its FQDN are that node's, with a coverage note") {
+  TempDir dir;
+  dir.write("context.json", R"({"workload_id": "1", "nodes": ["node-01", "node-02"], "terminal": {"state": "SUCCEEDED"}})");
+  dir.write("logs/node-02.cluster.local/app.log", "hello\n");
+  dir.write("logs/slurmctl/scheduler.log", "hello\n");
+  Bundle b;
+  std::string error;
+  REQUIRE(load_bundle(dir.path(), b, error));
+  Verdict v;
+  REQUIRE(diagnose(program_for(""), request_from_bundle(b), {}, v, error));
+  const auto& app = v.coverage.sources.at("app");
+  CHECK(app.nodes_with_data == std::vector<std::string>{"node-02"});
+  CHECK(v.coverage.control_plane_hosts == std::vector<std::string>{"slurmctl"});
+  REQUIRE(v.coverage.host_aliases.size() == 1);
+  CHECK(v.coverage.host_aliases[0].host == "node-02.cluster.local");
+  CHECK(v.coverage.host_aliases[0].node == "node-02");
+  CHECK(v.coverage.host_aliases[0].how == "short name");
+  bool noted = false, state_warned = false;
+  for (const auto& w : v.coverage.warnings) {
+    noted = noted || w.find("evidence from host 'node-02.cluster.local' is read as node-02's") != std::string::npos;
+    state_warned = state_warned || w.find("terminal state 'SUCCEEDED' is not one Culprit knows") != std::string::npos;
+  }
+  CHECK(noted);
+  CHECK(state_warned);
+}

@@ -165,6 +165,12 @@ def run_all(srv):
     check(st == 200 and catalog["digest"].startswith("sha256:") and catalog["rules"], "/v1/catalog")
     check(catalog["self_test"]["failed"] == 0 and catalog["self_test"]["passed"] > 0, "catalog self-test results")
     check(all("stage" in r for r in catalog["rules"]), "rules carry their stage")
+    # Rule files by their path inside their catalog part, never the build machine's.
+    check(catalog["files"] and all(f.startswith("culprit-stdlib/") and f.endswith(".attr") for f in catalog["files"]),
+          f"catalog files relative to their part: {catalog['files'][:3]}")
+    check(not any(r["location"].startswith("/") for r in catalog["self_test"]["results"]), "test locations are not absolute")
+    check([p["name"] for p in catalog["parts"]] == ["culprit-stdlib"] and catalog["parts"][0]["digest"] == catalog["digest"],
+          "catalog parts")
     digest = catalog["digest"]
     print(f"ok   health, readiness, openapi, catalog ({len(catalog['rules'])} rules, {catalog['self_test']['passed']} tests)")
 
@@ -181,7 +187,8 @@ def run_all(srv):
         v = json.loads(local)
         check(v["engine"]["catalog"]["digest"] == digest, f"{ex}: verdict does not name the served catalog")
     for fmt_args in (["--format", "json", "--explain"], ["--format", "text", "--color", "never"],
-                     ["--format", "text", "--explain", "--color", "always"]):
+                     ["--format", "text", "--explain", "--color", "always"],
+                     ["--format", "text", "--cascade", "--width", "100", "--color", "never"]):
         ex = "nvlink-xid149"
         local = subprocess.run([BIN, "diagnose", f"examples/{ex}", *fmt_args], capture_output=True).stdout
         remote = subprocess.run([BIN, "diagnose", "--server", srv.url, "--token-file", tf, f"examples/{ex}", *fmt_args],
@@ -310,6 +317,25 @@ def run_all(srv):
     check(resp.startswith(b"HTTP/1.1 413"), f"1 GB body: {resp[:100]!r}")
     check(time.time() - t0 < 5, "1 GB body was not refused promptly")
     check(error_of(resp.split(b"\r\n\r\n", 1)[1])["code"] == "payload_too_large", "1 GB body error code")
+    # No Content-Length and no Transfer-Encoding: an empty body (RFC 9112 6.3),
+    # answered at once, not after the read timeout.
+    st, _, body = srv.request("POST", "/v1/workloads", json.dumps({"workload_id": "empty-body", "nodes": ["node-01"]}), J)
+    check(st == 201, f"session for the empty-body check: {st} {body[:200]!r}")
+    sid = json.loads(body)["id"]
+    for path, want in ((f"/v1/workloads/{sid}/attribute", b"HTTP/1.1 200"), ("/v1/attributions", b"HTTP/1.1 400")):
+        s = socket.create_connection(("127.0.0.1", srv.port), timeout=20)
+        t0 = time.time()
+        s.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\n\r\n".encode())
+        resp = b""
+        while b"\r\n\r\n" not in resp or not resp.rstrip().endswith(b"}"):
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            resp += chunk
+        s.close()
+        check(resp.startswith(want), f"POST {path} without a body: {resp[:120]!r}")
+        check(time.time() - t0 < 2, f"POST {path} without a body took {time.time() - t0:.1f} s")
+    srv.request("DELETE", f"/v1/workloads/{sid}")
     # A chunked body over --max-body (no Content-Length to refuse it by).
     c = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=60)
     big = (b'{"context": ' + b" " * (1 << 20)) 
