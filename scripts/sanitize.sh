@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The sanitizer stage of CI (called by scripts/test.sh; docs/robustness.md
+# The sanitizer stage, opt-in (scripts/test.sh runs it when CULPRIT_SANITIZE=1; docs/robustness.md
 # "Sanitizers"): clang with AddressSanitizer + UndefinedBehaviorSanitizer
 # (UBSan reports are fatal), in its own build directory (build-asan/, or
 # $SANITIZE_BUILD_DIR), building only what the sanitized tests run: the
