@@ -23,7 +23,7 @@ Serves attributions over HTTP (docs/service.md, docs/openapi.json). At start-up
 the catalog (the bundled one plus every --rules PATH) is compiled and all its
 inline tests run; if one fails the service prints which and exits 1 without
 ever answering an attribution. Stops on SIGTERM/SIGINT after finishing the
-requests in flight.
+requests in flight (at most --drain-timeout).
 
 Options:
   --listen HOST:PORT       address to bind (default 127.0.0.1:8080; port 0 = any)
@@ -33,12 +33,17 @@ Options:
   --token-file FILE        require "Authorization: Bearer <token>" (the file's
                            first line); /healthz, /readyz and /v1/openapi.json stay open
   --max-body SIZE          largest request body (default 64M) -> 413
-  --max-session-bytes SIZE evidence held per session (default 256M) -> 413
-  --max-total-bytes SIZE   evidence held by all sessions and requests (default 1G) -> 429
+  --max-session-bytes SIZE memory one session or request may hold (default 512M) -> 413
+  --max-total-bytes SIZE   memory all sessions and requests may hold (default 2G) -> 429
   --max-sessions N         open sessions (default 1000) -> 429
+  --max-connections N      open client connections (default 1024) -> 503
   --session-ttl DUR        idle time before a session expires (default 15m)
-  --read-timeout DUR       per-read socket timeout (default 10s)
-  --write-timeout DUR      per-write socket timeout (default 10s)
+  --header-timeout DUR     a request's line and headers must arrive within this
+                           time of its first byte (default 10s) -> 408
+  --request-timeout DUR    the whole request, body included (default 60s) -> 408
+  --write-timeout DUR      a client must take an answer within this time (default 10s)
+  --keep-alive DUR         idle connections are closed after this time (default 5s)
+  --drain-timeout DUR      on SIGTERM, requests in flight get this long (default 10s)
   --no-access-log          do not write one JSON line per request to stderr
   --port-file FILE         write the bound port to FILE once ready (for scripts)
   --engine jit|interp      run rules as native code (default jit; also $CULPRIT_ENGINE)
@@ -63,8 +68,9 @@ int usage(const std::string& msg) {
 int cmd_serve(int argc, char** argv) {
   ArgSpec spec = with_catalog_options({{"no-access-log", "help"},
                                        {"listen", "threads", "token-file", "max-body", "max-session-bytes",
-                                        "max-total-bytes", "max-sessions", "session-ttl", "read-timeout",
-                                        "write-timeout", "port-file"}});
+                                        "max-total-bytes", "max-sessions", "max-connections", "session-ttl",
+                                        "header-timeout", "request-timeout", "write-timeout", "keep-alive",
+                                        "drain-timeout", "port-file"}});
   Args a;
   std::string err;
   if (!parse_args(argc, argv, 2, spec, a, err)) return usage(err);
@@ -84,16 +90,20 @@ int cmd_serve(int argc, char** argv) {
   }
   for (auto [name, field] : {std::pair<const char*, size_t*>{"max-body", &cfg.max_body},
                              {"max-session-bytes", &cfg.max_session_bytes},
-                             {"max-total-bytes", &cfg.max_total_bytes}, {"max-sessions", &cfg.max_sessions}})
+                             {"max-total-bytes", &cfg.max_total_bytes}, {"max-sessions", &cfg.max_sessions},
+                             {"max-connections", &cfg.max_connections}})
     if (auto v = a.last(name))
       if (!parse_size(*v, *field)) return usage(fmt::format("--{} must be a positive size such as 64M", name));
-  for (auto [name, field] : {std::pair<const char*, int*>{"read-timeout", &cfg.read_timeout_s},
-                             {"write-timeout", &cfg.write_timeout_s}})
+  for (auto [name, field] : {std::pair<const char*, int*>{"header-timeout", &cfg.header_timeout_s},
+                             {"request-timeout", &cfg.request_timeout_s}, {"write-timeout", &cfg.write_timeout_s},
+                             {"keep-alive", &cfg.keep_alive_s}, {"drain-timeout", &cfg.drain_timeout_s}})
     if (auto v = a.last(name)) {
       auto d = parse_duration(*v);
-      if (!d || *d < 1000000000LL) return usage(fmt::format("--{} must be a duration of at least 1s", name));
+      if (!d || *d < 1000000000LL || *d > 86400LL * 1000000000LL)
+        return usage(fmt::format("--{} must be a duration from 1s to 24h", name));
       *field = static_cast<int>(*d / 1000000000LL);
     }
+  if (cfg.request_timeout_s < cfg.header_timeout_s) cfg.request_timeout_s = cfg.header_timeout_s;
   if (auto v = a.last("session-ttl")) {
     auto d = parse_duration(*v);
     if (!d || *d < 1000000000LL) return usage("--session-ttl must be a duration of at least 1s");

@@ -5,10 +5,16 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <system_error>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "base/limits.h"
 #include "compiler/parser.h"
 #include "compiler/sema.h"
 #include "base/sha256.h"
@@ -19,13 +25,57 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool read_file(const fs::path& p, std::string& out) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  out = ss.str();
-  return !in.bad();
+const char* type_name(fs::file_type t) {
+  switch (t) {
+    case fs::file_type::fifo: return "a FIFO";
+    case fs::file_type::block: return "a block device";
+    case fs::file_type::character: return "a character device";
+    case fs::file_type::socket: return "a socket";
+    case fs::file_type::directory: return "a directory";
+    default: return "not a regular file";
+  }
+}
+
+// Reads one rule file: a regular file (checked on the open descriptor, so a
+// FIFO never blocks the compiler) of at most limits::kRuleFileBytes.
+// False with `why` (and `code`) on failure.
+bool read_rule_file(const fs::path& p, std::string& out, std::string& code, std::string& why) {
+  code = "E0002";
+  int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) {
+    why = fmt::format("cannot read rule file '{}': {}", p.string(), std::strerror(errno));
+    return false;
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    std::error_code ec;
+    why = fmt::format("cannot read rule file '{}': it is {}", p.string(), type_name(fs::status(p, ec).type()));
+    return false;
+  }
+  out.clear();
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n < 0) {
+      why = fmt::format("cannot read rule file '{}': {}", p.string(), std::strerror(errno));
+      ::close(fd);
+      return false;
+    }
+    if (n == 0) break;
+    if (out.size() + static_cast<size_t>(n) > limits::kRuleFileBytes) {
+      ::close(fd);
+      code = "E0701";
+      why = limits::exceeded("rule_file_bytes", limits::kRuleFileBytes,
+                             fmt::format("'{}' is {} bytes", p.string(),
+                                         std::max<uint64_t>(static_cast<uint64_t>(st.st_size), out.size() + static_cast<size_t>(n))));
+      return false;
+    }
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return true;
 }
 
 // SHA-256 over (relative path, size, bytes) of each file, in order.
@@ -85,23 +135,29 @@ LoadedCatalog load_catalog(const std::vector<std::string>& paths) {
   std::vector<std::string> files;
   std::vector<ir::CatalogPartInfo> infos;
   double parse_ms = 0;
+  size_t total_bytes = 0;
   for (const auto& root : paths) {
+    if (total_bytes > limits::kCatalogBytes) break;
     std::error_code ec;
     std::vector<fs::path> found;
     fs::path rootp(root);
     if (fs::is_directory(rootp, ec)) {
+      // Every .attr file is read, whatever its type: one that is not a
+      // regular file is an error, never skipped in silence.
       for (fs::recursive_directory_iterator it(rootp, fs::directory_options::skip_permission_denied, ec), end;
            !ec && it != end; it.increment(ec)) {
-        if (it->is_regular_file(ec) && it->path().extension() == ".attr") found.push_back(it->path());
+        if (it->path().extension() == ".attr" && !it->is_directory(ec)) found.push_back(it->path());
       }
       if (ec) diags.error("E0002", {}, fmt::format("cannot read rule directory '{}': {}", root, ec.message()));
       std::sort(found.begin(), found.end());
-    } else if (fs::is_regular_file(rootp, ec)) {
-      found.push_back(rootp);
-      rootp = rootp.parent_path();
-    } else {
-      diags.error("E0002", {}, fmt::format("rule path '{}' does not exist", root));
+    } else if (auto st = fs::status(rootp, ec); st.type() == fs::file_type::not_found || ec) {
+      diags.error("E0002", {}, ec && st.type() != fs::file_type::not_found
+                                   ? fmt::format("cannot read rule path '{}': {}", root, ec.message())
+                                   : fmt::format("rule path '{}' does not exist", root));
       continue;
+    } else {
+      found.push_back(rootp);  // a file, or a FIFO or device: read_rule_file says which
+      rootp = rootp.parent_path();
     }
     if (found.empty() && fs::is_directory(fs::path(root), ec)) {
       // A directory of rules without rules is a mistake (a typo in an
@@ -127,10 +183,16 @@ LoadedCatalog load_catalog(const std::vector<std::string>& paths) {
     if (info.name.empty()) info.name = fs::path(root).parent_path().filename().string();
     if (!fs::is_directory(fs::path(root), ec)) info.name = fs::path(root).stem().string();
     for (const auto& p : found) {
-      std::string text;
-      if (!read_file(p, text)) {
-        diags.error("E0002", {}, fmt::format("cannot read rule file '{}'", p.string()));
+      std::string text, code, why;
+      if (!read_rule_file(p, text, code, why)) {
+        diags.error(code, {}, why);
         continue;
+      }
+      total_bytes += text.size();
+      if (total_bytes > limits::kCatalogBytes) {
+        diags.error("E0702", {}, limits::exceeded("catalog_bytes", limits::kCatalogBytes,
+                                                  "the catalog's .attr files add up to more bytes", p.string()));
+        break;
       }
       auto src = make_source_file(p.string(), text);
       ast::File file;
@@ -154,7 +216,18 @@ LoadedCatalog compile_sources(const std::vector<std::pair<std::string, std::stri
   Diagnostics diags;
   std::vector<CatalogPart> parts(1);
   std::vector<std::string> files;
+  size_t total_bytes = 0;
   for (const auto& [name, text] : sources) {
+    total_bytes += text.size();
+    if (text.size() > limits::kRuleFileBytes || total_bytes > limits::kCatalogBytes) {
+      bool file_limit = text.size() > limits::kRuleFileBytes;
+      diags.error(file_limit ? "E0701" : "E0702", {},
+                  file_limit ? limits::exceeded("rule_file_bytes", limits::kRuleFileBytes,
+                                                fmt::format("'{}' is {} bytes", name, text.size()))
+                             : limits::exceeded("catalog_bytes", limits::kCatalogBytes,
+                                                "the catalog's sources add up to more bytes", name));
+      continue;
+    }
     ast::File file;
     parse_attr(make_source_file(name, text), file, diags);
     parts[0].files.push_back(std::move(file));

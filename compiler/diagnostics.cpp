@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "base/text_util.h"
+
 namespace culprit {
 
 std::string_view SourceFile::line_text(uint32_t line) const {
@@ -24,6 +26,12 @@ std::shared_ptr<const SourceFile> make_source_file(std::string path, std::string
   return f;
 }
 
+namespace {
+std::string bounded(std::string message) {
+  return message.size() > Diagnostics::kMaxBytes ? truncate_utf8(message, Diagnostics::kMaxBytes) : message;
+}
+}  // namespace
+
 void Diagnostics::error(std::string code, const SourceRange& where, std::string message, std::string help,
                         std::vector<DiagnosticNote> notes) {
   ++error_count_;
@@ -31,11 +39,17 @@ void Diagnostics::error(std::string code, const SourceRange& where, std::string 
     ++suppressed_;
     return;
   }
-  items_.push_back({Severity::Error, std::move(code), where, std::move(message), std::move(help), std::move(notes)});
+  for (auto& n : notes) n.message = bounded(std::move(n.message));
+  items_.push_back({Severity::Error, std::move(code), where, bounded(std::move(message)), bounded(std::move(help)),
+                    std::move(notes)});
 }
 
 void Diagnostics::warning(std::string code, const SourceRange& where, std::string message, std::string help) {
-  items_.push_back({Severity::Warning, std::move(code), where, std::move(message), std::move(help), {}});
+  if (items_.size() >= 4 * kMaxErrors) {  // warnings are bounded too: never a flood
+    ++suppressed_;
+    return;
+  }
+  items_.push_back({Severity::Warning, std::move(code), where, bounded(std::move(message)), bounded(std::move(help)), {}});
 }
 
 std::vector<const Diagnostic*> Diagnostics::sorted() const {
@@ -65,6 +79,29 @@ namespace {
 std::string source_excerpt(const SourceRange& where, const char* mark, const char* reset) {
   if (!where.file || where.line == 0) return {};
   std::string_view src = where.file->line_text(where.line);
+  // A long line is quoted as a window of about kMaxBytes around the caret
+  // (cut at character boundaries, marked with "…"); columns shift with it.
+  uint32_t col = where.col, end_col = where.end_col;
+  std::string window;
+  if (src.size() > Diagnostics::kMaxBytes) {
+    auto is_cont_at = [&](size_t i) { return i < src.size() && (static_cast<unsigned char>(src[i]) & 0xC0) == 0x80; };
+    size_t half = Diagnostics::kMaxBytes / 2;
+    size_t from = col > half ? col - 1 - half : 0;
+    while (from > 0 && is_cont_at(from)) --from;
+    size_t to = std::min(src.size(), from + Diagnostics::kMaxBytes);
+    while (to < src.size() && is_cont_at(to)) ++to;
+    const std::string ellipsis = "\u2026";
+    window = (from > 0 ? ellipsis : "") + std::string(src.substr(from, to - from)) + (to < src.size() ? ellipsis : "");
+    // Byte column c (1-based) of the line is byte c - from (+ the mark) of the window.
+    size_t lead = from > 0 ? ellipsis.size() : 0;
+    auto moved = [&](uint32_t c) {
+      size_t v = c > from ? c - from + lead : 1 + lead;
+      return static_cast<uint32_t>(std::min(v, window.size() + 1));
+    };
+    col = moved(col);
+    end_col = std::max(moved(end_col), col);
+    src = window;
+  }
   std::string num = std::to_string(where.line);
   std::string pad(num.size(), ' ');
   std::string out = fmt::format(" {} | {}\n", num, src);
@@ -73,13 +110,13 @@ std::string source_excerpt(const SourceRange& where, const char* mark, const cha
   // caret sits under the token however much UTF-8 precedes it.
   auto is_cont = [](char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; };
   std::string prefix;
-  for (uint32_t i = 1; i < where.col && i - 1 < src.size(); ++i)
+  for (uint32_t i = 1; i < col && i - 1 < src.size(); ++i)
     if (!is_cont(src[i - 1])) prefix += src[i - 1] == '\t' ? '\t' : ' ';
   size_t width = 1;
-  if (where.end_line == where.line && where.end_col > where.col) {
-    size_t end = std::min<size_t>(where.end_col - 1, src.size());
+  if (where.end_line == where.line && end_col > col) {
+    size_t end = std::min<size_t>(end_col - 1, src.size());
     width = 0;
-    for (size_t i = where.col - 1; i < end; ++i) width += !is_cont(src[i]);
+    for (size_t i = col - 1; i < end; ++i) width += !is_cont(src[i]);
     width = std::max<size_t>(width, 1);
   }
   out += fmt::format(" {} | {}{}^{}{}\n", pad, prefix, mark, std::string(width > 1 ? width - 1 : 0, '~'), reset);

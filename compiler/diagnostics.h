@@ -23,6 +23,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/limits.h"
+
 namespace culprit {
 
 // The text of one source file, shared by everything that points into it.
@@ -61,7 +63,11 @@ struct Diagnostic {
 
 class Diagnostics {
  public:
-  static constexpr size_t kMaxErrors = 20;
+  static constexpr size_t kMaxErrors = limits::kDiagnostics;
+  // Messages longer than this are cut (with "…"), and a long source line is
+  // quoted as a window around the caret, so one huge token cannot make a
+  // diagnostic huge (limit diagnostic_bytes).
+  static constexpr size_t kMaxBytes = limits::kDiagnosticBytes;
 
   void error(std::string code, const SourceRange& where, std::string message, std::string help = {},
              std::vector<DiagnosticNote> notes = {});

@@ -6,6 +6,9 @@
 #include <charconv>
 #include <mutex>
 
+#include "base/limits.h"
+#include "base/text_util.h"
+
 #include "AttrLexer.h"
 #include "AttrParser.h"
 #include "antlr4-runtime.h"
@@ -146,6 +149,26 @@ std::string plain_syntax_message(const RawSyntaxError& e) {
 class Translator {
  public:
   Translator(const SourceFile& f, Diagnostics& d) : file_(f), diags_(d) {}
+
+  // Expression nesting as translated (limit expr_depth): every later pass
+  // (sema, the interpreter, the JIT) recurses over the tree, so nothing
+  // deeper than the limit leaves the parser. The token pre-check in
+  // parse_attr keeps ANTLR's own recursion (parentheses, prefix operators)
+  // shallow; this bounds what ANTLR builds iteratively (operator chains).
+  struct DepthGuard {
+    Translator& t;
+    explicit DepthGuard(Translator& tr) : t(tr) { ++t.depth_; }
+    ~DepthGuard() { --t.depth_; }
+  };
+  bool too_deep(antlr4::ParserRuleContext* ctx) {
+    if (depth_ <= limits::kExprDepth) return false;
+    if (!depth_reported_) {
+      depth_reported_ = true;
+      diags_.error("E0703", range(ctx),
+                   limits::exceeded("expr_depth", limits::kExprDepth, "the expression nests deeper"));
+    }
+    return true;
+  }
 
   SourceRange range(antlr4::Token* start, antlr4::Token* stop) const {
     SourceRange r;
@@ -290,8 +313,52 @@ class Translator {
     return e;
   }
 
+  // A chain of one associative boolean operator (`a or b or c ...`, left
+  // nested by ANTLR) as a balanced tree over its operands, so a long chain
+  // does not make a deep tree: same operands, same left-to-right order, same
+  // value. Short chains keep ANTLR's shape.
+  ast::ExprPtr bool_chain(P::BinaryExprContext* top, const std::string& op) {
+    std::vector<P::ExprContext*> operands;  // right to left, then reversed
+    P::ExprContext* cur = top;
+    for (;;) {
+      auto* b = dynamic_cast<P::BinaryExprContext*>(cur);
+      if (!b || b->op->getText() != op) break;
+      operands.push_back(b->expr(1));
+      cur = b->expr(0);
+      if (operands.size() > limits::kExprAlternatives) break;
+    }
+    operands.push_back(cur);
+    if (operands.size() > limits::kExprAlternatives) {
+      diags_.error("E0704", range(top),
+                   limits::exceeded("expr_alternatives", limits::kExprAlternatives,
+                                    fmt::format("a chain of more operands of '{}'", op)));
+      depth_reported_ = true;  // one message for this expression
+      return make(ast::ExprKind::NullLit, top);
+    }
+    std::reverse(operands.begin(), operands.end());
+    std::vector<ast::ExprPtr> kids;
+    for (auto* o : operands) kids.push_back(expr(o));
+    return balanced(kids, 0, kids.size(), op);
+  }
+  ast::ExprPtr balanced(std::vector<ast::ExprPtr>& kids, size_t lo, size_t hi, const std::string& op) {
+    if (hi - lo == 1) return std::move(kids[lo]);
+    size_t mid = lo + (hi - lo) / 2;
+    auto e = std::make_unique<ast::Expr>();
+    e->kind = ast::ExprKind::Binary;
+    e->op = op;
+    e->args.push_back(balanced(kids, lo, mid, op));
+    e->args.push_back(balanced(kids, mid, hi, op));
+    const SourceRange& a = e->args[0]->where;
+    const SourceRange& b = e->args[1]->where;
+    e->where = {a.file, a.line, a.col, b.end_line, b.end_col};
+    return e;
+  }
+  static constexpr size_t kBalanceAbove = 32;  // operands; below, ANTLR's left-nested shape is kept
+
   ast::ExprPtr expr(P::ExprContext* ctx) {
     using K = ast::ExprKind;
+    DepthGuard guard(*this);
+    if (too_deep(ctx)) return make(K::NullLit, ctx);
     if (auto* c = dynamic_cast<P::PrimaryExprContext*>(ctx)) return primary(c->primary());
     if (auto* c = dynamic_cast<P::FieldExprContext*>(ctx)) {
       auto e = make(K::Field, c);
@@ -312,6 +379,13 @@ class Translator {
       return e;
     }
     if (auto* c = dynamic_cast<P::BinaryExprContext*>(ctx)) {
+      std::string op = c->op->getText();
+      if (op == "or" || op == "and") {
+        size_t n = 1;
+        for (auto* b = c; b && b->op->getText() == op && n <= kBalanceAbove; b = dynamic_cast<P::BinaryExprContext*>(b->expr(0)))
+          ++n;
+        if (n > kBalanceAbove) return bool_chain(c, op);
+      }
       auto e = make(K::Binary, c);
       e->op = c->op->getText();
       e->args.push_back(expr(c->expr(0)));
@@ -342,6 +416,11 @@ class Translator {
     if (auto* c = dynamic_cast<P::InExprContext*>(ctx)) {
       auto e = make(K::In, c);
       e->negated = c->negated != nullptr;
+      if (c->expr().size() - 1 > limits::kInList) {
+        diags_.error("E0705", range(c),
+                     limits::exceeded("in_list", limits::kInList, fmt::format("the list has {} elements", c->expr().size() - 1)));
+        return make(K::NullLit, c);
+      }
       for (auto* a : c->expr()) e->args.push_back(expr(a));
       return e;
     }
@@ -659,7 +738,82 @@ class Translator {
  private:
   const SourceFile& file_;
   Diagnostics& diags_;
+  size_t depth_ = 0;
+  bool depth_reported_ = false;
 };
+
+// The first byte of `text` that is not well-formed UTF-8, or npos.
+size_t first_invalid_utf8(std::string_view text) {
+  size_t i = ascii_prefix_length(text);
+  if (i == text.size()) return std::string_view::npos;
+  // Sequence by sequence from the first non-ASCII byte: the longest valid
+  // prefix ends where is_valid_utf8 fails.
+  while (i < text.size()) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    if (len == 0 || i + len > text.size() || !is_valid_utf8(text.substr(i, len))) return i;
+    i += len;
+  }
+  return std::string_view::npos;
+}
+
+SourceRange point_at(const SourceFile& f, size_t offset) {
+  SourceRange r;
+  r.file = &f;
+  auto it = std::upper_bound(f.line_starts.begin(), f.line_starts.end(), static_cast<uint32_t>(offset));
+  size_t line = static_cast<size_t>(it - f.line_starts.begin());  // 1-based
+  r.line = static_cast<uint32_t>(line);
+  r.col = static_cast<uint32_t>(offset - f.line_starts[line - 1] + 1);
+  r.end_line = r.line;
+  r.end_col = r.col + 1;
+  return r;
+}
+
+// ANTLR's recursive descent recurses once per parenthesis, bracket and
+// prefix operator (`not`, unary `-`): 20,000 of them overflow the stack
+// inside the generated parser. Before parsing, the tokens are scanned for
+// that nesting without recursion (per bracket level, the prefix operators
+// still waiting for their operand), and a file deeper than the limit is
+// refused at the token where it gets too deep.
+bool nesting_within_limit(antlr4::CommonTokenStream& tokens, const SourceFile& f, Diagnostics& diags) {
+  tokens.fill();
+  std::vector<size_t> pending{0};  // prefix operators waiting, per open bracket
+  size_t prefix_total = 0;
+  for (antlr4::Token* t : tokens.getTokens()) {
+    if (t->getType() == antlr4::Token::EOF || t->getChannel() != antlr4::Token::DEFAULT_CHANNEL) continue;
+    std::string text = t->getText();
+    if (text == "(" || text == "[" || text == "{") {
+      pending.push_back(0);
+    } else if (text == ")" || text == "]" || text == "}") {
+      if (pending.size() > 1) {
+        prefix_total -= pending.back();
+        pending.pop_back();
+      }
+      prefix_total -= pending.back();  // the bracketed operand completes the level's prefix operators
+      pending.back() = 0;
+    } else if (text == "not" || text == "-") {
+      ++pending.back();
+      ++prefix_total;
+    } else {
+      prefix_total -= pending.back();
+      pending.back() = 0;
+    }
+    size_t depth = pending.size() - 1 + prefix_total;
+    if (depth > limits::kExprDepth) {
+      SourceRange r;
+      r.file = &f;
+      r.line = static_cast<uint32_t>(t->getLine());
+      r.col = byte_column(f, t->getLine(), t->getCharPositionInLine());
+      r.end_line = r.line;
+      r.end_col = r.col + static_cast<uint32_t>(std::max<size_t>(1, text.size()));
+      diags.error("E0703", r,
+                  limits::exceeded("expr_depth", limits::kExprDepth,
+                                   "parentheses, brackets and prefix operators nest deeper"));
+      return false;
+    }
+  }
+  return true;
+}
 
 // Turns the raw errors of one file into diagnostics, one per root cause:
 //  * an unclosed '{' (braces are counted on tokens, so braces inside strings
@@ -736,6 +890,14 @@ bool parse_attr(std::shared_ptr<const SourceFile> source, ast::File& out, Diagno
   out = ast::File{};
   out.source = source;
   diags.keep(source);
+  // ANTLR's input stream converts the text to UTF-32 and throws on the
+  // first invalid byte without saying where; say it here, precisely.
+  if (size_t bad = first_invalid_utf8(source->text); bad != std::string_view::npos) {
+    diags.error("E0003", point_at(*source, bad),
+                fmt::format("the file is not valid UTF-8 (byte 0x{:02x} at offset {})",
+                            static_cast<unsigned char>(source->text[bad]), bad));
+    return false;
+  }
   std::lock_guard<std::mutex> lock(antlr_mutex());
   size_t errors_before = diags.error_count();
   try {
@@ -746,6 +908,8 @@ bool parse_attr(std::shared_ptr<const SourceFile> source, ast::File& out, Diagno
     ErrorCollector collector(*source);
     lexer.removeErrorListeners();
     lexer.addErrorListener(&collector);
+    if (!nesting_within_limit(tokens, *source, diags)) return false;
+    tokens.seek(0);
     // Two-stage parsing: SLL prediction without error recovery first (most
     // of the parse time goes to full-context prediction, which a valid
     // catalog never needs); only a file it cannot parse is parsed again in

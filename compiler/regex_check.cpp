@@ -6,9 +6,12 @@
 #include <hs/hs.h>
 #include <re2/re2.h>
 
+#include <algorithm>
+#include <cctype>
 #include <mutex>
 #include <set>
 
+#include "base/limits.h"
 #include "compiler/jit/cache.h"
 #include "base/sha256.h"
 
@@ -132,9 +135,101 @@ std::string to_hyperscan_syntax(const std::string& p) {
   return out;
 }
 
+uint64_t regex_repeat_weight(const std::string& p) {
+  // One frame per open group: the weight inside it so far.
+  std::vector<uint64_t> frames{0};
+  auto saturating = [](uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; };
+  // Reads {n}, {n,} or {n,m} at p[i]; returns its bound and the index after it.
+  auto counted = [&](size_t i, uint64_t& bound) -> size_t {
+    if (i >= p.size() || p[i] != '{') return 0;
+    size_t j = i + 1;
+    uint64_t n = 0, m = 0;
+    bool digits = false, comma = false, mdigits = false;
+    for (; j < p.size() && std::isdigit(static_cast<unsigned char>(p[j])); ++j, digits = true)
+      n = std::min<uint64_t>(n * 10 + static_cast<uint64_t>(p[j] - '0'), 1u << 30);
+    if (j < p.size() && p[j] == ',') {
+      comma = true;
+      for (++j; j < p.size() && std::isdigit(static_cast<unsigned char>(p[j])); ++j, mdigits = true)
+        m = std::min<uint64_t>(m * 10 + static_cast<uint64_t>(p[j] - '0'), 1u << 30);
+    }
+    if (!digits || j >= p.size() || p[j] != '}') return 0;  // a literal '{'
+    bound = comma && mdigits ? std::max(n, m) : n;
+    return j + 1;
+  };
+  for (size_t i = 0; i < p.size();) {
+    char c = p[i];
+    uint64_t bound = 0;
+    if (c == '\\') {
+      i += 2;
+    } else if (c == '[') {
+      ++i;
+      if (i < p.size() && p[i] == '^') ++i;
+      if (i < p.size() && p[i] == ']') ++i;
+      while (i < p.size() && p[i] != ']') i += p[i] == '\\' ? 2 : 1;
+      ++i;
+    } else if (c == '(') {
+      frames.push_back(0);
+      ++i;
+    } else if (c == ')' && frames.size() > 1) {
+      uint64_t inner = frames.back();
+      frames.pop_back();
+      ++i;
+      if (size_t next = counted(i, bound)) {
+        frames.back() = saturating(frames.back(), inner == 0 ? bound : (inner > UINT64_MAX / std::max<uint64_t>(bound, 1)
+                                                                            ? UINT64_MAX : inner * std::max<uint64_t>(bound, 1)));
+        i = next;
+      } else {
+        frames.back() = saturating(frames.back(), inner);
+      }
+    } else if (size_t next = counted(i, bound)) {
+      frames.back() = saturating(frames.back(), bound);
+      i = next;
+    } else {
+      ++i;
+    }
+  }
+  uint64_t total = 0;
+  for (uint64_t f : frames) total = saturating(total, f);
+  return total;
+}
+
 RegexCheck check_regex(const std::string& pattern, bool caseless, bool dotall) {
   RegexCheck r;
+  if (pattern.size() > limits::kRegexBytes) {
+    r.limit_code = "E0706";
+    r.limit_error = limits::exceeded("regex_bytes", limits::kRegexBytes, fmt::format("the regex is {} bytes", pattern.size()));
+    return r;
+  }
+  if (uint64_t w = regex_repeat_weight(pattern); w > limits::kRegexRepeat) {
+    r.limit_code = "E0707";
+    r.limit_error = limits::exceeded("regex_repeat", limits::kRegexRepeat,
+                                     fmt::format("its counted repeats {{n,m}} add up to {}", w));
+    return r;
+  }
   r.re2_pattern = to_re2_syntax(pattern);
+
+  // RE2 first: it refuses in microseconds what it cannot handle, where
+  // Hyperscan may spend seconds compiling before it refuses too.
+  RE2::Options opt;
+  opt.set_log_errors(false);
+  opt.set_case_sensitive(!caseless);
+  opt.set_dot_nl(dotall);
+  RE2 re(r.re2_pattern, opt);
+  if (!re.ok()) {
+    r.re2_error = re.error();
+    // RE2 names the fragment it stopped at; find it in what the user wrote
+    // (the rewrite only touches `(?<name>`, which RE2 accepts).
+    const std::string& arg = re.error_arg();
+    size_t at = arg.empty() ? std::string::npos : pattern.find(arg);
+    if (at != std::string::npos) {
+      r.re2_error_offset = static_cast<int64_t>(at);
+      r.re2_error_length = static_cast<int64_t>(arg.size());
+    }
+    return r;
+  }
+  r.capture_names.assign(static_cast<size_t>(re.NumberOfCapturingGroups()), "");
+  for (const auto& [name, index] : re.NamedCapturingGroups())
+    if (index >= 1) r.capture_names[static_cast<size_t>(index - 1)] = name;
 
   unsigned flags = hyperscan_flags(caseless, dotall);
   std::string hs_pattern = to_hyperscan_syntax(pattern);
@@ -161,27 +256,6 @@ RegexCheck check_regex(const std::string& pattern, bool caseless, bool dotall) {
       hs_free_database(db);
       verdicts().remember(id);
     }
-  }
-
-  RE2::Options opt;
-  opt.set_log_errors(false);
-  opt.set_case_sensitive(!caseless);
-  opt.set_dot_nl(dotall);
-  RE2 re(r.re2_pattern, opt);
-  if (!re.ok()) {
-    r.re2_error = re.error();
-    // RE2 names the fragment it stopped at; find it in what the user wrote
-    // (the rewrite only touches `(?<name>`, which RE2 accepts).
-    const std::string& arg = re.error_arg();
-    size_t at = arg.empty() ? std::string::npos : pattern.find(arg);
-    if (at != std::string::npos) {
-      r.re2_error_offset = static_cast<int64_t>(at);
-      r.re2_error_length = static_cast<int64_t>(arg.size());
-    }
-  } else {
-    r.capture_names.assign(static_cast<size_t>(re.NumberOfCapturingGroups()), "");
-    for (const auto& [name, index] : re.NamedCapturingGroups())
-      if (index >= 1) r.capture_names[static_cast<size_t>(index - 1)] = name;
   }
   r.ok = r.hyperscan_error.empty() && r.re2_error.empty();
   return r;

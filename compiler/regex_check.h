@@ -14,6 +14,14 @@ namespace culprit {
 
 struct RegexCheck {
   bool ok = false;
+  // A pattern over a limit (base/limits.h) is refused before either engine
+  // sees it: longer than kRegexBytes (E0706), or counted repeats {n,m}
+  // whose bounds add up (nested ones multiplied) to more than kRegexRepeat
+  // (E0707); Hyperscan's compile time grows with them (a single
+  // [a-z]{1,30000} takes minutes). Then RE2 runs first and Hyperscan only if
+  // RE2 accepted: RE2 refuses quickly what it cannot handle.
+  std::string limit_code;                 // "E0706" / "E0707", empty when within limits
+  std::string limit_error;
   std::string hyperscan_error;            // empty if Hyperscan accepted it
   std::string re2_error;                  // empty if RE2 accepted it
   // Where in `pattern` (bytes) the engines point: RE2's offending fragment
@@ -25,6 +33,11 @@ struct RegexCheck {
 };
 
 RegexCheck check_regex(const std::string& pattern, bool caseless, bool dotall);
+
+// The counted repeats of `pattern`: the sum of their bounds ({n} and {n,}
+// count n, {n,m} counts m), each multiplied by the bounds of the repeated
+// groups around it. Escapes and character classes are skipped.
+uint64_t regex_repeat_weight(const std::string& pattern);
 
 // Checking a pattern with Hyperscan means compiling it, a few milliseconds
 // each: most of a warm start. With a verdict cache set (by the CLI, once at

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "base/limits.h"
 #include "base/suggest.h"
 #include "base/terminal_state.h"
 #include "compiler/regex_check.h"
@@ -770,6 +771,10 @@ class Analyzer {
             "write a binding's field such as {x.node}, or '{{' and '}}' for literal braces");
         return bad(where);
       }
+      if (parts.size() > limits::kExprDepth) {
+        err("E0703", where, limits::exceeded("expr_depth", limits::kExprDepth, "the interpolation path has more fields"));
+        return bad(where);
+      }
       // Build the path as an expression so it resolves like written code.
       auto node = std::make_unique<ast::Expr>();
       node->kind = ExprKind::Name;
@@ -884,6 +889,10 @@ ir::Expr Analyzer::lower(const ast::Expr& x, Scope& s) {
       bool caseless = x.regex_flags.find('i') != std::string::npos;
       bool dotall = x.regex_flags.find('s') != std::string::npos;
       auto check = check_regex(x.text, caseless, dotall);
+      if (!check.limit_error.empty()) {
+        err(check.limit_code.c_str(), x.regex_range.file ? x.regex_range : x.where, check.limit_error);
+        return bad(x.where);
+      }
       if (!check.re2_error.empty()) {
         SourceRange at = x.regex_range.file ? x.regex_range : x.where;
         if (check.re2_error_offset >= 0)
@@ -988,15 +997,17 @@ void Analyzer::analyze_extractor(const ast::Extractor& x) {
   out.caseless = x.regex_flags.find('i') != std::string::npos;
   out.dotall = x.regex_flags.find('s') != std::string::npos;
   auto check = check_regex(x.regex, out.caseless, out.dotall);
-  // One error per regex: RE2's when it rejects it (it says where), else
-  // Hyperscan's; a regex both reject is one mistake, not two.
-  if (!check.re2_error.empty()) {
+  // One error per regex: a limit's when one is exceeded (then neither
+  // engine ran), else RE2's when it rejects it (it runs first and says
+  // where; Hyperscan is not asked then), else Hyperscan's.
+  if (!check.limit_error.empty()) {
+    err(check.limit_code.c_str(), x.regex_range, check.limit_error);
+  } else if (!check.re2_error.empty()) {
     SourceRange at = x.regex_range;
     if (check.re2_error_offset >= 0)
       at = literal_sub_range(at, static_cast<size_t>(check.re2_error_offset),
                              static_cast<size_t>(check.re2_error_offset + std::max<int64_t>(1, check.re2_error_length)), false);
-    std::string both = check.hyperscan_error.empty() ? "" : " (Hyperscan rejects it too)";
-    err("E0402", at, fmt::format("RE2 rejects this regex: {}{}", check.re2_error, both), regex_help(check));
+    err("E0402", at, fmt::format("RE2 rejects this regex: {}", check.re2_error), regex_help(check));
   } else if (!check.hyperscan_error.empty()) {
     SourceRange at = x.regex_range;
     if (check.hyperscan_error_offset >= 0)
@@ -1010,7 +1021,7 @@ void Analyzer::analyze_extractor(const ast::Extractor& x) {
 
   Scope s;
   s.captures = &out.capture_names;
-  s.captures_unknown = !check.re2_error.empty() || !check.hyperscan_error.empty();
+  s.captures_unknown = !check.re2_error.empty() || !check.hyperscan_error.empty() || !check.limit_error.empty();
   int32_t slots = 0;
   std::vector<bool> slot_types;
   s.next_slot = &slots;

@@ -10,9 +10,19 @@
 #include <set>
 #include <sstream>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "base/limits.h"
 #include "base/suggest.h"
 #include "base/terminal_state.h"
+#include "base/text_util.h"
 #include "base/timestamp.h"
+#include "runtime/json_input.h"
 
 namespace culprit {
 namespace fs = std::filesystem;
@@ -33,6 +43,19 @@ bool valid_host_name(std::string_view s) {
 
 namespace {
 
+// An integer that fits int64; JSON numbers above INT64_MAX (parsed as
+// unsigned) and below INT64_MIN (parsed as floats) are out of range.
+bool int64_of(const nlohmann::json& v, int64_t& out) {
+  if (v.is_number_unsigned()) {
+    if (v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) return false;
+    out = static_cast<int64_t>(v.get<uint64_t>());
+    return true;
+  }
+  if (!v.is_number_integer()) return false;
+  out = v.get<int64_t>();
+  return true;
+}
+
 std::string lowered(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
   return s;
@@ -45,10 +68,20 @@ bool valid_alias(std::string_view s) {
          std::all_of(s.begin(), s.end(), [](char ch) { return std::isxdigit(static_cast<unsigned char>(ch)) || ch == ':' || ch == '.'; });
 }
 
+// The "nodes" of a context (limit context_nodes). Bad values are described
+// with describe_json_value, never dumped whole, and located by their JSON
+// pointer.
 bool parse_context_nodes(const nlohmann::json& list, WorkloadContext& c, std::string& error) {
+  if (list.size() > limits::kContextNodes) {
+    error = limits::exceeded("context_nodes", limits::kContextNodes, fmt::format("the context lists {} nodes", list.size()),
+                             "/nodes");
+    return false;
+  }
   std::map<std::string, std::string> owner;  // lowered name or alias -> node
   std::vector<std::pair<std::string, std::vector<std::string>>> given;
-  for (const auto& n : list) {
+  given.reserve(list.size());
+  for (size_t i = 0; i < list.size(); ++i) {
+    const auto& n = list[i];
     std::string name;
     std::vector<std::string> aliases;
     if (n.is_string()) {
@@ -56,33 +89,38 @@ bool parse_context_nodes(const nlohmann::json& list, WorkloadContext& c, std::st
     } else if (n.is_object()) {
       for (auto it = n.begin(); it != n.end(); ++it)
         if (it.key() != "name" && it.key() != "aliases") {
-          error = fmt::format("context: unknown key '{}' in a node (known: name, aliases)", it.key());
+          error = fmt::format("context: unknown key '{}' in a node at /nodes/{} (known: name, aliases)",
+                              truncate_utf8(sanitize_utf8(it.key()), 64), i);
           return false;
         }
       if (!n.contains("name") || !n["name"].is_string()) {
-        error = fmt::format("context: a node object needs a \"name\": {}", n.dump());
+        error = fmt::format("context: a node object needs a \"name\" string at /nodes/{}", i);
         return false;
       }
       name = n["name"].get<std::string>();
       if (n.contains("aliases")) {
         if (!n["aliases"].is_array()) {
-          error = fmt::format("context: the aliases of node '{}' must be an array of host names or addresses", name);
+          error = fmt::format("context: the aliases of node {} at /nodes/{}/aliases must be an array of host names or addresses",
+                              describe_json_value(nlohmann::json(name)), i);
           return false;
         }
-        for (const auto& a : n["aliases"]) {
+        const auto& list_of = n["aliases"];
+        for (size_t k = 0; k < list_of.size(); ++k) {
+          const auto& a = list_of[k];
           if (!a.is_string() || !valid_alias(a.get<std::string>())) {
-            error = fmt::format("context: invalid alias {} of node '{}'", a.dump(), name);
+            error = fmt::format("context: invalid alias {} at /nodes/{}/aliases/{}", describe_json_value(a), i, k);
             return false;
           }
           aliases.push_back(a.get<std::string>());
         }
       }
     } else {
-      error = fmt::format("context: invalid node name {} (a node is a host name, or {{\"name\": ..., \"aliases\": [...]}})", n.dump());
+      error = fmt::format("context: invalid node name {} at /nodes/{} (a node is a host name, or {{\"name\": ..., \"aliases\": [...]}})",
+                          describe_json_value(n), i);
       return false;
     }
     if (!valid_host_name(name)) {
-      error = fmt::format("context: invalid node name {}", nlohmann::json(name).dump());
+      error = fmt::format("context: invalid node name {} at /nodes/{}", describe_json_value(nlohmann::json(name)), i);
       return false;
     }
     given.emplace_back(name, aliases);
@@ -155,11 +193,20 @@ std::string canonical_host(const WorkloadContext& ctx, const std::string& host, 
 }
 
 bool parse_context_json(const std::string& text, WorkloadContext& out, std::string& error) {
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded()) {
-    error = "context is not valid JSON";
+  if (text.size() > limits::kContextBytes) {
+    error = limits::exceeded("context_bytes", limits::kContextBytes, fmt::format("the context is {} bytes", text.size()));
     return false;
   }
+  nlohmann::json j;
+  JsonInputError je;
+  if (!parse_json_input(text, j, je)) {
+    error = je.kind == JsonInputError::Kind::Syntax ? "context is " + je.message : "context: " + je.message;
+    return false;
+  }
+  return parse_context(j, out, error);
+}
+
+bool parse_context(const nlohmann::json& j, WorkloadContext& out, std::string& error) {
   if (!j.is_object()) {
     error = "context must be a JSON object";
     return false;
@@ -167,7 +214,8 @@ bool parse_context_json(const std::string& text, WorkloadContext& out, std::stri
   static const std::set<std::string> known = {"workload_id", "scheduler", "start", "end", "nodes", "terminal"};
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (!known.count(it.key())) {
-      error = fmt::format("context: unknown key '{}' (known: workload_id, scheduler, start, end, nodes, terminal)", it.key());
+      error = fmt::format("context: unknown key '{}' (known: workload_id, scheduler, start, end, nodes, terminal)",
+                          truncate_utf8(sanitize_utf8(it.key()), 64));
       return false;
     }
   }
@@ -192,7 +240,8 @@ bool parse_context_json(const std::string& text, WorkloadContext& out, std::stri
   if (!str("scheduler", c.scheduler, false)) return false;
   if (c.scheduler.empty()) c.scheduler = "static";
   if (c.scheduler != "slurm" && c.scheduler != "kubernetes" && c.scheduler != "static") {
-    error = fmt::format("context: 'scheduler' must be slurm, kubernetes or static, not '{}'", c.scheduler);
+    error = fmt::format("context: 'scheduler' must be slurm, kubernetes or static, not '{}'",
+                        truncate_utf8(sanitize_utf8(c.scheduler), 64));
     return false;
   }
   for (const char* key : {"start", "end"}) {
@@ -201,7 +250,7 @@ bool parse_context_json(const std::string& text, WorkloadContext& out, std::stri
     if (s.empty()) continue;
     auto ns = parse_rfc3339(s);
     if (!ns) {
-      error = fmt::format("context: '{}' is not an RFC 3339 time: '{}'", key, s);
+      error = fmt::format("context: '{}' is not an RFC 3339 time: '{}'", key, truncate_utf8(sanitize_utf8(s), 64));
       return false;
     }
     (std::string(key) == "start" ? c.start : c.end) = *ns;
@@ -223,7 +272,7 @@ bool parse_context_json(const std::string& text, WorkloadContext& out, std::stri
     }
     for (auto it = t.begin(); it != t.end(); ++it) {
       if (it.key() != "state" && it.key() != "exit_code") {
-        error = fmt::format("context: unknown key 'terminal.{}'", it.key());
+        error = fmt::format("context: unknown key 'terminal.{}'", truncate_utf8(sanitize_utf8(it.key()), 64));
         return false;
       }
     }
@@ -248,16 +297,151 @@ bool parse_context_json(const std::string& text, WorkloadContext& out, std::stri
         }
     }
     if (t.contains("exit_code") && !t["exit_code"].is_null()) {
-      if (!t["exit_code"].is_number_integer()) {
-        error = "context: 'terminal.exit_code' must be an integer";
+      int64_t code = 0;
+      if (!int64_of(t["exit_code"], code)) {
+        error = t["exit_code"].is_number() && !t["exit_code"].is_number_float()
+                    ? fmt::format("context: 'terminal.exit_code' {} is out of range (a 64-bit signed integer)",
+                                  t["exit_code"].dump())
+                    : "context: 'terminal.exit_code' must be an integer";
         return false;
       }
-      c.terminal.exit_code = t["exit_code"].get<int64_t>();
+      c.terminal.exit_code = code;
     }
   }
   out = std::move(c);
   return true;
 }
+
+namespace {
+
+const char* type_name(fs::file_type t) {
+  switch (t) {
+    case fs::file_type::directory: return "a directory";
+    case fs::file_type::fifo: return "a FIFO";
+    case fs::file_type::block: return "a block device";
+    case fs::file_type::character: return "a character device";
+    case fs::file_type::socket: return "a socket";
+    case fs::file_type::symlink: return "a symbolic link";
+    case fs::file_type::not_found: return "missing";
+    case fs::file_type::regular: return "a regular file";
+    default: return "not a regular file";
+  }
+}
+
+// Is `p` (canonical) `root` (canonical) or inside it?
+bool within(const fs::path& root, const fs::path& p) {
+  auto r = root.begin(), q = p.begin();
+  for (; r != root.end(); ++r, ++q)
+    if (q == p.end() || *r != *q) return false;
+  return true;
+}
+
+// A directory entry of the bundle as it will be read: links are followed
+// only while their target stays inside the bundle root.
+struct Resolved {
+  fs::file_type type = fs::file_type::none;  // of the target
+  fs::path path;                             // to open (the target for links)
+  std::string why;                           // set when the entry must not be read
+};
+
+Resolved resolve(const fs::path& root, const fs::path& p) {
+  Resolved r;
+  std::error_code ec;
+  auto st = fs::symlink_status(p, ec);
+  if (st.type() == fs::file_type::not_found) {
+    r.type = fs::file_type::not_found;
+    return r;
+  }
+  if (ec) {
+    r.why = fmt::format("cannot be examined: {}", ec.message());
+    return r;
+  }
+  r.path = p;
+  r.type = st.type();
+  if (st.type() != fs::file_type::symlink) return r;
+  fs::path target = fs::canonical(p, ec);
+  if (ec) {
+    r.why = "a broken symbolic link";
+    return r;
+  }
+  if (!within(root, target)) {
+    r.why = fmt::format("a symbolic link out of the bundle (to {})", target.string());
+    return r;
+  }
+  r.path = target;
+  r.type = fs::status(target, ec).type();
+  if (ec) r.why = fmt::format("cannot be examined: {}", ec.message());
+  return r;
+}
+
+// The entries of one directory, sorted. A listing that fails (or stops
+// half way) is a warning: what was listed is kept, the rest is reported.
+std::vector<fs::path> list_dir(const fs::path& dir, const std::string& shown, std::vector<std::string>& warnings) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec), end;
+  for (; !ec && it != end; it.increment(ec)) out.push_back(it->path());
+  if (ec)
+    warnings.push_back(fmt::format("{}: cannot list the directory{}: {}", shown, out.empty() ? "" : " to its end",
+                                   ec.message()));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Reads a small file of the bundle (context.json) whole: only a regular file
+// inside the bundle, at most `limit` bytes; never blocks (FIFOs are refused
+// before they are read) and a read error is an error, not the end.
+bool read_bundle_file(const fs::path& root, const fs::path& p, const std::string& shown, size_t limit,
+                      const char* limit_name, std::string& out, std::string& error) {
+  Resolved r = resolve(root, p);
+  if (r.type == fs::file_type::not_found && r.why.empty()) {
+    error = fmt::format("cannot read {}: no such file (a bundle is a directory with context.json and logs/)", shown);
+    return false;
+  }
+  if (!r.why.empty()) {
+    error = fmt::format("cannot read {}: {}", shown, r.why);
+    return false;
+  }
+  if (r.type != fs::file_type::regular) {
+    error = fmt::format("cannot read {}: it is {}, not a regular file", shown, type_name(r.type));
+    return false;
+  }
+  int fd = ::open(r.path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) {
+    error = fmt::format("cannot read {}: {}", shown, std::strerror(errno));
+    return false;
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {  // replaced since it was examined
+    ::close(fd);
+    error = fmt::format("cannot read {}: not a regular file", shown);
+    return false;
+  }
+  out.clear();
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n < 0) {
+      error = fmt::format("cannot read {}: {}", shown, std::strerror(errno));
+      ::close(fd);
+      return false;
+    }
+    if (n == 0) break;
+    if (out.size() + static_cast<size_t>(n) > limit) {
+      ::close(fd);
+      error = limits::exceeded(limit_name, limit,
+                               fmt::format("{} is {} bytes", shown, std::max<uint64_t>(static_cast<uint64_t>(st.st_size),
+                                                                                       out.size() + static_cast<size_t>(n))));
+      return false;
+    }
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return true;
+}
+
+}  // namespace
 
 bool load_bundle(const std::string& dir, Bundle& out, std::string& error) {
   std::error_code ec;
@@ -266,66 +450,113 @@ bool load_bundle(const std::string& dir, Bundle& out, std::string& error) {
     error = fmt::format("'{}' is not a directory (a bundle is a directory with context.json and logs/)", dir);
     return false;
   }
-  fs::path ctx = root / "context.json";
-  std::ifstream in(ctx, std::ios::binary);
-  if (!in) {
-    error = fmt::format("cannot read {}", ctx.string());
+  // Links are followed only while they stay inside this directory.
+  fs::path canon = fs::canonical(root, ec);
+  if (ec) {
+    error = fmt::format("cannot resolve '{}': {}", dir, ec.message());
     return false;
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
+  fs::path ctx = root / "context.json";
+  std::string text;
+  if (!read_bundle_file(canon, ctx, ctx.string(), limits::kContextBytes, "context_bytes", text, error)) return false;
   Bundle b;
   b.root = dir;
-  if (!parse_context_json(ss.str(), b.context, error)) {
+  if (!parse_context_json(text, b.context, error)) {
     error = ctx.string() + ": " + error;
     return false;
   }
   std::set<std::string> nodes(b.context.nodes.begin(), b.context.nodes.end());
+  auto rel_of = [&](const fs::path& p) { return p.lexically_relative(root).generic_string(); };
+  // Not read, with the reason: a warning names it, ignored_files lists it.
+  auto refuse = [&](const fs::path& p, const std::string& why) { b.refused_files.push_back({rel_of(p), why}); };
+  // The files under a directory nested in logs/<host>/ are not logs: each
+  // is listed as ignored (an explicit stack, not recursion; links to
+  // directories are listed, not followed). `shown` is the bundle path of
+  // `real`, the directory to list.
+  auto ignore_tree = [&](const fs::path& shown, const fs::path& real) {
+    std::vector<std::pair<fs::path, fs::path>> todo{{shown, real}};
+    while (!todo.empty()) {
+      auto [s, d] = todo.back();
+      todo.pop_back();
+      for (const auto& e : list_dir(d, rel_of(s), b.warnings)) {
+        auto st = fs::symlink_status(e, ec);
+        if (!ec && st.type() == fs::file_type::directory) todo.emplace_back(s / e.filename(), e);
+        else b.ignored_files.push_back(rel_of(s / e.filename()));
+      }
+    }
+  };
+
   fs::path logs = root / "logs";
-  if (fs::is_directory(logs, ec)) {
-    std::vector<fs::path> hosts;
-    for (fs::directory_iterator it(logs, ec), end; !ec && it != end; it.increment(ec)) hosts.push_back(it->path());
-    std::sort(hosts.begin(), hosts.end());
-    for (const auto& h : hosts) {
+  Resolved lr = resolve(canon, logs);
+  if (!lr.why.empty()) {
+    refuse(logs, lr.why);
+  } else if (lr.type == fs::file_type::directory) {
+    for (const auto& h : list_dir(lr.path, "logs", b.warnings)) {
+      fs::path shown_h = logs / h.filename();
       std::string host = h.filename().string();
-      if (!fs::is_directory(h, ec) || !valid_host_name(host)) {
-        b.ignored_files.push_back(h.lexically_relative(root).generic_string());
+      Resolved hr = resolve(canon, h);
+      if (!hr.why.empty()) {
+        refuse(shown_h, hr.why);
         continue;
       }
-      std::vector<fs::path> files;
-      for (fs::recursive_directory_iterator it(h, ec), end; !ec && it != end; it.increment(ec))
-        if (!it->is_directory(ec)) files.push_back(it->path());
-      std::sort(files.begin(), files.end());
-      for (const auto& f : files) {
-        std::string rel = f.lexically_relative(root).generic_string();
+      if (hr.type != fs::file_type::directory || !valid_host_name(host)) {
+        b.ignored_files.push_back(rel_of(shown_h));
+        continue;
+      }
+      for (const auto& f : list_dir(hr.path, rel_of(shown_h), b.warnings)) {
+        fs::path shown_f = shown_h / f.filename();
         std::string source = f.stem().string();
-        if (f.parent_path() != h || f.extension() != ".log" || !valid_source_name(source) || !fs::is_regular_file(f, ec)) {
-          b.ignored_files.push_back(rel);
+        Resolved fr = resolve(canon, f);
+        if (!fr.why.empty()) {
+          refuse(shown_f, fr.why);
+          continue;
+        }
+        if (fr.type == fs::file_type::directory) {
+          ignore_tree(shown_f, fr.path);
+          continue;
+        }
+        if (f.extension() != ".log" || !valid_source_name(source)) {
+          b.ignored_files.push_back(rel_of(shown_f));
+          continue;
+        }
+        if (fr.type != fs::file_type::regular) {
+          refuse(shown_f, fmt::format("it is {}, not a regular file", type_name(fr.type)));
           continue;
         }
         LogFile lf;
         lf.host = host;
         lf.source = source;
-        lf.display_path = rel;
-        lf.path = f.string();
+        lf.display_path = rel_of(shown_f);
+        lf.path = fr.path.string();
         lf.control_plane = !nodes.count(host);
-        lf.size = fs::file_size(f, ec);
+        lf.size = fs::file_size(fr.path, ec);
+        if (ec) lf.size = 0;
         b.files.push_back(std::move(lf));
       }
     }
+  } else if (lr.type != fs::file_type::not_found) {
+    refuse(logs, fmt::format("it is {}, not a directory", type_name(lr.type)));
   }
-  for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
-    std::string name = it->path().filename().string();
-    if (name == "context.json" || name == "logs") continue;
-    if (name == "observations.jsonl") {
-      b.observations_path = it->path().string();
-      continue;
-    }
+
+  // observations.jsonl is looked up by name, not found through the listing
+  // below, so a root that cannot be listed still has it read (or refused).
+  fs::path obs = root / "observations.jsonl";
+  Resolved orr = resolve(canon, obs);
+  if (!orr.why.empty()) refuse(obs, orr.why);
+  else if (orr.type != fs::file_type::not_found) b.observations_path = orr.path.string();  // non-regular: refused by the reader
+
+  for (const auto& p : list_dir(root, "the bundle directory", b.warnings)) {
+    std::string name = p.filename().string();
+    if (name == "context.json" || name == "logs" || name == "observations.jsonl") continue;
     // Bundle-level documentation (README.md, a real case's SOURCE.md) and expectations are not evidence.
     if (name == "README.md" || name == "SOURCE.md" || name == "expected.json" || name == "expected-verdict.json") continue;
     b.ignored_files.push_back(name);
   }
   std::sort(b.ignored_files.begin(), b.ignored_files.end());
+  b.ignored_files.erase(std::unique(b.ignored_files.begin(), b.ignored_files.end()), b.ignored_files.end());
+  std::sort(b.refused_files.begin(), b.refused_files.end(),
+            [](const RefusedFile& x, const RefusedFile& y) { return x.path < y.path; });
+  std::sort(b.warnings.begin(), b.warnings.end());
   out = std::move(b);
   return true;
 }

@@ -7,10 +7,24 @@
 // load_bundle only reads context.json and lists files; logs are streamed
 // later by the scanner. Hosts not in context.nodes are control-plane hosts.
 // Errors are returned as text (no exceptions escape).
+//
+// Confinement: nothing outside the bundle directory is read. A symbolic link
+// (context.json, logs, logs/<host>, a log file, observations.jsonl) is
+// followed only when its target stays inside the bundle; one that leads out,
+// a broken one, and anything that is not a regular file where a file is read
+// (a FIFO, a device, a socket) is refused with its reason (refused_files).
+// context.json must be a regular file inside the bundle of at most
+// limits::kContextBytes; a FIFO there is refused without being opened for a
+// blocking read. A directory that cannot be listed (or whose listing fails
+// half way) is a warning, and the rest of the bundle is still read: an
+// unreadable logs/<host> does not hide its siblings, and observations.jsonl
+// is found by name even when the bundle directory cannot be listed.
 #pragma once
 
 #include <string>
 #include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "runtime/model.h"
 
@@ -24,20 +38,35 @@ struct LogFile {
   uint64_t size = 0;
 };
 
+// A file of the bundle that looks like evidence but is not read, and why
+// ("a symbolic link out of the bundle (to /etc/x)", "it is a FIFO, not a
+// regular file").
+struct RefusedFile {
+  std::string path;    // relative to the bundle, as shown in coverage
+  std::string reason;
+};
+
 struct Bundle {
   std::string root;
   WorkloadContext context;
   std::vector<LogFile> files;           // sorted by (host, source)
   std::string observations_path;        // "" when absent
-  std::vector<std::string> ignored_files;
+  std::vector<std::string> ignored_files;  // not laid out as evidence (sorted)
+  std::vector<RefusedFile> refused_files;  // laid out as evidence but not read (sorted by path)
+  std::vector<std::string> warnings;       // directories that could not be listed (sorted)
 };
 
 // Parses a context document (the same JSON the service accepts). Unknown
-// keys are rejected so typos do not silently change a verdict; so is a
-// terminal state that looks like a misspelt known one ("COMPLETD"), with the
-// state it probably meant. A node is a host name or {"name": ..., "aliases":
-// [...]} (other names of it: FQDNs, IP addresses).
+// and repeated keys are rejected so typos do not silently change a verdict;
+// so is a terminal state that looks like a misspelt known one ("COMPLETD"),
+// with the state it probably meant. A node is a host name or {"name": ...,
+// "aliases": [...]} (other names of it: FQDNs, IP addresses). The document is
+// read with runtime/json_input.h (nesting bounded) and may hold at most
+// limits::kContextBytes bytes and kContextNodes nodes.
 bool parse_context_json(const std::string& text, WorkloadContext& out, std::string& error);
+// The same for a document already parsed (by parse_json_input: its depth is
+// bounded). Messages never quote more than a short part of a value.
+bool parse_context(const nlohmann::json& j, WorkloadContext& out, std::string& error);
 
 bool load_bundle(const std::string& dir, Bundle& out, std::string& error);
 

@@ -13,6 +13,7 @@
 #include <set>
 #include <thread>
 
+#include "base/limits.h"
 #include "compiler/parser.h"
 #include "runtime/engine.h"
 #include "runtime/interpreter.h"
@@ -59,6 +60,8 @@ DiagnoseRequest request_from_bundle(const Bundle& bundle) {
   r.context = bundle.context;
   r.files = bundle.files;
   r.ignored_files = bundle.ignored_files;
+  r.refused_files = bundle.refused_files;
+  r.warnings = bundle.warnings;
   r.observations_path = bundle.observations_path;
   return r;
 }
@@ -68,6 +71,8 @@ DiagnoseRequest request_from_bundle(Bundle&& bundle) {
   r.context = std::move(bundle.context);
   r.files = std::move(bundle.files);
   r.ignored_files = std::move(bundle.ignored_files);
+  r.refused_files = std::move(bundle.refused_files);
+  r.warnings = std::move(bundle.warnings);
   r.observations_path = std::move(bundle.observations_path);
   return r;
 }
@@ -300,7 +305,8 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
   }
   // Within a stream, lines are taken in provenance order so that the order
   // observations arrived in does not matter.
-  for (auto& [key, s] : streams) {
+  for (auto& entry : streams) {
+    Stream& s = entry.second;  // (a named reference: clang 14 cannot capture a structured binding)
     std::vector<size_t> idx(s.lines.size());
     for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
     std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
@@ -345,10 +351,12 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
   // own (ScanHelpers): a bundle of one 10 GB log still uses every core.
   std::vector<bool> split(req.files.size(), false);
   size_t split_files = 0;
-  if (threads > 1)
+  if (threads > 1 && !opt.max_events)
     for (size_t i = 0; i < req.files.size(); ++i)
       if (req.files[i].size >= opt.split_bytes) split[i] = true, ++split_files;
   threads = static_cast<unsigned>(std::min<size_t>(threads, std::max<size_t>(1, split_files ? threads : jobs)));
+  if (opt.max_events) threads = 1;  // a total cap is applied in job order
+  size_t events_left = opt.max_events;
   ScanHelpers helpers(split_files);
   if (opt.timings) opt.timings->read_ms = ms_since(t_start);
   auto t_scan = std::chrono::steady_clock::now();
@@ -357,6 +365,7 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
     Scanner scanner(program);
     for (size_t k; (k = next.fetch_add(1)) < jobs;) {
       size_t i = order[k];
+      if (opt.max_events) scan.max_events_per_file = std::min(limits::kEventsPerFile, events_left);
       if (i < req.files.size()) {
         // A host whose logs state a zone has its dmesg -T times moved to UTC.
         auto z = zones.find(req.files[i].host);
@@ -380,6 +389,7 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
         results[i] = scanner.scan_lines(s.key.host, s.key.source, s.key.file, !workload_nodes.count(s.key.host), s.lines,
                                         s.numbers, s.times, local, s.offsets);
       }
+      if (opt.max_events) events_left -= std::min(events_left, results[i].events.size());
     }
     if (split_files) helpers.help(scanner);  // nothing of its own left: help with the large files
   };
@@ -417,7 +427,9 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
     sc.events_without_time += r.events_without_time;
     sc.events += static_cast<int64_t>(r.events.size());
     sc.events_out_of_scope += r.events_out_of_scope;
-    if (r.events_over_cap) sc.errors.push_back(fmt::format("{}: {} events over the per-file cap were not kept", r.file, r.events_over_cap));
+    if (r.events_over_cap)
+      sc.errors.push_back(fmt::format("{}: {} events over the {} cap were not kept", r.file, r.events_over_cap,
+                                      opt.max_events ? "per-file or per-request" : "per-file"));
     if (!r.error.empty()) sc.errors.push_back(r.error);
     if (r.lines > 0) {
       host_sources.insert({r.source, r.host});
@@ -540,6 +552,14 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
   if (!cov.ignored_files.empty())
     cov.warnings.push_back(fmt::format("{} file{} in the bundle not read (not logs/<host>/<source>.log): {}", cov.ignored_files.size(),
                                        cov.ignored_files.size() == 1 ? "" : "s", fmt::join(cov.ignored_files, ", ")));
+  // Files laid out as evidence but refused (links out of the bundle, FIFOs):
+  // listed as ignored too, each with its reason.
+  for (const auto& f : req.refused_files) {
+    cov.warnings.push_back(fmt::format("{} not read: {}", f.path, f.reason));
+    cov.ignored_files.push_back(f.path);
+  }
+  std::sort(cov.ignored_files.begin(), cov.ignored_files.end());
+  for (auto& w : req.warnings) cov.warnings.push_back(std::move(w));
 
   // Each file's events stay in the vector the scanner filled (exactly sized
   // by Scanner's finish()); the engine takes them as batches, so no event is

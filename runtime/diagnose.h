@@ -43,12 +43,20 @@ struct DiagnoseOptions {
   bool trail = true;                             // collect Verdict::trail (false: left empty, saves memory)
   DiagnoseTimings* timings = nullptr;            // when set, filled with the time of each phase
   bool use_indexes = true;                       // false: queries scan (run_engine; for tests of the indexes)
+  // Events kept from all files and streams together (0: only the per-file
+  // cap). Files are then scanned one after the other, in the fixed job
+  // order, so which events are kept does not depend on timing; the rest are
+  // counted in coverage like events over the per-file cap. The service sets
+  // it so that what one request can hold is known before it runs.
+  size_t max_events = 0;
 };
 
 struct DiagnoseRequest {
   WorkloadContext context;
   std::vector<LogFile> files;
   std::vector<std::string> ignored_files;
+  std::vector<RefusedFile> refused_files;        // not read, with the reason (links out of the bundle, FIFOs)
+  std::vector<std::string> warnings;             // problems of the carrier (a directory that cannot be listed)
   std::string observations_path;                 // a JSONL file, or ""
   std::vector<Observation> observations;         // in memory (service, collectors, scenario tests)
   std::vector<CollectorReport> collectors;       // what each collector gathered (into coverage.collectors)

@@ -12,6 +12,9 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "base/limits.h"
+#include "base/sha256.h"
+#include "base/text_util.h"
 #include "compiler/query_plan.h"
 #include "runtime/interpreter.h"
 
@@ -817,8 +820,10 @@ class Engine final : public World {
     return const_cast<Symptom*>(s);
   }
 
+  // Reasons and summaries interpolate captures, which can be long: they are
+  // cut to limits::kSummaryBytes (evidence lines are cut at kEvidenceText).
   std::string reason_text(const ir::Action& a, Env& env) {
-    return a.reason ? run_expression(*a.reason, env).s : std::string();
+    return a.reason ? truncate_utf8(run_expression(*a.reason, env).s, limits::kSummaryBytes) : std::string();
   }
 
   void change_state(const ir::Rule& r, const ir::Action& a, Env& env, const Symptom* target, const Item& cause) {
@@ -949,6 +954,10 @@ class Engine final : public World {
     if (a.key) {
       Value k = run_expression(*a.key, env);
       if (!k.is_null()) key = value_to_text(k);
+      // A key is part of the symptom's id, printed wherever it is named: a
+      // long one (a capture) keeps its head and a digest of the whole, so
+      // ids stay short and distinct keys stay distinct.
+      if (key.size() > 256) key = truncate_utf8(key, 200) + sha256_hex(key).substr(0, 16);
     }
     const std::string& kind_name = cat_.symptom_kinds[static_cast<size_t>(a.kind_id)].name;
     // KIND@NODE[#KEY], built in a buffer kept across calls: most calls merge
@@ -979,7 +988,7 @@ class Engine final : public World {
       }
       fresh.fields.assign(cat_.symptom_kinds[static_cast<size_t>(a.kind_id)].fields.size(), Value::null());
       for (const auto& f : a.fields) fresh.fields[static_cast<size_t>(f.slot)] = run_expression(f.value, env);
-      fresh.summary = a.summary ? run_expression(*a.summary, env).s : id;
+      fresh.summary = truncate_utf8(a.summary ? run_expression(*a.summary, env).s : id, limits::kSummaryBytes);
       symptoms_.push_back(std::move(fresh));
       s = &symptoms_.back();
       symptom_ids_.emplace(id, s);

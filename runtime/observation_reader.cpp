@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "base/limits.h"
+#include "runtime/json_input.h"
 #include "runtime/observation_fast_parse.h"
 
 namespace culprit {
@@ -37,7 +39,7 @@ bool NdjsonObservationReader::feed(const char* data, size_t size) {
       if (end - pos > options_.max_line) {
         ++line_;
         return fail(ObservationReadError::Kind::LineTooLong,
-                    fmt::format("the line is longer than {} bytes", options_.max_line));
+                    limits::exceeded("observation_line", options_.max_line, "the line is longer"));
       }
       if (!take_line(std::string_view(data + pos, end - pos))) return false;
       pos = end + 1;
@@ -45,7 +47,7 @@ bool NdjsonObservationReader::feed(const char* data, size_t size) {
     }
     if (partial_.size() + (end - pos) > options_.max_line) {
       ++line_;
-      return fail(ObservationReadError::Kind::LineTooLong, fmt::format("the line is longer than {} bytes", options_.max_line));
+      return fail(ObservationReadError::Kind::LineTooLong, limits::exceeded("observation_line", options_.max_line, "the line is longer"));
     }
     partial_.append(data + pos, end - pos);
     if (!nl) break;
@@ -77,14 +79,14 @@ bool NdjsonObservationReader::take_line(std::string_view text) {
     if (!sink_(std::move(o), line_)) return fail(ObservationReadError::Kind::Refused, "refused by the receiver");
     return true;
   }
+  // Bounded depth, no repeated keys (runtime/json_input.h).
   nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text.begin(), text.end());
-  } catch (const nlohmann::json::parse_error& e) {
-    return fail(ObservationReadError::Kind::InvalidJson, fmt::format("not valid JSON: {}", e.what()),
-                static_cast<int64_t>(e.byte));
-  } catch (const std::exception& e) {
-    return fail(ObservationReadError::Kind::InvalidJson, fmt::format("not valid JSON: {}", e.what()));
+  JsonInputError je;
+  if (!parse_json_input(text, j, je)) {
+    if (je.kind == JsonInputError::Kind::Syntax)
+      return fail(ObservationReadError::Kind::InvalidJson, je.message, static_cast<int64_t>(je.byte));
+    return fail(je.kind == JsonInputError::Kind::TooDeep ? ObservationReadError::Kind::TooDeep : ObservationReadError::Kind::Schema,
+                je.message);
   }
   if (want_context) {
     if (!j.is_object()) return fail(ObservationReadError::Kind::Schema, "the first line must be the context, a JSON object");

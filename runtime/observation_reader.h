@@ -36,6 +36,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/limits.h"
 #include "runtime/observation.h"
 
 namespace culprit {
@@ -45,7 +46,8 @@ struct ObservationReadError {
     None,
     InvalidJson,       // the line is not JSON (`byte` is the 1-based position in the line)
     Schema,            // JSON, but not a valid observation (or context)
-    LineTooLong,       // a line over Options::max_line bytes
+    LineTooLong,       // a line over Options::max_line bytes (limit observation_line)
+    TooDeep,           // JSON nested deeper than limits::kJsonDepth (limit json_depth)
     Refused,           // the sink returned false (its own reason is the caller's)
   };
   Kind kind = Kind::None;
@@ -57,7 +59,7 @@ struct ObservationReadError {
 class NdjsonObservationReader {
  public:
   struct Options {
-    size_t max_line = 16u << 20;     // bytes per line, newline excluded
+    size_t max_line = limits::kObservationLine;  // bytes per line, newline excluded
     // The first non-blank line is not an observation but a JSON object (a
     // workload context: the service's one-shot NDJSON form); it is parsed as
     // JSON and kept in context() for the caller to validate.

@@ -69,10 +69,17 @@ class FileWindows {
   }
 
   bool open(const std::string& path, bool map) {
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: a file replaced by a FIFO since it was listed must not
+    // block the scan; only regular files are read.
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd_ < 0) return false;
     struct stat st{};
     if (::fstat(fd_, &st) != 0) return false;
+    if (!S_ISREG(st.st_mode)) {
+      not_regular_ = true;
+      return false;
+    }
+    ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_NONBLOCK);
     mapped_mode_ = map && S_ISREG(st.st_mode) && st.st_size > 0;
     if (mapped_mode_) MappedWindowGuard::install();
     size_ = static_cast<uint64_t>(st.st_size);
@@ -163,6 +170,7 @@ class FileWindows {
     if (map_) MappedWindowGuard::arm(map_, map_len_);
   }
 
+  bool not_regular() const { return not_regular_; }
   // True when the file shrank under a mapped window while it was read (its
   // missing bytes were read as NULs, see MappedWindowGuard).
   bool shrank() {
@@ -172,6 +180,7 @@ class FileWindows {
 
  private:
   bool shrank_ = false;
+  bool not_regular_ = false;
 
   int fd_ = -1;
   bool mapped_mode_ = false;
@@ -859,6 +868,7 @@ void walk_windows(FileWindows& in, const LogFile& file, const ScanOptions& opt, 
   size_t have = 0;
   int64_t offset = 0;
   bool skipping = false;      // inside the unread rest of an over-long line
+  bool cr_only = false;       // lines end in CR alone: seen in the first window
   for (;;) {
     // The window grows to kBufferSize bytes (fewer at the end of the file);
     // as with read(2), a step that adds no byte means the end of the file.
@@ -869,6 +879,12 @@ void walk_windows(FileWindows& in, const LogFile& file, const ScanOptions& opt, 
     }
     bool eof = have <= before;
     if (have == 0) break;
+    if (offset == 0 && before == 0) {
+      // Old Mac line ends (CR alone) make the whole file one line: say so
+      // rather than lose its lines without a word.
+      std::string_view head(buf, std::min<size_t>(have, 64u << 10));
+      cr_only = head.find('\n') == std::string_view::npos && std::count(head.begin(), head.end(), '\r') >= 2;
+    }
     size_t start = 0;
     if (skipping) {
       const char* nl = static_cast<const char*>(std::memchr(buf, '\n', have));
@@ -903,6 +919,10 @@ void walk_windows(FileWindows& in, const LogFile& file, const ScanOptions& opt, 
     have -= upto;
     if (eof) break;
   }
+  if (cr_only && r.error.empty())
+    r.error = file.display_path +
+              ": its lines end in a carriage return alone (CR, no LF), so it reads as one line and its lines are not "
+              "matched; convert it (tr '\\r' '\\n')";
 }
 
 const char* const kShrankMessage = " shrank while it was being read (truncated in place?); its last lines may be missing";
@@ -991,7 +1011,7 @@ ScanResult Scanner::scan_file(const LogFile& file, const ScanOptions& opt, ScanH
   r.control_plane = file.control_plane;
   FileWindows in(buffer_);
   if (!in.open(file.path, opt.map_files)) {
-    r.error = "cannot open " + file.display_path + ": " + std::strerror(errno);
+    r.error = "cannot open " + file.display_path + ": " + (in.not_regular() ? "not a regular file" : std::strerror(errno));
     if (helpers) helpers->finished(nullptr);
     return r;
   }

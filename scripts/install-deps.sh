@@ -9,12 +9,13 @@ packages=(
   libhyperscan-dev libre2-dev           # one-pass scanning + captures
   libfmt-dev nlohmann-json3-dev doctest-dev
   libcpp-httplib-dev libsqlite3-dev
-  libyaml-cpp-dev libpq-dev zlib1g-dev  # the blueprint: configuration, PostgreSQL store, gzip logs
+  libyaml-cpp-dev libpq-dev zlib1g-dev  # the blueprint: configuration, PostgreSQL store, gzip logs; gzip bodies of the service
   libcurl4-openssl-dev                  # the blueprint's HTTP connectors (Loki, PromQL, Kubernetes)
   openssl                               # the Kubernetes test server's CA (tests/blueprint/check_kube.sh)
   prometheus                            # the PromQL collector's real-Prometheus test (tests/blueprint/check_promql.sh)
   slurm-wlm slurmdbd munge mariadb-server bc   # the blueprint's real-Slurm test (tests/blueprint/check_slurm.sh)
   postgresql sqlite3                    # the blueprint's store tests (a real PostgreSQL server)
+  clang libclang-rt-14-dev              # the sanitizer build and libFuzzer (scripts/sanitize.sh, scripts/fuzz.sh)
   python3 python3-jsonschema            # verdict schema validation in tests
   wrk curl                              # service load benchmark (bench/service/run_wrk.sh)
   jq                                    # the curl recipes of docs/service.md (tests/service/check_recipes.sh)

@@ -1,36 +1,52 @@
-// The HTTP service (cpp-httplib): routes, limits, authentication, logging.
+// The attribution service: routes, limits, authentication, accounting,
+// logging.
 //
 // run_server() binds, starts answering /healthz at once, compiles and
 // self-tests the catalog in the calling thread, then serves until
-// request_stop() (SIGTERM/SIGINT in `culprit serve`). Every route is
-// described in docs/service.md and docs/openapi.json.
+// request_stop() (SIGTERM/SIGINT in `culprit serve`) and the drain. Every
+// route is described in docs/service.md and docs/openapi.json.
 //
-// Threading: a fixed pool of `threads` workers serves connections (one
-// connection per worker at a time, so keep-alive idles and read timeouts are
-// kept short); verdicts are computed on the worker with one scan thread, the
-// Program being shared and immutable. Nothing here throws to its caller:
-// handlers catch everything and answer 500.
+// Threading: one event-loop thread owns the sockets (service/http_server.h:
+// deadlines per request, pipelining, slow clients cost no worker) and
+// answers the cheap routes (/healthz, /readyz, /metrics, /v1/openapi.json,
+// /v1/catalog) itself; complete requests go to a fixed pool of `threads`
+// workers, where verdicts are computed with one scan thread each, the
+// Program being shared and immutable. Memory: every body byte, every
+// observation and context a request or a session holds, and the copy a
+// session attribution scans, is charged to one budget (max_total_bytes)
+// before it is kept (service/session_store.h). Nothing here throws to its
+// caller: handlers catch everything and answer 500.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "base/limits.h"
 #include "runtime/attributor.h"
 
 namespace culprit::service {
 
+// Defaults are base/limits.h's.
 struct ServiceConfig {
   std::string host = "127.0.0.1";
   int port = 8080;                        // 0: any free port (printed on stderr)
   unsigned threads = 8;                   // HTTP worker pool
-  size_t max_body = 64u << 20;            // request body bytes (413 beyond)
-  size_t max_session_bytes = 256u << 20;  // accounted bytes per session (413 beyond)
-  size_t max_total_bytes = 1u << 30;      // all sessions + in-flight one-shots (429 beyond)
-  size_t max_sessions = 1000;             // open sessions (429 beyond)
+  size_t max_body = limits::kMaxBody;                  // request body bytes, decoded (413 beyond)
+  size_t max_session_bytes = limits::kMaxSessionBytes; // accounted bytes per session (413 beyond)
+  size_t max_total_bytes = limits::kMaxTotalBytes;     // everything requests and sessions hold (429 beyond)
+  size_t max_sessions = limits::kMaxSessions;          // open sessions (429 beyond)
+  size_t max_connections = limits::kConnections;       // open connections (503 beyond)
+  size_t max_requests_per_connection = limits::kRequestsPerConnection;
   std::chrono::seconds session_ttl{900};  // idle time before a session expires
-  int read_timeout_s = 10, write_timeout_s = 10, keep_alive_s = 2;
+  int header_timeout_s = limits::kHeaderTimeoutSeconds;   // first byte -> end of the head (408)
+  int request_timeout_s = limits::kRequestTimeoutSeconds; // first byte -> end of the body (408)
+  int write_timeout_s = limits::kWriteTimeoutSeconds;     // an answer not taken in this time: closed
+  int keep_alive_s = limits::kKeepAliveSeconds;           // idle connection: closed
+  int drain_timeout_s = limits::kDrainTimeoutSeconds;     // SIGTERM: requests in flight get this long
   std::string token;                      // bearer token; "" = no authentication
   AttributorConfig catalog;               // rule paths and evaluator; the service always self-tests
   bool access_log = true;                 // one JSON line per request on stderr
@@ -43,7 +59,25 @@ struct ServiceConfig {
 int run_server(const ServiceConfig& config);
 
 // Asks a running run_server() to stop: it stops accepting, finishes the
-// requests in flight and returns. Async-signal-safe.
+// requests in flight (for at most drain_timeout_s) and returns. Async-signal-safe.
 void request_stop();
+
+// The service without sockets, for tests and fuzzing: raw request bytes in
+// (one connection's worth, pipelined requests included), the raw answers
+// out, through the same parser, routes, limits and accounting as the
+// server. The catalog is given, already open; no access log.
+class InProcessService {
+ public:
+  InProcessService(const ServiceConfig& config, std::shared_ptr<const Attributor> attributor);
+  ~InProcessService();
+  std::string handle_bytes(std::string_view bytes);
+  // Bytes charged to the memory budget right now (sessions' evidence;
+  // nothing of a finished request).
+  size_t budget_in_use() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace culprit::service

@@ -2,13 +2,31 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <random>
 
 namespace culprit::service {
 
+namespace {
+
+// What malloc gives a string's buffer (glibc: 8 bytes of header, 16-byte
+// granules, 32 at least); nothing for strings kept inside the object.
+size_t heap_block(const std::string& s) {
+  if (s.capacity() <= 15) return 0;
+  return std::max<size_t>(32, (s.capacity() + 1 + 8 + 15) / 16 * 16);
+}
+
+// diagnose()'s per-line stream entries: std::string + line + optional time
+// + offset, in the stream and in its sorted copy, plus the sort index.
+constexpr size_t kScanEntry = 2 * (sizeof(std::string) + 8 + 16 + 8) + 8;
+
+}  // namespace
+
+size_t observation_overhead() { return 2 * sizeof(Observation) + kScanEntry; }
+
 size_t observation_cost(const Observation& o) {
-  return sizeof(Observation) + o.host.size() + o.source.size() + o.text.size() + o.metric.size() + o.labels.size() +
-         o.file.size();
+  return 2 * sizeof(Observation) + heap_block(o.host) + heap_block(o.source) + heap_block(o.text) +
+         heap_block(o.metric) + heap_block(o.labels) + heap_block(o.file) + kScanEntry;
 }
 
 bool MemoryBudget::reserve(size_t n) {
@@ -31,7 +49,7 @@ SessionStore::~SessionStore() {
   for (auto it = sessions_.begin(); it != sessions_.end();) drop_locked(it++);
 }
 
-SessionStore::Status SessionStore::create(const WorkloadContext& ctx, const std::string& context_json,
+SessionStore::Status SessionStore::create(const WorkloadContext& ctx, const std::string& context_json, size_t cost,
                                           std::shared_ptr<Session>& out, std::string& existing) {
   expire();
   std::lock_guard<std::mutex> lock(mu_);
@@ -46,7 +64,7 @@ SessionStore::Status SessionStore::create(const WorkloadContext& ctx, const std:
   s->context_json = context_json;
   s->created = s->last_used = Clock::now();
   s->created_wall = std::chrono::system_clock::now();
-  size_t base = sizeof(Session) + context_json.size();
+  size_t base = sizeof(Session) + cost;
   if (!budget_.reserve(base)) return Status::BudgetFull;
   s->bytes = base;
   bytes_ += base;

@@ -35,8 +35,17 @@ namespace culprit::service {
 
 using Clock = std::chrono::steady_clock;
 
-// Bytes an observation is charged for.
+// Bytes an observation is charged for: what holding it really costs, from
+// the moment it is parsed until its attribution is done, so that the budget
+// bounds the process's memory: its record (twice: a vector's growth leaves
+// up to as much again unused, and doubles while it moves), the heap blocks
+// of its strings as malloc rounds them (strings of 15 bytes or fewer live
+// inside the record), and the per-line entries diagnose() builds to scan it
+// (runtime/diagnose.cpp: the line, its number, time and offset, held twice
+// while a stream is put in order).
 size_t observation_cost(const Observation& o);
+// The part of observation_cost() that does not depend on the strings.
+size_t observation_overhead();
 
 // A shared byte budget. reserve() never over-commits; release() returns bytes.
 class MemoryBudget {
@@ -80,7 +89,9 @@ class SessionStore {
 
   // Creates a session; Conflict when an open session already has this
   // workload_id (`existing` is then its id).
-  Status create(const WorkloadContext& ctx, const std::string& context_json, std::shared_ptr<Session>& out,
+  // `cost` is what the context is charged (the caller's estimate of what
+  // it holds); the session's record is added to it.
+  Status create(const WorkloadContext& ctx, const std::string& context_json, size_t cost, std::shared_ptr<Session>& out,
                 std::string& existing);
   // The session, with its idle timer reset; null when unknown or expired.
   std::shared_ptr<Session> get(const std::string& id);

@@ -27,11 +27,13 @@ python3 "$here/bundle_to_ndjson.py" "$tmp/bundle" "$tmp/body.ndjson"
 lines=$(($(wc -l < "$tmp/body.ndjson") - 1))
 echo "workload: 64 nodes, $per_node of logs per node: $lines observations, $(wc -c < "$tmp/body.ndjson") request bytes"
 
-# The body limit follows the request (a 100 MB workload is ~110 MB of NDJSON).
+# The body limit follows the request (a 100 MB workload is ~110 MB of NDJSON);
+# the memory limits follow what such a request really holds (about 8 bytes
+# per byte of short-line NDJSON, docs/service.md "Memory accounting").
 body_bytes=$(wc -c < "$tmp/body.ndjson")
 max_body=$(( body_bytes * 2 > 64 * 1024 * 1024 ? body_bytes * 2 : 64 * 1024 * 1024 ))
 "$bin" serve --listen 127.0.0.1:0 --port-file "$tmp/port" --threads "$threads" --no-access-log \
-  --max-body "$max_body" --max-session-bytes "$max_body" --max-total-bytes "$(( max_body * 4 ))" 2> "$tmp/serve.log" &
+  --max-body "$max_body" --max-session-bytes "$(( max_body * 6 ))" --max-total-bytes "$(( max_body * 6 * (conns + 1) ))" 2> "$tmp/serve.log" &
 server_pid=$!
 for _ in $(seq 1 600); do [ -f "$tmp/port" ] && break; sleep 0.2; done
 [ -f "$tmp/port" ] || { echo "run_wrk.sh: the service did not start"; cat "$tmp/serve.log"; exit 1; }

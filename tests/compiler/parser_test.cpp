@@ -162,7 +162,9 @@ TEST_CASE("parser: duration literals in every unit") {
       {"2d", 2 * 86400 * s},    {"10us", 10'000},       {"5ns", 5},      {"0s", 0},
       {"106751d", 106751LL * 86400 * s},  // the largest whole number of days in int64 nanoseconds
   };
-  for (const auto& [text, ns] : cases) {
+  for (const auto& c : cases) {
+    const char* text = c.first;  // (not a structured binding: clang 14 cannot capture one, and CAPTURE does)
+    int64_t ns = c.second;
     CAPTURE(text);
     Value v = literal(text);
     CHECK(v.type == Type::Duration);

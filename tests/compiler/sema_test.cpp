@@ -556,15 +556,19 @@ TEST_CASE("E0401/E0402: regexes must compile in both Hyperscan and RE2") {
     return "extractor X from app {\n  match /" + re + "/\n  emit app.x\n  test { line \"a\" expect app.x }\n"
            "  test { line \"b\" expect none }\n}\n";
   };
-  SUBCASE("back-reference: both reject it, one error at RE2's offset") {
+  // RE2 runs first and refuses in microseconds; a regex it refuses is not
+  // handed to Hyperscan, whose compile can take far longer (issue 12). The
+  // error sits under the fragment RE2 names.
+  SUBCASE("back-reference: RE2 refuses it at its offset, Hyperscan is not asked") {
     auto d = only_diagnostic(compile(extractor_with("(a)\\1")));
     CHECK(d.code == "E0402");
     CHECK(at(d) == "2:13");  // under `\1`
     CHECK(d.where.end_col == 15);
-    CHECK(d.message.find("Hyperscan rejects it too") != std::string::npos);
+    CHECK(d.message.find("RE2") != std::string::npos);
+    CHECK(d.message.find("Hyperscan") == std::string::npos);
     CHECK(d.help.find("back-references") != std::string::npos);
   }
-  SUBCASE("look-ahead: both reject it, one error under the group") {
+  SUBCASE("look-ahead: RE2 refuses it, one error under the group") {
     auto d = only_diagnostic(compile(extractor_with("a(?=x)")));
     CHECK(d.code == "E0402");
     CHECK(at(d) == "2:11");
@@ -581,12 +585,12 @@ TEST_CASE("E0401/E0402: regexes must compile in both Hyperscan and RE2") {
     CHECK(at(d) == "2:9");
     CHECK(d.where.end_col == 13);  // the whole /x*/ token
   }
-  SUBCASE("rejected by RE2 only: a repeat count above RE2's limit") {
-    auto d = only_diagnostic(compile(extractor_with("a{1001}")));
+  SUBCASE("rejected by RE2 only: \\Z, which Hyperscan knows") {
+    auto d = only_diagnostic(compile(extractor_with("a\\Z")));
     CHECK(d.code == "E0402");
     CHECK(d.message.find("RE2") != std::string::npos);
   }
-  SUBCASE("look-behind and atomic groups") {
+  SUBCASE("look-behind") {
     auto c = codes(compile(extractor_with("(?<=a)b")));
     CHECK(c == std::vector<std::string>{"E0402"});
   }

@@ -325,7 +325,11 @@ def run_all(srv):
         resp += chunk
     s.close()
     check(resp.startswith(b"HTTP/1.1 413"), f"1 GB body: {resp[:100]!r}")
-    check(time.time() - t0 < 5, "1 GB body was not refused promptly")
+    # Refused from its headers: a server reading the body would wait for the
+    # rest of the gigabyte and answer 408 (or nothing), never 413. Wall time
+    # is printed, not asserted: it measures the machine's load.
+    if time.time() - t0 >= 5:
+        print(f"     (slow, not asserted: 1 GB body refused after {time.time() - t0:.1f} s)")
     check(error_of(resp.split(b"\r\n\r\n", 1)[1])["code"] == "payload_too_large", "1 GB body error code")
     # No Content-Length and no Transfer-Encoding: an empty body (RFC 9112 6.3),
     # answered at once, not after the read timeout.
@@ -344,7 +348,10 @@ def run_all(srv):
             resp += chunk
         s.close()
         check(resp.startswith(want), f"POST {path} without a body: {resp[:120]!r}")
-        check(time.time() - t0 < 2, f"POST {path} without a body took {time.time() - t0:.1f} s")
+        # A server that waited for a body would answer 408 after its read
+        # timeout, not this status; wall time is printed, not asserted.
+        if time.time() - t0 >= 2:
+            print(f"     (slow, not asserted: POST {path} without a body took {time.time() - t0:.1f} s)")
     srv.request("DELETE", f"/v1/workloads/{sid}")
     # A chunked body over --max-body (no Content-Length to refuse it by).
     c = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=60)

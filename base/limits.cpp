@@ -1,0 +1,50 @@
+#include "base/limits.h"
+
+#include <fmt/format.h>
+
+namespace culprit::limits {
+
+const std::vector<Entry>& all() {
+  static const std::vector<Entry> entries = {
+      {"json_depth", kJsonDepth, "levels", "nesting of arrays and objects in a JSON document"},
+      {"context_bytes", kContextBytes, "bytes", "a workload context (context.json or a request's context)"},
+      {"context_nodes", kContextNodes, "nodes", "entries of a context's \"nodes\""},
+      {"observation_line", kObservationLine, "bytes", "one NDJSON line of observations"},
+      {"log_line", kLogLine, "bytes", "bytes kept of one log line (the rest is skipped and counted)"},
+      {"evidence_text", kEvidenceText, "bytes", "a log line quoted as evidence"},
+      {"events_per_file", kEventsPerFile, "events", "events kept per log file (the rest are counted)"},
+      {"events_per_request", kEventsPerRequest, "events", "events kept per service attribution, all streams together (the rest are counted)"},
+      {"summary_bytes", kSummaryBytes, "bytes", "a symptom's summary or an outcome's reason"},
+      {"rule_file_bytes", kRuleFileBytes, "bytes", "one .attr file"},
+      {"catalog_bytes", kCatalogBytes, "bytes", "all .attr files of a catalog together"},
+      {"expr_depth", kExprDepth, "levels", "nesting of one rule expression"},
+      {"expr_alternatives", kExprAlternatives, "operands", "operands of one chain of a binary operator"},
+      {"in_list", kInList, "elements", "elements of an `in [...]` list"},
+      {"regex_bytes", kRegexBytes, "bytes", "one regex"},
+      {"regex_repeat", kRegexRepeat, "repetitions", "the bounds of a counted repeat {n,m}"},
+      {"diagnostics", kDiagnostics, "errors", "errors printed per run"},
+      {"diagnostic_bytes", kDiagnosticBytes, "bytes", "a diagnostic's message and quoted source line"},
+      {"max_body", kMaxBody, "bytes", "a request body, after decompression (--max-body)"},
+      {"max_session_bytes", kMaxSessionBytes, "bytes", "evidence held for one session or one-shot request (--max-session-bytes)"},
+      {"max_total_bytes", kMaxTotalBytes, "bytes", "evidence and bodies held by the service (--max-total-bytes)"},
+      {"max_sessions", kMaxSessions, "sessions", "open sessions (--max-sessions)"},
+      {"request_head", kRequestHead, "bytes", "a request's line and headers"},
+      {"header_line", kHeaderLine, "bytes", "the request line or one header line"},
+      {"header_count", kHeaderCount, "fields", "header fields of one request"},
+      {"connections", kConnections, "connections", "open client connections (--max-connections)"},
+      {"requests_per_connection", kRequestsPerConnection, "requests", "requests answered on one connection"},
+      {"header_timeout", kHeaderTimeoutSeconds, "seconds", "first byte of a request to the end of its headers (--header-timeout)"},
+      {"request_timeout", kRequestTimeoutSeconds, "seconds", "first byte of a request to the end of its body (--request-timeout)"},
+      {"write_timeout", kWriteTimeoutSeconds, "seconds", "time for a client to take an answer (--write-timeout)"},
+      {"keep_alive", kKeepAliveSeconds, "seconds", "idle time between requests on a connection (--keep-alive)"},
+      {"drain_timeout", kDrainTimeoutSeconds, "seconds", "time requests in flight get after SIGTERM (--drain-timeout)"},
+  };
+  return entries;
+}
+
+std::string exceeded(std::string_view name, uint64_t max, std::string_view what, std::string_view where) {
+  if (where.empty()) return fmt::format("limit {} exceeded: {} (at most {})", name, what, max);
+  return fmt::format("limit {} exceeded: {} (at most {}) at {}", name, what, max, where);
+}
+
+}  // namespace culprit::limits

@@ -1,0 +1,94 @@
+// Every bound Culprit puts on its input, in one place.
+//
+// Hostile or broken input (a context nested 100,000 deep, 50 MB of rules, a
+// regex with a repeat of 30,000, a client that sends one header line every 5
+// seconds) must get a clear error, never a crash, a hang or unbounded
+// memory. Each bound below has a stable name; exceeding it is reported as
+//
+//   limit NAME exceeded: WHAT (at most MAX) at WHERE
+//
+// by every front end: the compiler as a diagnostic (codes E0701..E0799,
+// docs/language.md), the runtime as its error text or a coverage entry, the
+// service as a 4xx answer whose details carry {"limit": MAX, "name": NAME}.
+// docs/robustness.md lists them all with their behaviour and tests;
+// tests/base/limits_test.cpp checks that the list and the document agree.
+//
+// The values are chosen far above anything real (the bundled catalog's
+// longest regex is under 1 KiB, its deepest expression under 10 levels; the
+// largest training jobs run on ~12,500 nodes) and far below what would hurt
+// (stack depth, seconds of compile time, gigabytes). The service's sizes and
+// deadlines are defaults its options override (docs/service.md); the others
+// are fixed.
+//
+// Thread-safety: constants only.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace culprit::limits {
+
+// ---------------------------------------------------------------- JSON
+// Nesting of arrays and objects in any JSON document Culprit reads
+// (context.json, observations, service bodies). Real documents nest < 5.
+inline constexpr size_t kJsonDepth = 64;
+
+// ------------------------------------------------------------- context
+inline constexpr size_t kContextBytes = 4u << 20;   // context.json, or the context of a request
+inline constexpr size_t kContextNodes = 32768;      // entries of "nodes"
+
+// -------------------------------------------------------- observations
+inline constexpr size_t kObservationLine = 16u << 20;  // one NDJSON line (observations.jsonl, bodies)
+
+// ---------------------------------------------------------------- logs
+inline constexpr size_t kLogLine = 1u << 20;         // bytes kept of one log line (the rest is counted)
+inline constexpr size_t kEvidenceText = 4096;        // bytes of a line quoted as evidence
+inline constexpr size_t kEventsPerFile = 100000;     // events kept per file (the rest are counted)
+inline constexpr size_t kEventsPerRequest = 50000;   // service: events kept per attribution, all streams together
+inline constexpr size_t kSummaryBytes = 4096;        // a symptom's summary, an outcome's reason
+
+// --------------------------------------------------------------- rules
+inline constexpr size_t kRuleFileBytes = 1u << 20;   // one .attr file (the largest bundled one is 32 KB)
+inline constexpr size_t kCatalogBytes = 4u << 20;    // all .attr files of a catalog together (bundled: 240 KB)
+inline constexpr size_t kExprDepth = 128;            // nesting of one expression (parentheses, calls, not, -)
+inline constexpr size_t kExprAlternatives = 512;     // operands of one chain of `or`, `and`, `+`, ...
+inline constexpr size_t kInList = 1024;              // elements of an `in [...]` list
+inline constexpr size_t kRegexBytes = 16384;         // one regex
+inline constexpr size_t kRegexRepeat = 1000;         // a bounded repeat {n,m}: n and m
+inline constexpr size_t kDiagnostics = 20;           // errors printed per run (then "too many errors")
+inline constexpr size_t kDiagnosticBytes = 1024;     // a diagnostic's message and its quoted source line
+
+// ------------------------------------------------------------- service
+inline constexpr size_t kMaxBody = 64u << 20;              // request body (after decompression)
+inline constexpr size_t kMaxSessionBytes = 512u << 20;     // evidence held per session / one-shot request
+inline constexpr size_t kMaxTotalBytes = 2048u << 20;      // evidence and bodies held by the whole service
+inline constexpr size_t kMaxSessions = 1000;               // open sessions
+inline constexpr size_t kRequestHead = 64u << 10;          // request line + headers
+inline constexpr size_t kHeaderLine = 8u << 10;            // one header line, or the request line
+inline constexpr size_t kHeaderCount = 100;                // header fields of one request
+inline constexpr size_t kConnections = 1024;               // open client connections
+inline constexpr size_t kRequestsPerConnection = 1000;     // then the connection is closed after its answer
+inline constexpr int kHeaderTimeoutSeconds = 10;           // first byte of a request -> end of its headers
+inline constexpr int kRequestTimeoutSeconds = 60;          // first byte of a request -> end of its body
+inline constexpr int kWriteTimeoutSeconds = 10;            // an answer must be taken by the client in this time
+inline constexpr int kKeepAliveSeconds = 5;                // idle time between requests on one connection
+inline constexpr int kDrainTimeoutSeconds = 10;            // SIGTERM: requests in flight get this long
+
+// One entry per limit, for documentation and tests.
+struct Entry {
+  std::string_view name;   // the stable name used in messages ("json_depth")
+  uint64_t value;          // its (default) value
+  std::string_view unit;   // "bytes", "levels", "seconds", ...
+  std::string_view what;   // what it bounds
+};
+const std::vector<Entry>& all();
+
+// "limit NAME exceeded: WHAT (at most MAX)" plus " at WHERE" when `where`
+// is not empty. `what` says what was found ("the context lists 1000000
+// nodes"), `where` where (a file, a JSON pointer, a line).
+std::string exceeded(std::string_view name, uint64_t max, std::string_view what, std::string_view where = {});
+
+}  // namespace culprit::limits

@@ -1,0 +1,205 @@
+// service/http: the request parser and body, and the service in-process
+// (the same routes and limits as over a socket, issue 12).
+#include "service/http.h"
+
+#include <doctest/doctest.h>
+#include <zlib.h>
+
+#include <string>
+#include <vector>
+
+#include "base/limits.h"
+#include "service/server.h"
+#include "tests/support/test_support.h"
+
+using namespace culprit;
+using namespace culprit::service;
+
+namespace {
+
+RequestParser::Limits small_limits() { return {4096, 1024, 20, 1 << 20}; }
+
+// Feeds `bytes` in pieces of `step` and collects complete requests.
+std::vector<HttpRequest> parse_all(const std::string& bytes, size_t step, RequestParser& p) {
+  std::vector<HttpRequest> out;
+  size_t pos = 0;
+  std::string pending;
+  while (pos < bytes.size() || !pending.empty()) {
+    if (pending.empty()) {
+      pending = bytes.substr(pos, step);
+      pos += step;
+    }
+    size_t used = p.feed(pending.data(), pending.size());
+    pending.erase(0, used);
+    if (p.state() == RequestParser::State::Error) break;
+    if (p.state() == RequestParser::State::Complete) out.push_back(p.take());
+    else if (used == 0 && pos >= bytes.size()) break;
+  }
+  return out;
+}
+
+std::string body_of(HttpRequest& r) {
+  std::string out;
+  r.body.read([&](const char* d, size_t n) { out.append(d, n); return true; }, 1 << 30);
+  return out;
+}
+
+int error_for(const std::string& bytes) {
+  RequestParser p(small_limits());
+  parse_all(bytes, bytes.size(), p);
+  return p.state() == RequestParser::State::Error ? p.error_status() : 0;
+}
+
+}  // namespace
+
+TEST_CASE("RequestParser: pipelined requests, byte by byte or all at once") {
+  std::string two = "GET /a?x=1&y=%41+b HTTP/1.1\r\nHost: h\r\nX-Y:  v \r\n\r\n"
+                    "POST /b HTTP/1.1\r\nContent-Length: 5\r\n\r\nhelloGET /c HTTP/1.0\r\n\r\n";
+  for (size_t step : {size_t(1), size_t(7), two.size()}) {
+    CAPTURE(step);
+    RequestParser p(small_limits());
+    auto reqs = parse_all(two, step, p);
+    REQUIRE(reqs.size() == 3);
+    CHECK(reqs[0].method == "GET");
+    CHECK(reqs[0].path == "/a");
+    CHECK(reqs[0].param("y") == "A b");
+    CHECK(reqs[0].header("x-y") == "v");
+    CHECK(reqs[0].keep_alive());
+    CHECK(body_of(reqs[1]) == "hello");
+    CHECK(reqs[2].minor_version == 0);
+    CHECK_FALSE(reqs[2].keep_alive());
+  }
+}
+
+TEST_CASE("RequestParser: chunked bodies, with extensions and trailers") {
+  std::string req = "POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nT: 1\r\n\r\n";
+  for (size_t step : {size_t(1), size_t(3), req.size()}) {
+    RequestParser p(small_limits());
+    auto reqs = parse_all(req, step, p);
+    REQUIRE(reqs.size() == 1);
+    CHECK(reqs[0].chunked);
+    CHECK(body_of(reqs[0]) == "hello world");
+  }
+}
+
+TEST_CASE("RequestParser: framing and size errors get the status RFC 9112 asks for") {
+  CHECK(error_for("POST / HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nab") == 400);  // issue 12 #16
+  CHECK(error_for("POST / HTTP/1.1\r\nContent-Length: 1, 1\r\n\r\na") == 400);
+  CHECK(error_for("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 1\r\n\r\n") == 400);
+  CHECK(error_for("POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n") == 501);
+  CHECK(error_for("POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n") == 400);
+  CHECK(error_for("GET / HTTP/2.0\r\n\r\n") == 505);
+  CHECK(error_for("GET / HTTP/1.1\r\n folded: x\r\n\r\n") == 400);
+  CHECK(error_for("GET / HTTP/1.1\r\nBad Name: x\r\n\r\n") == 400);
+  CHECK(error_for("GET /" + std::string(2000, 'a') + " HTTP/1.1\r\n\r\n") == 414);
+  CHECK(error_for("GET / HTTP/1.1\r\nX: " + std::string(2000, 'a') + "\r\n\r\n") == 431);
+  std::string many = "GET / HTTP/1.1\r\n";
+  for (int i = 0; i < 30; ++i) many += "X" + std::to_string(i) + ": y\r\n";
+  CHECK(error_for(many + "\r\n") == 431);
+  CHECK(error_for("POST / HTTP/1.1\r\nContent-Length: 2000000\r\n\r\n") == 413);
+  CHECK(error_for("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nFFFFFFFFF\r\n") == 413);
+  CHECK(error_for("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n") == 400);
+  CHECK(error_for("\x16\x03\x01 binary\r\n\r\n") == 400);
+  CHECK(error_for("GET / HTTP/1.1\r\n\r\n") == 0);
+}
+
+TEST_CASE("RequestBody: gzip is decoded as it is read, and bounded") {
+  std::string plain(100000, 'x');
+  uLongf n = compressBound(plain.size()) + 64;
+  std::string z(n, '\0');
+  // A zlib stream (what "deflate" means in HTTP).
+  REQUIRE(compress(reinterpret_cast<Bytef*>(z.data()), &n, reinterpret_cast<const Bytef*>(plain.data()), plain.size()) == Z_OK);
+  z.resize(n);
+  {
+    RequestBody b;
+    b.append(z.data(), z.size());
+    b.set_encoding("deflate");
+    std::string out;
+    CHECK(b.read([&](const char* d, size_t k) { out.append(d, k); return true; }, 1 << 20) == RequestBody::ReadStatus::Ok);
+    CHECK(out == plain);
+  }
+  {
+    RequestBody b;
+    b.append(z.data(), z.size());
+    b.set_encoding("deflate");
+    CHECK(b.read([](const char*, size_t) { return true; }, 50000) == RequestBody::ReadStatus::TooLarge);
+  }
+  {
+    RequestBody b;
+    b.append("not compressed", 14);
+    b.set_encoding("gzip");
+    CHECK(b.read([](const char*, size_t) { return true; }, 1 << 20) == RequestBody::ReadStatus::BadEncoding);
+  }
+}
+
+namespace {
+struct Counting : BodyCharge {
+  size_t released = 0;
+  void release(size_t n) override { released += n; }
+};
+}  // namespace
+
+TEST_CASE("RequestBody: its charge is released as it is read, and all of it") {
+  Counting c;
+  RequestBody b;
+  std::string piece(300000, 'a');
+  b.append(piece.data(), piece.size());
+  b.set_charge(&c, 320000);
+  size_t seen_before_first = c.released;
+  b.read([&](const char*, size_t) { return true; }, 1 << 30);
+  CHECK(seen_before_first == 0);
+  CHECK(c.released == 320000);
+}
+
+namespace {
+
+std::shared_ptr<const Attributor> tiny_attributor() {
+  auto program = culprit::testing::program_for(R"(
+extractor Err from app {
+  match /ERR (?<code>\d+)/
+  emit app.err { code: int(code) }
+  test { line "ERR 5" expect app.err { code: 5 } }
+  test { line "OK" expect none }
+}
+)");
+  return std::make_shared<const Attributor>(program);
+}
+
+std::string post(const std::string& path, const std::string& type, const std::string& body, const std::string& extra = "") {
+  return "POST " + path + " HTTP/1.1\r\nHost: x\r\nContent-Type: " + type + "\r\nContent-Length: " +
+         std::to_string(body.size()) + "\r\n" + extra + "\r\n" + body;
+}
+
+size_t count(const std::string& s, const std::string& what) {
+  size_t n = 0;
+  for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("InProcessService: pipelined requests answered in order, limits as errors") {
+  ServiceConfig cfg;
+  InProcessService svc(cfg, tiny_attributor());
+  std::string ndjson = "{\"workload_id\":\"w\",\"nodes\":[\"n1\"]}\n{\"host\":\"n1\",\"source\":\"app\",\"text\":\"ERR 7\"}\n";
+  std::string out = svc.handle_bytes("GET /healthz HTTP/1.1\r\n\r\n" + post("/v1/attributions", "application/x-ndjson", ndjson) +
+                                     "GET /nothing HTTP/1.1\r\n\r\n");
+  CHECK(count(out, "HTTP/1.1 ") == 3);
+  CHECK(out.find("HTTP/1.1 200") < out.find("culprit.verdict/v1"));
+  CHECK(out.find("HTTP/1.1 404") > out.find("culprit.verdict/v1"));
+  // A context nested 100,000 deep: 400 limit_exceeded, not a crash.
+  std::string deep = "{\"workload_id\":\"x\",\"nodes\":[" + std::string(100000, '[') + std::string(100000, ']') + "]}";
+  out = svc.handle_bytes(post("/v1/workloads", "application/json", deep));
+  CHECK(out.find("HTTP/1.1 400") == 0);
+  CHECK(out.find("json_depth") != std::string::npos);
+  // Repeated keys and an exit code out of range are refused.
+  out = svc.handle_bytes(post("/v1/workloads", "application/json", R"({"workload_id":"a","workload_id":"b","nodes":[]})"));
+  CHECK(out.find("duplicate key") != std::string::npos);
+  out = svc.handle_bytes(post("/v1/workloads", "application/json",
+                              R"({"workload_id":"a","nodes":[],"terminal":{"exit_code":9223372036854775808}})"));
+  CHECK(out.find("out of range") != std::string::npos);
+  // Content-Encoding br: 415.
+  out = svc.handle_bytes(post("/v1/attributions", "application/x-ndjson", ndjson, "Content-Encoding: br\r\n"));
+  CHECK(out.find("HTTP/1.1 415") == 0);
+  CHECK(svc.budget_in_use() == 0);  // nothing of these requests is still charged
+}
