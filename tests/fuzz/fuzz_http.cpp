@@ -19,7 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     cfg.max_sessions = 64;
     cfg.max_total_bytes = 256u << 20;
     cfg.access_log = false;
-    return new culprit::service::InProcessService(cfg, std::make_shared<const culprit::Attributor>(culprit::fuzz::small_program()));
+    return new culprit::service::InProcessService(cfg, std::make_shared<const culprit::Attributor>(culprit::fuzz::small_program(), std::make_shared<const culprit::RecoveryTable>()));
   }();
   std::string out = svc->handle_bytes(std::string_view(reinterpret_cast<const char*>(data), size));
   size_t pos = 0;

@@ -162,7 +162,7 @@ extractor Err from app {
   test { line "OK" expect none }
 }
 )");
-  return std::make_shared<const Attributor>(program);
+  return std::make_shared<const Attributor>(program, std::make_shared<const RecoveryTable>());  // no classes: recommends nothing
 }
 
 std::string post(const std::string& path, const std::string& type, const std::string& body, const std::string& extra = "") {
