@@ -185,8 +185,8 @@ TEST_CASE("InProcessService: pipelined requests answered in order, limits as err
   std::string out = svc.handle_bytes("GET /healthz HTTP/1.1\r\n\r\n" + post("/v1/attributions", "application/x-ndjson", ndjson) +
                                      "GET /nothing HTTP/1.1\r\n\r\n");
   CHECK(count(out, "HTTP/1.1 ") == 3);
-  CHECK(out.find("HTTP/1.1 200") < out.find("culprit.verdict/v1"));
-  CHECK(out.find("HTTP/1.1 404") > out.find("culprit.verdict/v1"));
+  CHECK(out.find("HTTP/1.1 200") < out.find("culprit.verdict/v2"));
+  CHECK(out.find("HTTP/1.1 404") > out.find("culprit.verdict/v2"));
   // A context nested 100,000 deep: 400 limit_exceeded, not a crash.
   std::string deep = "{\"workload_id\":\"x\",\"nodes\":[" + std::string(100000, '[') + std::string(100000, ']') + "]}";
   out = svc.handle_bytes(post("/v1/workloads", "application/json", deep));
