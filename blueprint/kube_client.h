@@ -101,4 +101,21 @@ class KubeClient {
 // null, "" or malformed.
 std::optional<int64_t> kube_time(const nlohmann::json& j);
 
+// Field access on Kubernetes objects as the API serves them, where any field
+// may be absent or of another type: the value when it is a string (object,
+// array), else "" (an empty object, array) that lives for the program.
+namespace kube_json {
+inline std::string str(const nlohmann::json& j, const char* key) {
+  return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
+}
+inline const nlohmann::json& obj(const nlohmann::json& j, const char* key) {
+  static const nlohmann::json empty = nlohmann::json::object();
+  return j.is_object() && j.contains(key) && j[key].is_object() ? j[key] : empty;
+}
+inline const nlohmann::json& arr(const nlohmann::json& j, const char* key) {
+  static const nlohmann::json empty = nlohmann::json::array();
+  return j.is_object() && j.contains(key) && j[key].is_array() ? j[key] : empty;
+}
+}  // namespace kube_json
+
 }  // namespace culprit::blueprint

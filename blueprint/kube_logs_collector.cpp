@@ -15,22 +15,13 @@
 namespace culprit::blueprint {
 
 using json = nlohmann::json;
+using kube_json::arr;
+using kube_json::obj;
+using kube_json::str;
 
 namespace {
 
 const char* kControlPlane = "kubernetes";
-
-std::string str(const json& j, const char* key) {
-  return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
-}
-const json& obj(const json& j, const char* key) {
-  static const json empty = json::object();
-  return j.is_object() && j.contains(key) && j[key].is_object() ? j[key] : empty;
-}
-const json& arr(const json& j, const char* key) {
-  static const json empty = json::array();
-  return j.is_object() && j.contains(key) && j[key].is_array() ? j[key] : empty;
-}
 
 std::optional<int64_t> event_time(const json& e) {
   for (const char* k : {"lastTimestamp", "eventTime", "firstTimestamp"})

@@ -20,6 +20,9 @@
 namespace culprit::blueprint {
 
 using json = nlohmann::json;
+using kube_json::arr;
+using kube_json::obj;
+using kube_json::str;
 
 namespace {
 
@@ -27,18 +30,6 @@ constexpr int64_t kSecond = 1000000000;
 
 int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-std::string str(const json& j, const char* key) {
-  return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
-}
-const json& obj(const json& j, const char* key) {
-  static const json empty = json::object();
-  return j.is_object() && j.contains(key) && j[key].is_object() ? j[key] : empty;
-}
-const json& arr(const json& j, const char* key) {
-  static const json empty = json::array();
-  return j.is_object() && j.contains(key) && j[key].is_array() ? j[key] : empty;
 }
 
 struct Condition {

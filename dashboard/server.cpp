@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "base/sha256.h"
+#include "base/stop_signals.h"
 #include "base/timestamp.h"
 #include "blueprint/store_reader.h"
 #include "dashboard/assets.h"
@@ -526,29 +527,10 @@ void request_stop() { g_stop.store(true); }
 
 int run_dashboard(const DashboardConfig& config) {
   signal(SIGPIPE, SIG_IGN);  // a browser that goes away is a failed write, not a dead process
-  // SIGTERM/SIGINT are blocked in every thread and taken by one waiter, so
-  // no socket call in a worker is interrupted: requests in flight finish.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  std::atomic<bool> finished{false};
-  std::thread waiter([&] {
-    timespec tick{0, 100 * 1000 * 1000};
-    while (!finished.load())
-      if (sigtimedwait(&stop_signals, nullptr, &tick) > 0) g_stop.store(true);
-  });
-  int rc = 3;
-  try {
+  return run_until_stop_signal(g_stop, "culprit dashboard", [&] {
     Dashboard d(config);
-    rc = d.run();
-  } catch (const std::exception& e) {
-    std::cerr << "culprit dashboard: internal error: " << e.what() << "\n";
-  }
-  finished = true;
-  waiter.join();
-  return rc;
+    return d.run();
+  });
 }
 
 }  // namespace culprit::dashboard

@@ -20,6 +20,7 @@
 
 #include "base/limits.h"
 #include "base/sha256.h"
+#include "base/stop_signals.h"
 #include "base/text_util.h"
 #include "base/timestamp.h"
 #include "compiler/catalog_loader.h"
@@ -1157,30 +1158,11 @@ int run_server(const ServiceConfig& config) {
   // with every thread that once held a large request.
   mallopt(M_ARENA_MAX, 2);
 #endif
-  // SIGTERM/SIGINT are blocked in every thread (the mask is inherited by the
-  // threads created below) and taken by one waiter, so no socket call in a
-  // worker is ever interrupted by them: in-flight requests finish normally.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  std::atomic<bool> finished{false};
-  std::thread waiter([&] {
-    timespec tick{0, 100 * 1000 * 1000};
-    while (!finished.load())
-      if (sigtimedwait(&stop_signals, nullptr, &tick) > 0) g_stop.store(true);
-  });
-  int rc = 3;
-  try {
+  // In-flight requests finish when SIGTERM/SIGINT arrive (base/stop_signals.h).
+  return run_until_stop_signal(g_stop, "culprit serve", [&] {
     Service service(config);
-    rc = service.run();
-  } catch (const std::exception& e) {
-    std::cerr << "culprit serve: internal error: " << e.what() << "\n";
-  }
-  finished = true;
-  waiter.join();
-  return rc;
+    return service.run();
+  });
 }
 
 }  // namespace culprit::service
