@@ -485,10 +485,10 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
     for (const auto& [key, n] : named) {
       const auto& [kind, host] = key;
       std::string where;
-      if (n.nearest_before_ns) where = fmt::format("the nearest {} before the window's start", format_duration(*n.nearest_before_ns));
+      if (n.nearest_before_ns) where = fmt::format("the nearest {} before the window", format_duration(*n.nearest_before_ns));
       if (n.nearest_after_ns)
-        where += fmt::format("{}the nearest {} after its end", where.empty() ? "" : ", ", format_duration(*n.nearest_after_ns));
-      cov.warnings.push_back(fmt::format("{}{} line{} of a possible cause ({}) on {} outside the scope, not used: {}",
+        where += fmt::format("{}the nearest {} after it", where.empty() ? "" : ", ", format_duration(*n.nearest_after_ns));
+      cov.warnings.push_back(fmt::format("{}{} line{} of a possible cause ({}) on {} outside the scope: {}",
                                          n.count > ScanResult::kOutOfScopeSamples ? "at least " : "", n.count,
                                          n.count == 1 ? "" : "s", kind, host, where));
     }

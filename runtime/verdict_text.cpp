@@ -174,6 +174,27 @@ std::string demote_reason(const Symptom& s) { return s.demoted_by ? s.demoted_by
 std::string demote_rule(const Symptom& s) { return s.demoted_by ? s.demoted_by->rule : ""; }
 std::string no_reason(const Symptom&) { return ""; }
 
+// The recommendation in one line: the job's action in words, then each
+// node action with what it acts on ("restart the job without node-03;
+// reset_gpu node-03 (pci 0000:1c:00.0)"). The JSON verdict carries the
+// reasons, rules, table entries and evidence behind each (docs/recovery.md).
+std::string next_steps(const Recommendation& r) {
+  std::vector<std::string> parts;
+  const auto& job = r.job;
+  if (job.action == "restart") parts.push_back("restart the job");
+  else if (job.action == "restart_excluding") parts.push_back(fmt::format("restart the job without {}", fmt::join(job.nodes, ", ")));
+  else if (job.action == "stop_fix_config") parts.push_back("do not resubmit until its configuration changes");
+  else if (job.action == "stop_fix_code") parts.push_back("do not resubmit until its code changes");
+  else if (job.action == "none") parts.push_back("no action for the job");
+  for (const auto& n : r.nodes) {
+    std::vector<std::string> target;
+    for (const auto& [k, v] : n.target) target.push_back(fmt::format("{} {}", k, v));
+    parts.push_back(target.empty() ? fmt::format("{} {}", n.action, n.node)
+                                   : fmt::format("{} {} ({})", n.action, n.node, fmt::join(target, ", ")));
+  }
+  return fmt::format("{}", fmt::join(parts, "; "));
+}
+
 std::string catalog_label(const EngineInfo& e) {
   std::vector<std::string> parts;
   for (const auto& p : e.catalog_parts) parts.push_back(p.version.empty() ? p.name : p.name + " " + p.version);
@@ -285,6 +306,9 @@ std::string Report::render() {
                 .add(o.culprit_nodes.empty() ? std::string("none (not a node fault)") : fmt::format("{}", fmt::join(o.culprit_nodes, ", ")),
                      st_.bold())
                 .str();
+  if (o.status == "attributed") {
+    if (std::string next = next_steps(v_.recommendation); !next.empty()) out_ += wrapped("  next: ", "    ", next, opt_.width, "", st_);
+  }
   if (!o.overridden_by.empty()) out_ += wrapped("  ", "    ", fmt::format("decided by {}: {}", o.overridden_by, o.override_reason), opt_.width, "", st_);
   if (o.status == "unattributed" && o.overridden_by.empty())
     out_ += wrapped("  ", "  ", "no rule established a cause from the evidence; the symptoms below are not enough to name one",

@@ -97,6 +97,35 @@ TEST_CASE("text report: the cascade is one line per (kind, reason) with counts a
   CHECK(lines.back() == "verdict: attributed hardware / gpu.fallen_off_bus on node-01 (1 cause, 3 downstream)");
 }
 
+TEST_CASE("text report: the recommendation is one line under the culprit nodes, only when attributed") {
+  auto v = attributed(1);
+  v.recommendation.job.scope = "job";
+  v.recommendation.job.action = "restart_excluding";
+  v.recommendation.job.nodes = {"node-01"};
+  RecommendedAction drain;
+  drain.scope = "node";
+  drain.node = "node-01";
+  drain.action = "drain";
+  RecommendedAction reset = drain;
+  reset.action = "reset_gpu";
+  reset.target = {{"pci", "0000:3b:00"}};
+  v.recommendation.nodes = {drain, reset};
+  auto lines = lines_of(verdict_to_text(v, {}));
+  CHECK(lines[4] == "  culprit nodes: node-01");
+  CHECK(lines[5] == "  next: restart the job without node-01; drain node-01; reset_gpu node-01 (pci 0000:3b:00)");
+
+  v.recommendation = Recommendation{};
+  v.recommendation.job.action = "stop_fix_code";
+  lines = lines_of(verdict_to_text(v, {}));
+  CHECK(lines[5] == "  next: do not resubmit until its code changes");
+
+  // Not attributed: the job action is `none` and nothing is said.
+  v.outcome.status = "unattributed";
+  v.recommendation = Recommendation{};
+  v.recommendation.job.action = "none";
+  CHECK(verdict_to_text(v, {}).find("next:") == std::string::npos);
+}
+
 TEST_CASE("text report: plural forms") {
   auto one = verdict_to_text(attributed(1), {});
   CHECK(one.find("Downstream, demoted: 1 symptom on 1 node\n") != std::string::npos);
