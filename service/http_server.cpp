@@ -7,11 +7,14 @@
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -113,7 +116,24 @@ struct HttpServer::Impl {
 
   // ------------------------------------------------------------ workers
 
+  // The event loop accepts, reads requests, answers /healthz and sends every
+  // reply; the workers compute verdicts. When the verdicts take every core,
+  // a loop thread at the workers' priority waits its turn behind them and
+  // /healthz answers late, so each worker runs a few nice levels below the
+  // loop (Linux keeps a nice value per thread; the scan threads a worker
+  // starts inherit it). Lowering one's own priority needs no privilege; if
+  // it fails, the worker runs at the loop's priority, as before.
+  static void lower_worker_priority() {
+    constexpr int kWorkerNiceIncrement = 5;
+    const auto tid = static_cast<id_t>(::syscall(SYS_gettid));
+    errno = 0;
+    const int now = ::getpriority(PRIO_PROCESS, tid);
+    if (now == -1 && errno != 0) return;
+    (void)::setpriority(PRIO_PROCESS, tid, std::min(19, now + kWorkerNiceIncrement));
+  }
+
   void worker_loop() {
+    lower_worker_priority();
     for (;;) {
       Job job;
       {
