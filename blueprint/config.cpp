@@ -114,7 +114,10 @@ class Reader {
     }
     std::map<std::string, int> seen;
     for (auto it = n.begin(); it != n.end(); ++it) {
-      const YAML::Node& k = it->first;
+      // A copy: yaml-cpp's iterator hands out a temporary pair, so a
+      // reference to its `first` dangles after this statement (ASan's
+      // stack-use-after-scope). Nodes are reference-counted handles.
+      const YAML::Node k = it->first;
       if (!k.IsScalar()) {
         error("B0103", k, fmt::format("keys of '{}' must be plain names", where));
         continue;
