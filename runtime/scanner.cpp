@@ -599,14 +599,11 @@ class Scanner::Stream {
     } else if (lt.has_wall) {
       wall = lt.wall_ns;
       origin = "line";
-      if (lt.has_boot) {
-        bool first_anchor = !anchor_;
-        anchor_ = lt.wall_ns - lt.boot_ns;
-        if (first_anchor) resolve_pending_boot();
-      }
+      if (lt.has_boot)
+        if (auto a = anchor_from(lt.wall_ns, lt.boot_ns)) learn_anchor(*a);
     } else if (lt.has_boot && anchor_) {
-      wall = *anchor_ + lt.boot_ns;
-      origin = "boot-anchored";
+      wall = anchored(*anchor_, lt.boot_ns);
+      if (wall) origin = "boot-anchored";
     }
     if (wall) learn_wall(*wall);
     std::optional<int64_t> effective = wall ? wall : last_wall_;
@@ -661,11 +658,27 @@ class Scanner::Stream {
   std::optional<int64_t> own_time(std::string_view text) {
     LineTime lt = line_time(text, opt_);
     if (lt.has_wall) {
-      if (lt.has_boot) learn_anchor(lt.wall_ns - lt.boot_ns);
+      if (lt.has_boot)
+        if (auto a = anchor_from(lt.wall_ns, lt.boot_ns)) learn_anchor(*a);
       return lt.wall_ns;
     }
-    if (lt.has_boot && anchor_) return *anchor_ + lt.boot_ns;
+    if (lt.has_boot && anchor_) return anchored(*anchor_, lt.boot_ns);
     return std::nullopt;
+  }
+
+  // Wall stamps and boot seconds each fit in int64 nanoseconds, their sums
+  // need not (a stamp near 2262 plus a long uptime): a line whose boot time
+  // cannot be placed on the wall clock gets no anchored time, and a pair
+  // whose difference overflows anchors nothing.
+  static std::optional<int64_t> anchored(int64_t anchor, int64_t boot_ns) {
+    int64_t wall;
+    if (__builtin_add_overflow(anchor, boot_ns, &wall)) return std::nullopt;
+    return wall;
+  }
+  static std::optional<int64_t> anchor_from(int64_t wall_ns, int64_t boot_ns) {
+    int64_t anchor;
+    if (__builtin_sub_overflow(wall_ns, boot_ns, &anchor)) return std::nullopt;
+    return anchor;
   }
 
   void learn_anchor(int64_t anchor) {
@@ -759,10 +772,11 @@ class Scanner::Stream {
     const char* origin = "line";
     if (lt.has_wall) {
       wall = lt.wall_ns;
-      if (lt.has_boot) learn_anchor(lt.wall_ns - lt.boot_ns);
+      if (lt.has_boot)
+        if (auto a = anchor_from(lt.wall_ns, lt.boot_ns)) learn_anchor(*a);
     } else if (lt.has_boot && anchor_) {
-      wall = *anchor_ + lt.boot_ns;
-      origin = "boot-anchored";
+      wall = anchored(*anchor_, lt.boot_ns);
+      if (wall) origin = "boot-anchored";
     }
     std::optional<int64_t> inherited;
     if (!wall && !lt.has_boot) {
@@ -779,8 +793,8 @@ class Scanner::Stream {
   void resolve_pending_boot() {
     for (size_t idx : pending_boot_) {
       auto& e = result_.events[idx];
-      e.where.ts = *anchor_ + *e.where.ts;
-      e.where.ts_origin = "boot-anchored";
+      e.where.ts = anchored(*anchor_, *e.where.ts);
+      e.where.ts_origin = e.where.ts ? "boot-anchored" : "";
     }
     pending_boot_.clear();
   }

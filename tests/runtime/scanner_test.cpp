@@ -200,6 +200,24 @@ TEST_CASE("scan_file: dmesg boot seconds are anchored by a syslog line carrying 
   CHECK(r.events_without_time == 0);
 }
 
+TEST_CASE("scan_file: boot seconds that cannot be placed on the wall clock give no time, not an overflow") {
+  // The anchor line is a second before the end of int64 nanoseconds (year
+  // 2262); the uptimes before and after it reach past that end. Found by
+  // fuzz_timestamp (UBSan: signed overflow in anchor + boot seconds).
+  Fixture fx;
+  auto r = fx.scan(fx.file("node-02", "kernel",
+                           "[99999.000000] NVRM: Xid (PCI:0000:3b:00): 79, before the anchor\n"
+                           "2262-04-11T23:47:15Z node-02 kernel: [    1.000000] NVRM: Xid (PCI:0000:3b:00): 48, the anchor\n"
+                           "[99999.000000] NVRM: Xid (PCI:0000:3b:00): 31, after the anchor\n"));
+  REQUIRE(r.events.size() == 3);
+  CHECK_FALSE(r.events[0].where.ts.has_value());
+  CHECK(r.events[0].where.ts_origin.empty());
+  REQUIRE(r.events[1].where.ts.has_value());
+  CHECK(r.events[1].where.ts_origin == "line");
+  CHECK_FALSE(r.events[2].where.ts.has_value());
+  CHECK(r.events[2].where.ts_origin.empty());
+}
+
 TEST_CASE("scan_file: boot seconds that are never anchored give no time (order only)") {
   Fixture fx;
   auto r = fx.scan(fx.file("node-02", "kernel",
