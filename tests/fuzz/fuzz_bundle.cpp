@@ -72,6 +72,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     switch (kind) {
       case 0:
       case 1: {
+        // Write only to a new or regular file: opening a FIFO an earlier
+        // record made (or a link to one) for writing would block the
+        // harness itself, waiting for a reader.
+        auto st = fs::symlink_status(p, ec);
+        if (fs::exists(st) && !fs::is_regular_file(st)) break;
         std::ofstream f(p, std::ios::binary);
         f << payload;
         break;
