@@ -4,7 +4,7 @@
 # as the sanitizer stage, scripts/configure-sanitized.sh) and runs them.
 # CI runs the smoke (--all 30: every target for 30 s); long runs are by hand.
 #
-#   scripts/fuzz.sh TARGET SECONDS      one target, e.g. fuzz_http 600
+#   scripts/fuzz.sh TARGET[,TARGET...] SECONDS   e.g. fuzz_http 600
 #   scripts/fuzz.sh --all SECONDS       every target, JOBS at a time
 #   scripts/fuzz.sh --build-only
 #
@@ -23,14 +23,16 @@ build=${FUZZ_BUILD_DIR:-$root/build-asan}
 jobs=${JOBS:-$(nproc)}
 targets=(fuzz_attr fuzz_observations fuzz_context fuzz_timestamp fuzz_bundle fuzz_http)
 
-usage() { echo "usage: scripts/fuzz.sh TARGET SECONDS | --all SECONDS | --build-only" >&2; exit 2; }
+usage() { echo "usage: scripts/fuzz.sh TARGET[,TARGET...] SECONDS | --all SECONDS | --build-only" >&2; exit 2; }
 [ $# -ge 1 ] || usage
 case $1 in
   --build-only) [ $# -eq 1 ] || usage; chosen=("${targets[@]}") ;;
   --all) [ $# -eq 2 ] || usage; chosen=("${targets[@]}"); seconds=$2 ;;
   -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-  *) [ $# -eq 2 ] || usage; chosen=("$1"); seconds=$2
-     [[ " ${targets[*]} " == *" $1 "* ]] || { echo "fuzz.sh: unknown target '$1' (${targets[*]})" >&2; exit 2; } ;;
+  *) [ $# -eq 2 ] || usage; IFS=, read -r -a chosen <<< "$1"; seconds=$2
+     for t in "${chosen[@]}"; do
+       [[ " ${targets[*]} " == *" $t "* ]] || { echo "fuzz.sh: unknown target '$t' (${targets[*]})" >&2; exit 2; }
+     done ;;
 esac
 if [ "$1" != --build-only ]; then
   [[ "$seconds" =~ ^[1-9][0-9]*$ ]] || { echo "fuzz.sh: SECONDS must be a positive integer, not '$seconds'" >&2; exit 2; }

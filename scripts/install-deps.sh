@@ -17,7 +17,7 @@ packages=(
   postgresql sqlite3                    # the blueprint's store tests (a real PostgreSQL server)
   clang libclang-rt-14-dev              # the sanitizer build and libFuzzer (scripts/sanitize.sh, scripts/fuzz.sh)
   python3 python3-jsonschema            # verdict schema validation in tests
-  wrk curl                              # service load benchmark (bench/service/run_wrk.sh)
+  wrk curl                              # the service load run (tests/service/check_load.py) and benchmark
   jq                                    # the curl recipes of docs/service.md (tests/service/check_recipes.sh)
   ripgrep time                          # scan benchmark peers (bench/run.sh)
   chromium fonts-dejavu-core            # the dashboard's browser test (tests/dashboard/check_browser.sh)

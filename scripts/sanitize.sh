@@ -1,50 +1,55 @@
 #!/usr/bin/env bash
-# The sanitizer stage, opt-in (scripts/test.sh runs it when CULPRIT_SANITIZE=1; docs/robustness.md
-# "Sanitizers"): clang with AddressSanitizer + UndefinedBehaviorSanitizer
-# (UBSan reports are fatal), in its own build directory (build-asan/, or
-# $SANITIZE_BUILD_DIR), building only what the sanitized tests run: the
-# culprit binary, the unit-test binaries and the fuzz targets' replay
-# drivers (no benchmarks, no libFuzzer). Then ctest on every test but those
-# listed in `skipped` below, which are left out for CI time (each says why;
-# they run in the plain build, and in full here with --all).
+# The sanitizer stage (scripts/test.sh runs it after the plain tests;
+# docs/robustness.md "Sanitizers"): clang with AddressSanitizer +
+# UndefinedBehaviorSanitizer (UBSan reports are fatal), in its own build
+# directory (build-asan/, or $SANITIZE_BUILD_DIR; configured by
+# scripts/configure-sanitized.sh, the build scripts/fuzz.sh fuzzes with),
+# building only what the sanitized tests run: the culprit binary, the
+# unit-test binaries and the libFuzzer targets (no benchmarks). Then ctest
+# on every test but those listed in `skipped` below, which are left out for
+# CI time (each says why; they run in the plain build, and in full here
+# with --all).
 #
-#   scripts/sanitize.sh [--build-only] [--all]
+#   scripts/sanitize.sh [--build-only] [--all | --skipped]
+# --all: every test; --skipped: only those the CI stage leaves out.
 # Environment: JOBS (parallel jobs, default nproc), SANITIZE_BUILD_DIR,
 # CMAKE_CXX_COMPILER_LAUNCHER (e.g. ccache; optional, CI does not set it).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${SANITIZE_BUILD_DIR:-$root/build-asan}
 jobs=${JOBS:-$(nproc)}
-build_only=0 all=0
+build_only=0 all=0 only_skipped=0
 for a in "$@"; do
   case $a in
     --build-only) build_only=1 ;;
     --all) all=1 ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
-    *) echo "usage: scripts/sanitize.sh [--build-only] [--all]" >&2; exit 2 ;;
+    --skipped) only_skipped=1 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "usage: scripts/sanitize.sh [--build-only] [--all | --skipped]" >&2; exit 2 ;;
   esac
 done
 
-# Left out of the CI stage (the plain build runs them all):
+# Left out of the CI stage for time (the plain build runs them all; --all
+# runs them here too, and docs/robustness.md "Sanitizers" gives the last
+# full run). Each leaves no code path unsanitized that a kept test does not
+# take:
 skipped=(
   '^bench: '                          # benchmark harness checks: peer tools' patterns, speed
-  '^golden verdict: .* \(jit\)$'      # the same bundles run on the interpreter here; JIT code is LLVM's, not instrumented
+  '^golden verdict: '                 # a process per diagnosis, four per bundle; "eval: examples" and "eval: real incidents" diagnose every bundle here in one process
+  '^recovery: recommendations of every example' # the same 97 diagnoses again, a process each; the eval tests compute every recommendation
   '^unit:jit: differential'           # minutes of random-expression compilation inside LLVM (uninstrumented)
   '^unit:jit: object code cache'      # repeated full-catalog compiles
   '^jit: engines and cache$'          # the same, end to end
   '^blueprint: SQLite and PostgreSQL' # starts PostgreSQL; the store code is also covered by the unit tests
   '^blueprint: real Slurm$'           # starts a Slurm cluster (minutes)
+  '^dashboard: headless Chromium$'    # the browser's side; the dashboard's HTTP side runs in "dashboard: HTTP, ..."
+  '^dashboard: 100,000 verdicts$'     # a large store built and read: time, not new paths
 )
 exclude=$(IFS='|'; echo "${skipped[*]}")
 
 t0=$(date +%s)
-launcher=()
-[ -n "${CMAKE_CXX_COMPILER_LAUNCHER:-}" ] && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER="$CMAKE_CXX_COMPILER_LAUNCHER")
-# -O1 -g1 (line tables): what AddressSanitizer recommends, and line numbers in its reports.
-CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g1" \
-  -DCULPRIT_SANITIZE=ON -DCULPRIT_FUZZ=OFF -DCULPRIT_BENCH=OFF "${launcher[@]}" > /dev/null
-targets=(culprit culprit_unit_tests culprit_blueprint_tests
+"$root/scripts/configure-sanitized.sh" "$build"
+targets=(culprit culprit_unit_tests culprit_blueprint_tests culprit_dashboard_tests
          fuzz_attr fuzz_observations fuzz_context fuzz_timestamp fuzz_bundle fuzz_http)
 cmake --build "$build" -j "$jobs" --target "${targets[@]}"
 t1=$(date +%s)
@@ -64,7 +69,18 @@ export CULPRIT_TEST_SANITIZED=1
 cd "$build"
 if [ "$all" = 1 ]; then
   ctest --output-on-failure -j "$jobs" -E '^bench: run.sh'
+elif [ "$only_skipped" = 1 ]; then
+  ctest --output-on-failure -j "$jobs" -R "$exclude" -E '^bench: run.sh'
 else
   ctest --output-on-failure -j "$jobs" -E "$exclude"
+  # The eval tests above run the JIT (the default engine), whose emitted code
+  # is LLVM's; every bundle again on the instrumented interpreter, one
+  # process per corpus (the golden verdicts left out above are the same
+  # bundles, a process per run).
+  for corpus in examples examples/real; do
+    ./cli/culprit eval "$root/$corpus" --engine interp --threads "$jobs" > "$build/eval-interp.txt" \
+      || { cat "$build/eval-interp.txt"; echo "sanitize.sh: eval $corpus on the interpreter failed"; exit 1; }
+    tail -1 "$build/eval-interp.txt"
+  done
 fi
 echo "sanitize.sh: tests under the sanitizers took $(( $(date +%s) - t1 )) s"
