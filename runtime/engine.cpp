@@ -108,6 +108,7 @@ template <class T>
 struct Bucket {
   std::vector<T> items;  // in the query order (events: canonical; symptoms: first, then id)
   bool sorted = true;    // symptoms only: false after an insertion or a `first` out of order
+  uint64_t swept = 0;    // symptoms only: Engine::state_changes_ when inactive ones were last removed
 };
 
 // The run-time state of one index signature (query_plan.h): candidates of
@@ -313,6 +314,14 @@ class Engine final : public World {
       auto it = ix->symptoms.find(key);
       if (it == ix->symptoms.end()) return;
       Bucket<const Symptom*>& b = it->second;
+      if (b.swept != state_changes_) {
+        // A demoted or scrubbed symptom never becomes active again, and no
+        // state changes while a query walks: drop them here, once, so that a
+        // rule demoting the symptoms of a kind for every binding walks only
+        // what is left, not everything ever demoted (order is kept).
+        std::erase_if(b.items, [](const Symptom* x) { return x->state != SymptomState::Active; });
+        b.swept = state_changes_;
+      }
       if (!b.sorted) {
         std::sort(b.items.begin(), b.items.end(), symptom_order);
         b.sorted = true;
@@ -902,6 +911,7 @@ class Engine final : public World {
     StateChange c{r.name, reason_text(a, env), cause.symptom ? cause.symptom->id : std::string()};
     bool demote = a.kind == ir::ActionKind::Demote;
     s->state = demote ? SymptomState::Demoted : SymptomState::Scrubbed;
+    ++state_changes_;
     (demote ? s->demoted_by : s->scrubbed_by) = c;
     changed_symptoms(s->kind);
     trail(r, demote ? "demote" : "scrub", s->id, c.cause.empty() ? c.reason : fmt::format("{} (cause: {})", c.reason, c.cause));
@@ -1181,6 +1191,7 @@ class Engine final : public World {
   // Versions of what memoized query values depend on; they only grow.
   std::vector<uint64_t> ev_version_, sy_version_;
   uint64_t outcome_version_ = 0, global_version_ = 0;
+  uint64_t state_changes_ = 0;         // symptoms demoted or scrubbed so far (Bucket::swept)
   Outcome outcome_;
   std::vector<TrailEntry> trail_;
 };
