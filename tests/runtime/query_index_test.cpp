@@ -313,7 +313,7 @@ rule K stage symptoms {
   symptom s.k key e.peer {
     n: count(d: event x.d where contains(d.list, ":" + e.peer + "<")),
     n2: count(d: event x.d where d.n > 1 and contains(d.list, "=" + e.peer + "=")),
-    last: max(d: event x.d where contains(d.list, ":" + e.peer + "<"), d.n)
+    top: max(d: event x.d where contains(d.list, ":" + e.peer + "<"), d.n)
   }
 }
 )attr");
@@ -342,8 +342,8 @@ rule K stage symptoms {
   CHECK(int_field(v, "s.k@node-01#p12", "n") == 1);
   CHECK(int_field(v, "s.k@node-01#p1", "n2") == 1);
   CHECK(int_field(v, "s.k@node-01#p2", "n2") == 0);
-  CHECK(int_field(v, "s.k@node-01#p1", "last") == 2);
-  CHECK(int_field(v, "s.k@node-01#p2", "last") == 3);
+  CHECK(int_field(v, "s.k@node-01#p1", "top") == 2);
+  CHECK(int_field(v, "s.k@node-01#p2", "top") == 3);
 }
 
 TEST_CASE("index with `within`: binary search inside the node's bucket keeps the window exact") {
