@@ -259,6 +259,12 @@ std::vector<std::string_view> split(std::string_view s, char sep) noexcept {
   }
 }
 
+bool contains_text(std::string_view hay, std::string_view needle) noexcept {
+  if (needle.empty()) return true;
+  if (needle.size() > hay.size()) return false;
+  return memmem(hay.data(), hay.size(), needle.data(), needle.size()) != nullptr;
+}
+
 std::string_view trim(std::string_view s) noexcept {
   size_t b = 0, e = s.size();
   while (b < e && is_space(s[b])) ++b;

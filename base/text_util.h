@@ -53,6 +53,11 @@ std::string truncate_utf8(std::string_view s, size_t max_bytes) noexcept;
 // included ("a,,b" -> {"a", "", "b"}; "" -> {""}). Views into `s`.
 std::vector<std::string_view> split(std::string_view s, char sep) noexcept;
 
+// Whether `needle` occurs in `hay` (an empty needle always does): the same
+// answer as hay.find(needle) != npos, by glibc's memmem, which stays fast
+// on long texts with frequent first characters ("," in a node list).
+bool contains_text(std::string_view hay, std::string_view needle) noexcept;
+
 // `s` without leading and trailing ASCII whitespace (space, \t, \n, \v, \f, \r). View into `s`.
 std::string_view trim(std::string_view s) noexcept;
 

@@ -106,6 +106,39 @@ bool probe_side(const ir::Expr& e, const ir::Rule& r, const ir::Query& q) {
   return std::find(x.slots.begin(), x.slots.end(), q.bind_slot) == x.slots.end();
 }
 
+// The parts of a chain of string `+` (left to right).
+void concat_parts(const ir::Expr& e, std::vector<const ir::Expr*>& out) {
+  if (e.op == Op::Add && e.type == Type::String && e.kids.size() == 2) {
+    concat_parts(e.kids[0], out);
+    concat_parts(e.kids[1], out);
+    return;
+  }
+  out.push_back(&e);
+}
+
+bool non_empty_text(const ir::Expr& e) { return e.op == Op::Const && e.constant.type == Type::String && !e.constant.s.empty(); }
+
+// contains(CANDIDATE, "P" + PROBE + "S") as an infix key (KeyPart).
+bool infix_key(const ir::Expr& c, const ir::Rule& r, const ir::Query& q, std::vector<KeyPart>& keys) {
+  if (c.op != Op::Call || static_cast<ir::Builtin>(c.a) != ir::Builtin::Contains || c.kids.size() != 2) return false;
+  const ir::Expr& hay = c.kids[0];
+  const ir::Expr& needle = c.kids[1];
+  if (hay.type != Type::String || needle.type != Type::String) return false;
+  std::vector<const ir::Expr*> parts;
+  concat_parts(needle, parts);
+  if (parts.size() != 3 || !non_empty_text(*parts[0]) || !non_empty_text(*parts[2])) return false;
+  const ir::Expr& probe = *parts[1];
+  if (probe.type != Type::String || !candidate_side(hay, r, q) || !probe_side(probe, r, q)) return false;
+  KeyPart k;
+  k.candidate = &hay;
+  k.probe = &probe;
+  k.infix = true;
+  k.prefix = parts[0]->constant.s;
+  k.suffix = parts[2]->constant.s;
+  keys.push_back(std::move(k));
+  return true;
+}
+
 void fingerprint(const ir::Expr& e, int32_t bind_slot, std::string& out) {
   out += fmt::format("({} {} ", static_cast<int>(e.op), static_cast<int>(e.type));
   if ((e.op == Op::EventField || e.op == Op::SymptomField) && e.a == bind_slot) out += "c";
@@ -180,14 +213,19 @@ QueryPlan plan_one(const ir::Rule& r, const ir::Query& q, const ir::Expr* expr, 
     std::vector<const ir::Expr*> parts;
     conjuncts(*q.filter, parts);
     for (const ir::Expr* c : parts) {
+      if (!q.symptom && infix_key(*c, r, q, p.keys)) continue;
       if (c->op != Op::Eq || c->kids.size() != 2) continue;
       const ir::Expr& a = c->kids[0];
       const ir::Expr& b = c->kids[1];
       if (a.type != b.type || !keyable(a.type)) continue;
-      if (candidate_side(a, r, q) && probe_side(b, r, q)) p.keys.push_back({&a, &b});
-      else if (candidate_side(b, r, q) && probe_side(a, r, q)) p.keys.push_back({&b, &a});
+      if (candidate_side(a, r, q) && probe_side(b, r, q)) p.keys.push_back(KeyPart{&a, &b, false, {}, {}});
+      else if (candidate_side(b, r, q) && probe_side(a, r, q)) p.keys.push_back(KeyPart{&b, &a, false, {}, {}});
     }
   }
+  // At most one infix key, and last: its candidate-side values are appended
+  // after the others' (runtime/engine.cpp builds the bucket keys so).
+  auto infix = std::stable_partition(p.keys.begin(), p.keys.end(), [](const KeyPart& k) { return !k.infix; });
+  if (infix != p.keys.end()) p.keys.erase(std::next(infix), p.keys.end());
   if (expr) {
     Reads x = reads_of(*expr, r);
     std::vector<const ir::Expr*> params;
@@ -209,6 +247,7 @@ QueryPlan plan_one(const ir::Rule& r, const ir::Query& q, const ir::Expr* expr, 
   sig += p.by_node ? " | node" : " |";
   for (const auto& k : p.keys) {
     sig += " | ";
+    if (k.infix) sig += fmt::format("infix {}:{} {}:{} ", k.prefix.size(), k.prefix, k.suffix.size(), k.suffix);
     fingerprint(*k.candidate, q.bind_slot, sig);
   }
   p.index_signature = std::move(sig);
@@ -321,8 +360,13 @@ std::string describe(const QueryPlan& p, const ir::Catalog& catalog) {
   } else {
     out = fmt::format("index ({}: {}", src, kinds_text(q, catalog));
     if (p.by_node) out += ", node";
-    for (const auto& k : p.keys)
-      out += fmt::format(", {} = {}", expression_text(*k.candidate, catalog), expression_text(*k.probe, catalog));
+    for (const auto& k : p.keys) {
+      if (k.infix)
+        out += fmt::format(", {} holds \"{}\" + {} + \"{}\" (by infix)", expression_text(*k.candidate, catalog), k.prefix,
+                           expression_text(*k.probe, catalog), k.suffix);
+      else
+        out += fmt::format(", {} = {}", expression_text(*k.candidate, catalog), expression_text(*k.probe, catalog));
+    }
     out += ")";
     if (q.relation == ir::NodeRelation::Other) out += ", skipping the binding's node";
   }

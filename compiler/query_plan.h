@@ -17,6 +17,9 @@
 //     query's order (canonical order for events; `first`, then id, for
 //     symptoms), so a `within` window is a binary search inside it and the
 //     order of results never depends on the index.
+//   * an infix index for a conjunct  contains(CANDIDATE-EXPR, "P" + PROBE-EXPR
+//     + "S")  with constant, non-empty P and S (see KeyPart): the bucket of
+//     the probe's value holds every candidate that can contain it.
 //   * the first hit for exists()/none(): the walk stops at the first candidate
 //     that passes the filter.
 //   * memoization for a closed query expression (one that reads no binding
@@ -49,10 +52,20 @@
 
 namespace culprit::plan {
 
-// One equality conjunct of a filter used as an index key.
+// One conjunct of a filter used as an index key: an equality
+//   CANDIDATE-EXPR == PROBE-EXPR
+// or (`infix`, event queries only) a containment with constant delimiters
+//   contains(CANDIDATE-EXPR, "P" + PROBE-EXPR + "S")      (P, S non-empty)
+// A candidate string c contains P + x + S exactly when x is one of the
+// finitely many infixes of c that follow an occurrence of P and precede an
+// occurrence of S, so the candidate is filed under every such x (a handful
+// for `contains(i.list, ":" + e.peer + "<")`: one per listed address) and a
+// call looks up the probe's value, as for an equality.
 struct KeyPart {
   const ir::Expr* candidate = nullptr;  // reads only the candidate: evaluated once per candidate, to file it
   const ir::Expr* probe = nullptr;      // never reads the candidate: evaluated once per call, to look up
+  bool infix = false;
+  std::string prefix, suffix;           // (infix) P and S
 };
 
 struct QueryPlan {

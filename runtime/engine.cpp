@@ -44,6 +44,21 @@ bool event_canonical_less(const Event& a, const Event& b) {
 
 namespace {
 
+// Whether (host "/" source "/" file, line) of `e` sorts before (place, line),
+// without building the joined string.
+bool place_before(const Evidence& e, std::string_view place, int64_t line) {
+  const std::string_view parts[] = {e.host, "/", e.source, "/", e.file};
+  size_t pos = 0;
+  for (std::string_view part : parts) {
+    const size_t n = std::min(part.size(), place.size() - pos);
+    if (int c = part.substr(0, n).compare(place.substr(pos, n))) return c < 0;
+    if (n < part.size()) return false;  // `place` is a proper prefix: it sorts first
+    pos += n;
+  }
+  if (pos < place.size()) return true;  // a proper prefix of `place`
+  return e.line < line;
+}
+
 bool symptom_order(const Symptom* a, const Symptom* b) {
   if (a->first != b->first) return time_less(a->first, b->first);
   return a->id < b->id;
@@ -93,6 +108,7 @@ template <class T>
 struct Bucket {
   std::vector<T> items;  // in the query order (events: canonical; symptoms: first, then id)
   bool sorted = true;    // symptoms only: false after an insertion or a `first` out of order
+  uint64_t swept = 0;    // symptoms only: Engine::state_changes_ when inactive ones were last removed
 };
 
 // The run-time state of one index signature (query_plan.h): candidates of
@@ -163,6 +179,7 @@ class Engine final : public World {
       : program_(program), cat_(program.catalog()), ctx_(ctx), nodes_(ctx.nodes.begin(), ctx.nodes.end()),
         collect_trail_(collect_trail), use_indexes_(use_indexes) {
     for (const auto& n : nodes_) node_names_ += (node_names_.empty() ? "" : ",") + n;
+    for (int f = 0; f < 6; ++f) workload_values_.push_back(workload(f));  // none changes during a run
     for (const auto& [source, host] : hs) host_sources_.insert({source, host});
     by_kind_.resize(cat_.event_kinds.size());
     storage_.resize(cat_.event_kinds.size());
@@ -297,6 +314,14 @@ class Engine final : public World {
       auto it = ix->symptoms.find(key);
       if (it == ix->symptoms.end()) return;
       Bucket<const Symptom*>& b = it->second;
+      if (b.swept != state_changes_) {
+        // A demoted or scrubbed symptom never becomes active again, and no
+        // state changes while a query walks: drop them here, once, so that a
+        // rule demoting the symptoms of a kind for every binding walks only
+        // what is left, not everything ever demoted (order is kept).
+        std::erase_if(b.items, [](const Symptom* x) { return x->state != SymptomState::Active; });
+        b.swept = state_changes_;
+      }
       if (!b.sorted) {
         std::sort(b.items.begin(), b.items.end(), symptom_order);
         b.sorted = true;
@@ -405,6 +430,10 @@ class Engine final : public World {
       case 5: return Value::string(node_names_);
     }
     return Value::null();
+  }
+  const Value* workload_ref(int field) const override {
+    if (field < 0 || static_cast<size_t>(field) >= workload_values_.size()) return nullptr;
+    return &workload_values_[static_cast<size_t>(field)];
   }
   bool covered(const std::string& source, const std::string& node) const override {
     return host_sources_.count({source, node}) > 0;
@@ -576,7 +605,28 @@ class Engine final : public World {
         ix.use_keys = false;
         return false;
       }
+      if (k.infix) break;  // last; the caller files the candidate under each infix of key_value_
       append_value(key, key_value_);
+    }
+    return true;
+  }
+
+  // How many infixes one candidate may be filed under; beyond, the index
+  // drops its keys (by node only), as for a key of an unexpected type.
+  static constexpr size_t kMaxInfixes = 256;
+
+  // Calls f(x) for every x such that `hay` contains prefix + x + suffix
+  // (each x once per position pair; duplicates are the caller's to skip).
+  // False when there are more than kMaxInfixes.
+  template <class F>
+  static bool for_each_infix(std::string_view hay, const std::string& prefix, const std::string& suffix, F&& f) {
+    size_t n = 0;
+    for (size_t i = hay.find(prefix); i != std::string_view::npos; i = hay.find(prefix, i + 1)) {
+      const size_t from = i + prefix.size();
+      for (size_t j = hay.find(suffix, from); j != std::string_view::npos; j = hay.find(suffix, j + 1)) {
+        if (++n > kMaxInfixes) return false;
+        f(hay.substr(from, j - from));
+      }
     }
     return true;
   }
@@ -601,14 +651,30 @@ class Engine final : public World {
       ix.built = true;
       return;
     }
-    std::string key;
+    std::string key, infix_key;
     bool keys_before = ix.use_keys;
+    const plan::KeyPart* infix = ix.use_keys && !ix.plan->keys.empty() && ix.plan->keys.back().infix ? &ix.plan->keys.back() : nullptr;
+    Value part = Value::string("");
     for (const Event* e : merged_events(q.kinds)) {
       if (!candidate_key(ix, Item{e, nullptr}, key)) {
         if (keys_before && !ix.use_keys) return fresh(ix);  // start over without keys
         continue;
       }
-      ix.events[key].items.push_back(e);
+      if (!infix) {
+        ix.events[key].items.push_back(e);
+        continue;
+      }
+      bool ok = for_each_infix(key_value_.s, infix->prefix, infix->suffix, [&](std::string_view x) {
+        infix_key.assign(key);
+        part.s.assign(x);
+        append_value(infix_key, part);
+        auto& items = ix.events[infix_key].items;
+        if (items.empty() || items.back() != e) items.push_back(e);  // once per candidate, in order
+      });
+      if (!ok) {
+        ix.use_keys = false;
+        return fresh(ix);  // start over without keys
+      }
     }
     ix.version = v;
     ix.built = true;
@@ -793,21 +859,33 @@ class Engine final : public World {
     // Derived events join the store after the rule, so a rule never sees
     // its own output while it runs.
     if (!pending_events_.empty()) {
-      std::sort(pending_events_.begin(), pending_events_.end(), event_canonical_less);
+      // Sorted by pointer (an Event is large to move), then moved once into
+      // its chunk in that order.
+      std::vector<Event*> order;
+      order.reserve(pending_events_.size());
       std::map<int32_t, size_t> touched;  // kind -> derived events of it that a later rule reads
-      for (const auto& e : pending_events_)
-        if (read_later(e.kind)) ++touched[e.kind];
-      for (const auto& [k, n] : touched) storage_[static_cast<size_t>(k)].emplace_back().reserve(n);
-      for (auto& e : pending_events_) {
-        if (!read_later(e.kind)) continue;
-        auto& chunk = storage_[static_cast<size_t>(e.kind)].back();
-        chunk.push_back(std::move(e));
+      for (auto& e : pending_events_)
+        if (read_later(e.kind)) {
+          ++touched[e.kind];
+          order.push_back(&e);
+        }
+      auto less = [](const Event* a, const Event* b) { return event_canonical_less(*a, *b); };
+      std::stable_sort(order.begin(), order.end(), less);
+      std::map<int32_t, size_t> old_size;  // kind -> its events before these
+      for (const auto& [k, n] : touched) {
+        storage_[static_cast<size_t>(k)].emplace_back().reserve(n);
+        old_size[k] = by_kind_[static_cast<size_t>(k)].size();
+      }
+      for (Event* e : order) {
+        auto& chunk = storage_[static_cast<size_t>(e->kind)].back();
+        chunk.push_back(std::move(*e));
         index(&chunk.back());
       }
       pending_events_.clear();
-      auto less = [](const Event* a, const Event* b) { return event_canonical_less(*a, *b); };
       for (const auto& [k, n] : touched) {
-        std::stable_sort(by_kind_[static_cast<size_t>(k)].begin(), by_kind_[static_cast<size_t>(k)].end(), less);
+        // Both parts are in canonical order: a stable merge is the stable sort.
+        auto& list = by_kind_[static_cast<size_t>(k)];
+        std::inplace_merge(list.begin(), list.begin() + static_cast<std::ptrdiff_t>(old_size[k]), list.end(), less);
         ++ev_version_[static_cast<size_t>(k)];  // indexes over the kind rebuild on next use
         ++global_version_;
       }
@@ -833,6 +911,7 @@ class Engine final : public World {
     StateChange c{r.name, reason_text(a, env), cause.symptom ? cause.symptom->id : std::string()};
     bool demote = a.kind == ir::ActionKind::Demote;
     s->state = demote ? SymptomState::Demoted : SymptomState::Scrubbed;
+    ++state_changes_;
     (demote ? s->demoted_by : s->scrubbed_by) = c;
     changed_symptoms(s->kind);
     trail(r, demote ? "demote" : "scrub", s->id, c.cause.empty() ? c.reason : fmt::format("{} (cause: {})", c.reason, c.cause));
@@ -922,6 +1001,12 @@ class Engine final : public World {
     if (a.node) node = run_expression(*a.node, env).s;
     ev.host = node;
     ev.control_plane = !node.empty() && !nodes_.count(node);
+    size_t evidence = 0;
+    for (const Item& it : group) {
+      for_each_evidence(it, [&](const Evidence&) { ++evidence; });
+      if (evidence >= kMaxDerivedEvidence) break;
+    }
+    ev.derived_from.reserve(std::min(evidence, kMaxDerivedEvidence));
     for (const Item& it : group)
       for_each_evidence(it, [&](const Evidence& e) {
         if (ev.derived_from.size() < kMaxDerivedEvidence) ev.derived_from.push_back(e);
@@ -1016,10 +1101,11 @@ class Engine final : public World {
       for_each_evidence(item, [&](const Evidence& e) {
         // The place is that of the earliest evidence item in canonical order
         // (time, untimed last, then file and line), whatever order rules add it in.
-        std::string place = e.host + "/" + e.source + "/" + e.file;
+        // Compared in place: most items are not earlier, and need no string.
         if (s->evidence_total == 0 || time_less(e.ts, s->place_ts) ||
-            (e.ts == s->place_ts && std::tie(place, e.line) < std::tie(s->place, s->place_line))) {
-          s->place = std::move(place);
+            (e.ts == s->place_ts && place_before(e, s->place, s->place_line))) {
+          s->place.clear();
+          s->place.append(e.host).append("/").append(e.source).append("/").append(e.file);
           s->place_line = e.line;
           s->place_ts = e.ts;
           s->place_boot = e.boot;
@@ -1078,6 +1164,7 @@ class Engine final : public World {
   const WorkloadContext& ctx_;
   std::set<std::string> nodes_;
   std::string node_names_;             // workload.node_names: the nodes, sorted, joined with ','
+  std::vector<Value> workload_values_; // workload(f) for every field, for workload_ref()
   std::set<std::pair<std::string, std::string>> host_sources_;
   std::vector<std::vector<Event>> batches_;               // the events as scanned; see run()
   std::vector<std::vector<std::vector<Event>>> storage_;  // by kind: chunks of derived events
@@ -1104,6 +1191,7 @@ class Engine final : public World {
   // Versions of what memoized query values depend on; they only grow.
   std::vector<uint64_t> ev_version_, sy_version_;
   uint64_t outcome_version_ = 0, global_version_ = 0;
+  uint64_t state_changes_ = 0;         // symptoms demoted or scrubbed so far (Bucket::swept)
   Outcome outcome_;
   std::vector<TrailEntry> trail_;
 };

@@ -217,7 +217,7 @@ Value call(const ir::Expr& e, Env& env) {
       Value a = arg(0), b = arg(1);
       if (a.is_null() || b.is_null()) return Value::null();
       auto f = static_cast<ir::Builtin>(e.a);
-      bool r = f == ir::Builtin::Contains ? a.s.find(b.s) != std::string::npos
+      bool r = f == ir::Builtin::Contains ? contains_text(a.s, b.s)
              : f == ir::Builtin::StartsWith ? a.s.rfind(b.s, 0) == 0
              : a.s.size() >= b.s.size() && a.s.compare(a.s.size() - b.s.size(), b.s.size(), b.s) == 0;
       return Value::boolean(r);

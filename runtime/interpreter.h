@@ -84,6 +84,10 @@ class World {
   virtual Value terminal(int field) const = 0;
   virtual Value outcome(int field) const = 0;
   virtual Value workload(int field) const = 0;
+  // The same value, kept by the World for the whole run (null: call
+  // workload()). Lets compiled code read workload.node_names, which can be
+  // tens of kilobytes, without a copy per evaluation.
+  virtual const Value* workload_ref(int /*field*/) const { return nullptr; }
   virtual bool covered(const std::string& source, const std::string& node) const = 0;
   virtual double coverage(const std::string& source) const = 0;
 };

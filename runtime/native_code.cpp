@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstring>
 #include <forward_list>
+#include <memory>
 
 #include "compiler/jit/cache.h"
 #include "base/text_util.h"
@@ -24,14 +25,50 @@ namespace {
 
 // Per top-level call: the Env being evaluated and storage for strings that
 // helpers create (freed when the call returns, after its result is copied).
+// Most calls make a few short strings (a concatenation, a lower-cased
+// field), so the first kInline bytes live in the context itself, on the
+// caller's stack: no allocation per string. Bytes handed out never move.
 struct CallContext {
-  Env* env;
-  std::forward_list<std::string> arena;
+  explicit CallContext(Env* e) : env(e) {}
+  CallContext(const CallContext&) = delete;
+  CallContext& operator=(const CallContext&) = delete;
 
-  std::string_view keep(std::string s) {
-    arena.push_front(std::move(s));
-    return arena.front();
+  Env* env;
+
+  // `n` bytes that stay put until the call returns.
+  char* allocate(size_t n) {
+    if (n > left_) {
+      const size_t size = std::max<size_t>(2 * n, kBlock);  // room to extend() a long string once
+      blocks_.push_front(std::make_unique<char[]>(size));
+      next_ = blocks_.front().get();
+      left_ = size;
+    }
+    char* p = next_;
+    next_ += n;
+    left_ -= n;
+    return p;
   }
+  // Grows the last allocation, [p, p + n), by m bytes if it is the last
+  // one and there is room.
+  bool extend(const char* p, size_t n, size_t m) {
+    if (p + n != next_ || m > left_) return false;
+    next_ += m;
+    left_ -= m;
+    return true;
+  }
+  std::string_view keep(std::string_view s) {
+    if (s.empty()) return {};
+    char* p = allocate(s.size());
+    std::memcpy(p, s.data(), s.size());
+    return {p, s.size()};
+  }
+
+ private:
+  static constexpr size_t kInline = 1024, kBlock = 16384;
+  char inline_[kInline];
+  char* next_ = inline_;
+  size_t left_ = kInline;
+  std::forward_list<std::unique_ptr<char[]>> blocks_;
 };
 
 CallContext& context_of(void* ctx) { return *static_cast<CallContext*>(ctx); }
@@ -49,7 +86,7 @@ void set_null(CulpritJitValue* out) {
 void set_string(CulpritJitValue* out, std::string_view s) {
   set_null(out);
   out->type = static_cast<int32_t>(Type::String);
-  out->s = s.data();
+  out->s = s.empty() ? "" : s.data();
   out->n = static_cast<int64_t>(s.size());
 }
 
@@ -78,8 +115,8 @@ void set_value(CulpritJitValue* out, const Value& v) {
 }
 
 // A value that only lives in this frame: its string goes to the arena.
-void set_owned(CallContext& ctx, CulpritJitValue* out, Value v) {
-  if (v.type == Type::String) return set_string(out, ctx.keep(std::move(v.s)));
+void set_owned(CallContext& ctx, CulpritJitValue* out, const Value& v) {
+  if (v.type == Type::String) return set_string(out, ctx.keep(v.s));
   set_value(out, v);
 }
 
@@ -208,6 +245,8 @@ void culprit_jit_record(void* c, int32_t record, int32_t field, CulpritJitValue*
   CallContext& ctx = context_of(c);
   const World* w = ctx.env->world;
   if (!w) return set_null(out);
+  if (record != CULPRIT_JIT_TERMINAL && record != CULPRIT_JIT_OUTCOME)
+    if (const Value* kept = w->workload_ref(field)) return set_value(out, *kept);  // lives as long as the World
   set_owned(ctx, out, record == CULPRIT_JIT_TERMINAL  ? w->terminal(field)
                       : record == CULPRIT_JIT_OUTCOME ? w->outcome(field)
                                                       : w->workload(field));
@@ -232,25 +271,37 @@ int32_t culprit_jit_str_compare(const char* a, int64_t a_len, const char* b, int
 int32_t culprit_jit_str_test(int32_t which, const char* a, int64_t a_len, const char* b, int64_t b_len) {
   std::string_view x = view(a, a_len), y = view(b, b_len);
   switch (which) {
-    case CULPRIT_JIT_CONTAINS: return x.find(y) != std::string_view::npos;
+    case CULPRIT_JIT_CONTAINS: return contains_text(x, y);
     case CULPRIT_JIT_STARTS_WITH: return x.substr(0, y.size()) == y;
     default: return x.size() >= y.size() && x.substr(x.size() - y.size()) == y;
   }
 }
 
 void culprit_jit_str_concat(void* c, const char* a, int64_t a_len, const char* b, int64_t b_len, CulpritJitValue* out) {
-  std::string s;
-  s.reserve(static_cast<size_t>(a_len + b_len));
-  s.append(view(a, a_len));
-  s.append(view(b, b_len));
-  set_string(out, context_of(c).keep(std::move(s)));
+  const size_t n = static_cast<size_t>(std::max<int64_t>(a_len, 0)), m = static_cast<size_t>(std::max<int64_t>(b_len, 0));
+  if (n + m == 0) return set_string(out, std::string_view());
+  CallContext& ctx = context_of(c);
+  // `a` + ... + `z` chains: when `a` is the arena's last string, `b` is
+  // appended in place instead of copying `a` again.
+  if (n && ctx.extend(a, n, m)) {
+    if (m) std::memcpy(const_cast<char*>(a) + n, b, m);
+    return set_string(out, std::string_view(a, n + m));
+  }
+  char* p = ctx.allocate(n + m);
+  if (n) std::memcpy(p, a, n);
+  if (m) std::memcpy(p + n, b, m);
+  set_string(out, std::string_view(p, n + m));
 }
 
 void culprit_jit_str_case(void* c, int32_t upper, const char* a, int64_t a_len, CulpritJitValue* out) {
-  std::string s(view(a, a_len));
-  for (char& ch : s)
-    ch = static_cast<char>(upper ? std::toupper(static_cast<unsigned char>(ch)) : std::tolower(static_cast<unsigned char>(ch)));
-  set_string(out, context_of(c).keep(std::move(s)));
+  std::string_view in = view(a, a_len);
+  if (in.empty()) return set_string(out, in);
+  char* p = context_of(c).allocate(in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    const auto ch = static_cast<unsigned char>(in[i]);
+    p[i] = static_cast<char>(upper ? std::toupper(ch) : std::tolower(ch));
+  }
+  set_string(out, std::string_view(p, in.size()));
 }
 
 void culprit_jit_str_trim(const char* a, int64_t a_len, CulpritJitValue* out) {
@@ -533,7 +584,7 @@ class JitCode final : public NativeCode {
   bool run(const ir::Expr& e, Env& env, Value& out) const override {
     CulpritJitFn fn = table_.find(&e);
     if (!fn) return false;
-    CallContext ctx{&env, {}};
+    CallContext ctx(&env);
     CulpritJitValue r;
     if (fn(&ctx, &r) != CULPRIT_JIT_OK) return false;
     // Only the payload of the result's type is meaningful; the others are

@@ -300,6 +300,52 @@ rule J stage symptoms {
   CHECK(int_field(v, "s.j@node-01#4", "peer_or_empty") == 2);
 }
 
+TEST_CASE("infix index: contains(c, \"P\" + probe + \"S\") files a candidate under each delimited infix") {
+  auto program = program_for(kExtractors + R"attr(
+extractor D from app {
+  match /D (?<list>\S+) n=(?<n>\d+)/
+  emit x.d { list: list, n: int(n) }
+  test { line "D ib0:p1<0> n=1" expect x.d { list: "ib0:p1<0>", n: 1 } }
+  test { line "nope" expect none }
+}
+rule K stage symptoms {
+  for e: event x.a where e.peer is not null
+  symptom s.k key e.peer {
+    n: count(d: event x.d where contains(d.list, ":" + e.peer + "<")),
+    n2: count(d: event x.d where d.n > 1 and contains(d.list, "=" + e.peer + "=")),
+    top: max(d: event x.d where contains(d.list, ":" + e.peer + "<"), d.n)
+  }
+}
+)attr");
+  const auto& plans = program->query_plans();
+  const plan::QueryPlan& p = plan_of(plans, "K", 1);
+  REQUIRE(p.keys.size() == 1);
+  CHECK(p.keys[0].infix);
+  CHECK(p.keys[0].prefix == ":");
+  CHECK(p.keys[0].suffix == "<");
+  CHECK(key_text(p, program->catalog()) == "d.list = e.peer");
+  CHECK(plan::describe(p, program->catalog()).find("by infix") != std::string::npos);
+  CHECK(plan_of(plans, "K", 2).keys.size() == 1);  // the infix key after the other conjunct's (none: d.n > 1 is no key)
+  auto v = run_both(program, context(1),
+                    {
+                        line("node-01", "app", kT0, "A 1 dev=d1 peer=p1"),
+                        line("node-01", "app", kT0 + kSec, "A 2 dev=d1 peer=p2"),
+                        line("node-01", "app", kT0 + 2 * kSec, "A 3 dev=d1 peer=p12"),
+                        line("node-01", "app", kT0 + 3 * kSec, "D ib0:p1<0> n=1"),
+                        line("node-01", "app", kT0 + 4 * kSec, "D ib0:p1<0>,eth1:p1<1> n=2"),  // twice: counted once
+                        line("node-01", "app", kT0 + 5 * kSec, "D x:p12<0> n=1"),             // not p1
+                        line("node-01", "app", kT0 + 6 * kSec, "D a:b:p2<0> n=3"),            // overlapping prefixes
+                        line("node-01", "app", kT0 + 7 * kSec, "D =p1=,:p2 n=2"),             // no suffix after p2
+                    });
+  CHECK(int_field(v, "s.k@node-01#p1", "n") == 2);
+  CHECK(int_field(v, "s.k@node-01#p2", "n") == 1);
+  CHECK(int_field(v, "s.k@node-01#p12", "n") == 1);
+  CHECK(int_field(v, "s.k@node-01#p1", "n2") == 1);
+  CHECK(int_field(v, "s.k@node-01#p2", "n2") == 0);
+  CHECK(int_field(v, "s.k@node-01#p1", "top") == 2);
+  CHECK(int_field(v, "s.k@node-01#p2", "top") == 3);
+}
+
 TEST_CASE("index with `within`: binary search inside the node's bucket keeps the window exact") {
   auto program = program_for(kExtractors + R"attr(
 rule W stage symptoms {
