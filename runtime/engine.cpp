@@ -623,7 +623,11 @@ class Engine final : public World {
     size_t n = 0;
     for (size_t i = hay.find(prefix); i != std::string_view::npos; i = hay.find(prefix, i + 1)) {
       const size_t from = i + prefix.size();
-      for (size_t j = hay.find(suffix, from); j != std::string_view::npos; j = hay.find(suffix, j + 1)) {
+      size_t j = hay.find(suffix, from);
+      // No suffix after this prefix means none after any later one: stop,
+      // so a long value full of prefixes costs one pass, not one per prefix.
+      if (j == std::string_view::npos) break;
+      for (; j != std::string_view::npos; j = hay.find(suffix, j + 1)) {
         if (++n > kMaxInfixes) return false;
         f(hay.substr(from, j - from));
       }
