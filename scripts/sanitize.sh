@@ -31,8 +31,8 @@ done
 
 # Left out of the CI stage for time (the plain build runs them all; --all
 # runs them here too, and docs/robustness.md "Sanitizers" gives the last
-# full run). Each leaves no code path unsanitized that a kept test does not
-# take:
+# full run). Each says why, and what runs its code here instead where
+# something does:
 skipped=(
   '^bench: '                          # benchmark harness checks: peer tools' patterns, speed
   '^golden verdict: '                 # a process per diagnosis, four per bundle; "eval: examples" and "eval: real incidents" diagnose every bundle here in one process
