@@ -141,6 +141,15 @@ J_HW=$(sub -J gpu-fell-off --wrap "TZ=UTC; export TZ; echo training; sleep 1
 echo \"\$(date '+%b %e %H:%M:%S') node1 kernel: [175800.000000] NVRM: Xid (PCI:0000:3b:00): 79, pid=\$\$, name=python3, GPU has fallen off the bus.\" >> $D/jobs/\$SLURM_JOB_ID.kern
 echo 'RuntimeError: CUDA error: unspecified launch failure'; exit 1")
 wait_state "$J_HW" 30 FAILED
+# slurmctld knows the job ended before slurmdbd does; discovery reads sacct,
+# so `run --once` below sees the job as ended only once its accounting
+# record does (on a loaded machine that can take seconds).
+for _ in $(seq 1 150); do
+  acct=$(sacct -j "$J_HW" -X -n -P -o State,End 2>/dev/null | head -1)
+  case "$acct" in FAILED\|[0-9]*) break ;; esac
+  sleep 0.2
+done
+case "$acct" in FAILED\|[0-9]*) ;; *) fail "sacct does not show job $J_HW ended after 30 s: '$acct'" ;; esac
 # The same blueprint with one more file source: the node's kernel log.
 python3 - "$D/blueprint.yaml" "$D/hw.yaml" "$D" <<'PY' || fail "cannot write hw.yaml"
 import sys
@@ -164,7 +173,7 @@ POLICY
 "$CULPRIT" run --config "$D/hw.yaml" --once --store "sqlite:$D/hw-dry.db" --format none --policy "$D/policy.yaml" \
   2> "$D/hw-dry.log" || fail "dry run exited $?: $(tail -5 "$D/hw-dry.log")"
 grep -q "to drain node1 (--apply runs it): scontrol update nodename=node1 state=drain reason=\"culprit: gpu.fallen_off_bus slurm/testcluster/$J_HW@" "$D/hw-dry.log" \
-  || fail "no printed drain command: $(grep -i drain "$D/hw-dry.log" | head -5)"
+  || fail "no printed drain command for job $J_HW; the dry run's log: $(tail -20 "$D/hw-dry.log")"
 [ -z "$(sinfo -R -h -o '%N %E')" ] || fail "a run without --apply drained: $(sinfo -R -h)"
 # With --apply: scontrol runs and Slurm shows the reason.
 "$CULPRIT" run --config "$D/hw.yaml" --once --store "sqlite:$D/hw.db" --format jsonl --policy "$D/policy.yaml" --apply \
