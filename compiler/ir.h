@@ -78,6 +78,7 @@ enum class Builtin : uint8_t {
   Int, Hex, Float, Duration, Seconds, Lower, Upper, Trim, Len, Contains, StartsWith, EndsWith,
   Str, Coalesce, Covered, Coverage, If,
   Time,           // time(s): the ISO 8601 instant written in s (zone optional, UTC without), else null
+  IsNode,         // is_node(s): s names a node of the workload (World::is_node)
 };
 
 struct Expr {

@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 #include <thread>
+#include <unordered_map>
 
 #include "base/limits.h"
 #include "compiler/parser.h"
@@ -181,6 +182,9 @@ class ContextWorld final : public World {
   }
   bool covered(const std::string&, const std::string&) const override { return true; }
   double coverage(const std::string&) const override { return 1.0; }
+  bool is_node(std::string_view name) const override {
+    return std::find(c_.nodes.begin(), c_.nodes.end(), name) != c_.nodes.end();
+  }
 
  private:
   const WorkloadContext& c_;
@@ -276,14 +280,21 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
   std::map<ObservationGroupKey, Stream> streams;
   std::vector<Event> metric_events;
   const auto& cat = program->catalog();
+  // Metric events of one series share their host, source and file names.
+  std::unordered_map<std::string, SharedString> names;
+  auto shared = [&](const std::string& s) -> const SharedString& {
+    auto [it, fresh] = names.try_emplace(s);
+    if (fresh) it->second = SharedString(s);
+    return it->second;
+  };
   for (auto& o : observations) {
     if (o.is_metric) {
       Event ev;
       ev.kind = cat.metric_kind;
-      ev.host = o.host;
+      ev.host = shared(o.host);
       ev.control_plane = !workload_nodes.count(o.host);
       ev.producer = "observation";
-      ev.where = {o.host, o.source, o.file, o.line, 0, o.ts, "observation",
+      ev.where = {ev.host, shared(o.source), shared(o.file), o.line, 0, o.ts, "observation",
                   fmt::format("{}{{{}}} {}", o.metric, o.labels, o.value), std::nullopt};
       ev.fields.assign(cat.event_kinds[static_cast<size_t>(cat.metric_kind)].fields.size(), Value::null());
       const auto& schema = cat.event_kinds[static_cast<size_t>(cat.metric_kind)];
@@ -448,10 +459,10 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
           nodes_with_any.insert(n);
         }
   for (const auto& e : metric_events) {
-    host_sources.insert({e.where.source, e.host});
-    cov.sources[e.where.source].events += 1;
-    if (e.control_plane) control_plane.insert(e.host);
-    else nodes_with_any.insert(e.host);
+    host_sources.insert({e.where.source.str(), e.host.str()});
+    cov.sources[e.where.source.str()].events += 1;
+    if (e.control_plane) control_plane.insert(e.host.str());
+    else nodes_with_any.insert(e.host.str());
   }
   for (auto& [source, sc] : cov.sources) {
     sc.nodes_expected = static_cast<int64_t>(ctx.nodes.size());

@@ -275,8 +275,8 @@ class Engine final : public World {
     PlanState* ps = use_indexes_ ? state_for(q) : nullptr;
     if (!ps) return scan(q, env, each);
     const plan::QueryPlan& p = *ps->plan;
-    const std::string* rel_node = nullptr;
-    if (q.relation != ir::NodeRelation::Any) rel_node = &env.slots[static_cast<size_t>(q.relation_slot)].node();
+    const std::string_view rel_node =
+        q.relation != ir::NodeRelation::Any ? env.slots[static_cast<size_t>(q.relation_slot)].node() : std::string_view();
     Index* ix = ps->index;
     fresh(*ix);
     bool keyed = ix->use_keys && !p.keys.empty();
@@ -296,7 +296,7 @@ class Engine final : public World {
     std::string& key = ps->key;
     key.clear();
     if (p.by_node) {
-      int32_t id = find_node(*rel_node);
+      int32_t id = find_node(rel_node);
       if (id < 0) return;
       append_node(key, id);
     }
@@ -336,7 +336,7 @@ class Engine final : public World {
       for (auto i = begin; i != end; ++i) {
         const Symptom* x = *i;
         if (x->state != SymptomState::Active) continue;
-        if (q.relation == ir::NodeRelation::Other && x->node == *rel_node) continue;
+        if (q.relation == ir::NodeRelation::Other && x->node == rel_node) continue;
         slot = Item{nullptr, x};
         if (!each()) return;
       }
@@ -357,7 +357,7 @@ class Engine final : public World {
       end = std::upper_bound(begin, timed_end, *hi, [](int64_t t, const Event* e) { return t < *e->where.ts; });
     }
     for (auto i = begin; i != end; ++i) {
-      if (q.relation == ir::NodeRelation::Other && (*i)->host == *rel_node) continue;
+      if (q.relation == ir::NodeRelation::Other && (*i)->host == rel_node) continue;
       slot = Item{*i, nullptr};
       if (!each()) return;
     }
@@ -435,6 +435,7 @@ class Engine final : public World {
     if (field < 0 || static_cast<size_t>(field) >= workload_values_.size()) return nullptr;
     return &workload_values_[static_cast<size_t>(field)];
   }
+  bool is_node(std::string_view name) const override { return nodes_.find(name) != nodes_.end(); }
   bool covered(const std::string& source, const std::string& node) const override {
     return host_sources_.count({source, node}) > 0;
   }
@@ -556,11 +557,12 @@ class Engine final : public World {
     ++global_version_;
   }
 
-  int32_t node_id(const std::string& node) const {
-    auto it = node_ids_.try_emplace(node, static_cast<int32_t>(node_ids_.size())).first;
+  int32_t node_id(std::string_view node) const {
+    auto it = node_ids_.find(node);
+    if (it == node_ids_.end()) it = node_ids_.emplace(std::string(node), static_cast<int32_t>(node_ids_.size())).first;
     return it->second;
   }
-  int32_t find_node(const std::string& node) const {
+  int32_t find_node(std::string_view node) const {
     auto it = node_ids_.find(node);
     return it == node_ids_.end() ? -1 : it->second;
   }
@@ -742,11 +744,11 @@ class Engine final : public World {
   // the catalog never has): every candidate of the kinds, the relation and
   // `within` applied here, in the query's order.
   void scan(const ir::Query& q, Env& env, CandidateVisitor each) const {
-    const std::string* rel_node = nullptr;
-    if (q.relation != ir::NodeRelation::Any) rel_node = &env.slots[static_cast<size_t>(q.relation_slot)].node();
+    const bool related = q.relation != ir::NodeRelation::Any;
+    const std::string_view rel_node = related ? env.slots[static_cast<size_t>(q.relation_slot)].node() : std::string_view();
     auto& slot = env.slots[static_cast<size_t>(q.bind_slot)];
-    auto node_ok = [&](const std::string& node) {
-      return !rel_node || (q.relation == ir::NodeRelation::Same) == (node == *rel_node);
+    auto node_ok = [&](std::string_view node) {
+      return !related || (q.relation == ir::NodeRelation::Same) == (node == rel_node);
     };
     if (q.symptom) {
       std::vector<const Symptom*> list;
@@ -1000,10 +1002,9 @@ class Engine final : public World {
     ev.kind = a.kind_id;
     ev.producer = r.name;
     const Item& first = group.front();
-    std::string node = first.node();
+    std::string node(first.node());
     if (a.on_job) node.clear();
     if (a.node) node = run_expression(*a.node, env).s;
-    ev.host = node;
     ev.control_plane = !node.empty() && !nodes_.count(node);
     size_t evidence = 0;
     for (const Item& it : group) {
@@ -1016,7 +1017,11 @@ class Engine final : public World {
         if (ev.derived_from.size() < kMaxDerivedEvidence) ev.derived_from.push_back(e);
       });
     if (!ev.derived_from.empty()) ev.where = ev.derived_from.front();
-    ev.where.host = node;
+    // The node's name, shared with the first item's when it is the same.
+    if (first.event && first.event->host == node) ev.host = first.event->host;
+    else if (ev.where.host == node) ev.host = ev.where.host;
+    else ev.host = node;
+    ev.where.host = ev.host;
     std::optional<int64_t> t, own;
     for (const Item& it : group) {
       auto ti = it.time();
@@ -1036,7 +1041,7 @@ class Engine final : public World {
 
   void symptom(const ir::Rule& r, const ir::Action& a, Env& env, const std::vector<Item>& group) {
     const Item& first = group.front();
-    std::string node = first.node();
+    std::string node(first.node());
     if (a.on_job) node.clear();
     if (a.node) node = run_expression(*a.node, env).s;
     std::string key;
@@ -1166,7 +1171,7 @@ class Engine final : public World {
   const Program& program_;
   const ir::Catalog& cat_;
   const WorkloadContext& ctx_;
-  std::set<std::string> nodes_;
+  std::set<std::string, std::less<>> nodes_;
   std::string node_names_;             // workload.node_names: the nodes, sorted, joined with ','
   std::vector<Value> workload_values_; // workload(f) for every field, for workload_ref()
   std::set<std::pair<std::string, std::string>> host_sources_;
@@ -1188,7 +1193,12 @@ class Engine final : public World {
   mutable std::vector<PlanState> plan_states_;              // by plan, as in program_.query_plans()
   mutable std::vector<std::vector<Index*>> ev_indexes_;     // by event kind: indexes over it
   mutable std::vector<std::vector<Index*>> sy_indexes_;     // by symptom kind: built indexes over it
-  mutable std::unordered_map<std::string, int32_t> node_ids_;  // nodes and hosts, numbered as met
+  // Heterogeneous lookup: nodes are asked for by string_view.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>()(s); }
+  };
+  mutable std::unordered_map<std::string, int32_t, NameHash, std::equal_to<>> node_ids_;  // nodes and hosts, numbered as met
   mutable Value key_value_;                                 // candidate_key() scratch
   std::string id_buf_;                                      // symptom(): the id being looked up
   mutable std::string scratch_key_;

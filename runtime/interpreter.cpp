@@ -18,13 +18,13 @@ Value event_field(const Event& ev, int32_t sel, const ir::Catalog& cat) {
   switch (sel) {
     case ir::kEvKind: return Value::string(cat.event_kinds[static_cast<size_t>(ev.kind)].name);
     case ir::kEvNode:
-    case ir::kEvHost: return Value::string(ev.host);
-    case ir::kEvSource: return Value::string(ev.where.source);
-    case ir::kEvFile: return Value::string(ev.where.file);
+    case ir::kEvHost: return Value::string(ev.host.str());
+    case ir::kEvSource: return Value::string(ev.where.source.str());
+    case ir::kEvFile: return Value::string(ev.where.file.str());
     case ir::kEvLine: return Value::integer(ev.where.line);
     case ir::kEvOffset: return Value::integer(ev.where.offset);
     case ir::kEvTs: return ev.where.ts ? Value::time(*ev.where.ts) : Value::null();
-    case ir::kEvText: return Value::string(ev.where.text);
+    case ir::kEvText: return Value::string(ev.where.text.str());
     case ir::kEvOwnTs: return own_event_time(ev) ? Value::time(*ev.where.ts) : Value::null();
     case ir::kEvPlace: return Value::string(event_place(ev));
     case ir::kEvBoot: return ev.where.boot ? Value::duration(*ev.where.boot) : Value::null();
@@ -240,6 +240,10 @@ Value call(const ir::Expr& e, Env& env) {
       if (n.is_null() || !env.world) return Value::boolean(false);
       return Value::boolean(env.world->covered(e.kids[0].constant.s, n.s));
     }
+    case ir::Builtin::IsNode: {
+      Value n = arg(0);
+      return Value::boolean(n.type == Type::String && env.world && env.world->is_node(n.s));
+    }
     case ir::Builtin::Coverage:
       return Value::real(env.world ? env.world->coverage(e.kids[0].constant.s) : 0.0);
     case ir::Builtin::Time: {
@@ -327,8 +331,8 @@ Value group_aggregate(const ir::Expr& e, Env& env) {
 
 }  // namespace
 
-const std::string& Item::node() const {
-  return event ? event->host : symptom ? symptom->node : kEmpty;
+std::string_view Item::node() const {
+  return event ? event->host.view() : symptom ? std::string_view(symptom->node) : std::string_view();
 }
 
 int compare_values(const Value& a, const Value& b) { return compare(a, b); }

@@ -30,7 +30,7 @@ struct Item {
   std::optional<int64_t> time() const {
     return event ? event->ts() : symptom ? symptom->first : std::nullopt;
   }
-  const std::string& node() const;
+  std::string_view node() const;  // the event's host or the symptom's node; "" for neither
 };
 
 struct Env;
@@ -89,6 +89,8 @@ class World {
   // tens of kilobytes, without a copy per evaluation.
   virtual const Value* workload_ref(int /*field*/) const { return nullptr; }
   virtual bool covered(const std::string& source, const std::string& node) const = 0;
+  // Whether `name` is one of the workload's nodes (is_node()).
+  virtual bool is_node(std::string_view name) const = 0;
   virtual double coverage(const std::string& source) const = 0;
 };
 

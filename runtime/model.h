@@ -14,19 +14,24 @@
 #include <string_view>
 #include <vector>
 
+#include "base/shared_string.h"
 #include "compiler/value.h"
 
 namespace culprit {
 
 // Where a piece of evidence came from. `line` is 1-based; `offset` is the
-// byte offset of the line in its file.
+// byte offset of the line in its file. The strings are shared: a copy of an
+// Evidence (into a derived event, a symptom, a verdict) copies no text, and
+// the events of one file share its host, source and file names.
 struct Evidence {
-  std::string host, source, file;
+  SharedString host, source, file;
   int64_t line = 0;
   int64_t offset = 0;
   std::optional<int64_t> ts;     // nanoseconds since the epoch, UTC
-  std::string ts_origin;         // "line" | "inherited" | "boot-anchored" | "observation" | "" (none)
-  std::string text;              // valid UTF-8, possibly truncated
+  // "line" | "inherited" | "boot-anchored" | "observation" | "rule" | "" (none):
+  // always one of these literals (static storage), never a computed string.
+  std::string_view ts_origin;
+  SharedString text;             // valid UTF-8, possibly truncated
   // dmesg seconds since boot (ns) of a line whose file never anchored them to
   // the wall clock: no time, but an exact distance to other lines of its file.
   std::optional<int64_t> boot;
@@ -34,7 +39,7 @@ struct Evidence {
 
 struct Event {
   int32_t kind = 0;              // ir event kind id
-  std::string host;              // node name for workload nodes, host name for control-plane hosts
+  SharedString host;             // node name for workload nodes, host name for control-plane hosts
   bool control_plane = false;
   Evidence where;                // for a derived event: the first evidence item
   std::vector<Evidence> derived_from;  // non-empty only for events emitted by rules

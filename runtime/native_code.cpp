@@ -258,6 +258,11 @@ int32_t culprit_jit_covered(void* c, const char* source, int64_t source_len, con
   return w->covered(std::string(view(source, source_len)), std::string(view(node, node_len))) ? 1 : 0;
 }
 
+int32_t culprit_jit_is_node(void* c, const char* name, int64_t name_len) {
+  const World* w = context_of(c).env->world;
+  return w && w->is_node(view(name, name_len)) ? 1 : 0;
+}
+
 double culprit_jit_coverage(void* c, const char* source, int64_t source_len) {
   const World* w = context_of(c).env->world;
   return w ? w->coverage(std::string(view(source, source_len))) : 0.0;
@@ -507,6 +512,7 @@ const std::vector<jit::Helper>& helpers() {
       {"culprit_jit_capture", reinterpret_cast<void*>(&culprit_jit_capture)},
       {"culprit_jit_record", reinterpret_cast<void*>(&culprit_jit_record)},
       {"culprit_jit_covered", reinterpret_cast<void*>(&culprit_jit_covered)},
+      {"culprit_jit_is_node", reinterpret_cast<void*>(&culprit_jit_is_node)},
       {"culprit_jit_coverage", reinterpret_cast<void*>(&culprit_jit_coverage)},
       {"culprit_jit_str_compare", reinterpret_cast<void*>(&culprit_jit_str_compare)},
       {"culprit_jit_str_test", reinterpret_cast<void*>(&culprit_jit_str_test)},

@@ -437,7 +437,8 @@ class Scanner::Window {
 class Scanner::Stream {
  public:
   Stream(Scanner& scanner, ScanResult& result, const ScanOptions& opt)
-      : program_(*scanner.program_), result_(result), opt_(opt), window_(scanner, result.source, opt) {}
+      : program_(*scanner.program_), result_(result), opt_(opt), window_(scanner, result.source, opt),
+        host_(result.host), source_(result.source), file_(result.file) {}
 
   // Whether this file's source has extractors at all (else nothing to split).
   bool scans() const { return window_.has_database(); }
@@ -488,7 +489,7 @@ class Scanner::Stream {
     for (size_t idx : pending_boot_) {  // never anchored: order only
       result_.events[idx].where.boot = result_.events[idx].where.ts;
       result_.events[idx].where.ts.reset();
-      result_.events[idx].where.ts_origin.clear();
+      result_.events[idx].where.ts_origin = {};
     }
     // Events kept only when inside the scope (or the wider window their
     // extractor keeps); those without a time stay. Compacted in place: an
@@ -592,7 +593,7 @@ class Scanner::Stream {
     LineTime lt = forced_ts ? LineTime{} : line_time(text, opt_);
     if (lt.dmesg_local) ++result_.dmesg_local_lines;
     std::optional<int64_t> wall;
-    std::string origin;
+    const char* origin = "";  // a literal: Evidence::ts_origin keeps a view of it
     if (forced_ts) {
       wall = forced_ts;
       origin = "observation";
@@ -614,7 +615,7 @@ class Scanner::Stream {
     single_extractors_.clear();
     window_.extract_all(text, ids, single_events_, single_extractors_);
     for (size_t i = 0; i < single_events_.size(); ++i)
-      emit(std::move(single_events_[i]), single_extractors_[i], line_no, offset, wall, origin.c_str(), lt, last_wall_);
+      emit(std::move(single_events_[i]), single_extractors_[i], line_no, offset, wall, origin, lt, last_wall_);
   }
 
   // Keeps one extracted event with its provenance and time: the line's own
@@ -626,15 +627,17 @@ class Scanner::Stream {
       ++result_.events_over_cap;
       return;
     }
-    ev.host = result_.host;
+    ev.host = host_;
     ev.control_plane = result_.control_plane;
     if (const std::string* relayed = relayed_host(ev.where.text)) {
-      ev.host = *relayed;
+      auto it = relayed_.find(relayed);
+      if (it == relayed_.end()) it = relayed_.emplace(relayed, SharedString(*relayed)).first;
+      ev.host = it->second;
       ev.control_plane = false;
     }
-    ev.where.host = result_.host;
-    ev.where.source = result_.source;
-    ev.where.file = result_.file;
+    ev.where.host = host_;
+    ev.where.source = source_;
+    ev.where.file = file_;
     ev.where.line = line_no;
     ev.where.offset = offset;
     if (wall) {
@@ -803,6 +806,9 @@ class Scanner::Stream {
   ScanResult& result_;
   const ScanOptions& opt_;
   Window window_;
+  // The file's names, shared by every event of it (Evidence holds SharedStrings).
+  const SharedString host_, source_, file_;
+  std::unordered_map<const std::string*, SharedString> relayed_;  // workload node -> its shared name
   Prepared prepared_;                     // chunk(): kept across buffers
   std::vector<int32_t> single_ids_;       // single(): extractors of the line
   std::vector<Event> single_events_;

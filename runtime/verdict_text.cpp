@@ -221,7 +221,7 @@ class Report {
     size_t n = 0;
     for (const auto& e : s.evidence) {
       if (n++ == max_lines) break;
-      std::string text = e.text;
+      std::string text = e.text.str();
       std::replace(text.begin(), text.end(), '\t', ' ');
       out_ += line().add(indent).add(fmt::format("{}:{}", e.file, e.line), st_.dim()).add("  ").add(text).str();
     }

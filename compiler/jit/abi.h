@@ -76,6 +76,7 @@ void culprit_jit_capture(void* ctx, int32_t index, CulpritJitValue* out);
 void culprit_jit_record(void* ctx, int32_t record, int32_t field, CulpritJitValue* out);
 int32_t culprit_jit_covered(void* ctx, const char* source, int64_t source_len, const char* node, int64_t node_len);
 double culprit_jit_coverage(void* ctx, const char* source, int64_t source_len);
+int32_t culprit_jit_is_node(void* ctx, const char* name, int64_t name_len);
 
 // ---- strings
 // Three-way byte-wise comparison (std::string order): -1, 0 or 1.

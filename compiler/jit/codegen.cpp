@@ -362,6 +362,7 @@ class FnGen {
   llvm::FunctionCallee h_capture() { return mg_.helper("culprit_jit_capture", mg_.voidt, {mg_.ptr, mg_.i32, mg_.ptr}); }
   llvm::FunctionCallee h_record() { return mg_.helper("culprit_jit_record", mg_.voidt, {mg_.ptr, mg_.i32, mg_.i32, mg_.ptr}); }
   llvm::FunctionCallee h_covered() { return mg_.helper("culprit_jit_covered", mg_.i32, {mg_.ptr, mg_.ptr, mg_.i64, mg_.ptr, mg_.i64}); }
+  llvm::FunctionCallee h_is_node() { return mg_.helper("culprit_jit_is_node", mg_.i32, {mg_.ptr, mg_.ptr, mg_.i64}); }
   llvm::FunctionCallee h_coverage() { return mg_.helper("culprit_jit_coverage", mg_.f64, {mg_.ptr, mg_.ptr, mg_.i64}); }
   llvm::FunctionCallee h_str_compare() { return mg_.helper("culprit_jit_str_compare", mg_.i32, {mg_.ptr, mg_.i64, mg_.ptr, mg_.i64}, true); }
   llvm::FunctionCallee h_str_test() { return mg_.helper("culprit_jit_str_test", mg_.i32, {mg_.i32, mg_.ptr, mg_.i64, mg_.ptr, mg_.i64}, true); }
@@ -926,6 +927,13 @@ class FnGen {
         llvm::Value* r = B.CreateCall(h_covered(), {ctx_, mg_.string_constant(src), i64c(static_cast<int64_t>(src.size())),
                                                     node.v, node.n});
         return make(Type::Bool, B.getFalse(), B.CreateSelect(node.null, B.getFalse(), B.CreateICmpNE(r, i32c(0))));
+      }
+      case Builtin::IsNode: {
+        CV name = gen(kid(e, 0));
+        if (name.t == Type::Null) return make(Type::Bool, B.getFalse(), B.getFalse());
+        if (name.t != Type::String) unsupported("is_node() of a non-string");
+        llvm::Value* r = B.CreateCall(h_is_node(), {ctx_, name.v, name.n});
+        return make(Type::Bool, B.getFalse(), B.CreateSelect(name.null, B.getFalse(), B.CreateICmpNE(r, i32c(0))));
       }
       case Builtin::Coverage: {
         if (e.kids.empty() || e.kids[0].op != Op::Const || e.kids[0].constant.type != Type::String)

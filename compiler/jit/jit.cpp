@@ -46,7 +46,7 @@ namespace {
 
 // Bump when generated code or the cache payload changes meaning: old cache
 // entries then stop matching.
-constexpr const char* kCodegenVersion = "culprit-jit-7";
+constexpr const char* kCodegenVersion = "culprit-jit-8";
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -512,7 +512,7 @@ const std::vector<std::string>& required_helpers() {
   static const std::vector<std::string> names = {
       "culprit_jit_event_field", "culprit_jit_symptom_field", "culprit_jit_capture",   "culprit_jit_record",
       "culprit_jit_event_fields", "culprit_jit_symptom_fields",
-      "culprit_jit_covered",     "culprit_jit_coverage",      "culprit_jit_str_compare", "culprit_jit_str_test",
+      "culprit_jit_covered",     "culprit_jit_coverage",      "culprit_jit_is_node",      "culprit_jit_str_compare", "culprit_jit_str_test",
       "culprit_jit_str_concat",  "culprit_jit_str_case",      "culprit_jit_str_trim",  "culprit_jit_parse_int",
       "culprit_jit_parse_float", "culprit_jit_duration",      "culprit_jit_to_text",   "culprit_jit_interpolate",
       "culprit_jit_matches",     "culprit_jit_query",         "culprit_jit_group",

@@ -379,6 +379,7 @@ TEST_CASE("E0301: function arguments are typed") {
   // covered() takes a source name, then a node string.
   expect_type_error("covered(kernel, e.code)", "10:36");
   expect_type_error("covered(1, e.node)", "10:28");
+  expect_type_error("is_node(e.code)", "10:28");
 }
 
 TEST_CASE("E0301: conditions, priorities, summaries and targets have fixed types") {
@@ -852,6 +853,7 @@ TEST_CASE("types: built-in fields and functions") {
   CHECK(type_of("coalesce(int(e.dev), e.code)") == Type::Int);
   CHECK(type_of("covered(kernel, e.node)") == Type::Bool);
   CHECK(type_of("coverage(kernel)") == Type::Float);
+  CHECK(type_of("is_node(e.dev)") == Type::Bool);
   CHECK(type_of("terminal.state") == Type::String);
   CHECK(type_of("terminal.exit_code") == Type::Int);
   CHECK(type_of("workload.nodes") == Type::Int);

@@ -89,7 +89,7 @@ class TestWorld final : public World {
   std::vector<std::string> nodes = {"node-01", "node-02", "node-03"};
 
   void candidates(const ir::Query& q, Env& env, CandidateVisitor each) const override {
-    auto visit = [&](const Item& item, int32_t kind, const std::string& node) {
+    auto visit = [&](const Item& item, int32_t kind, std::string_view node) {
       if (std::find(q.kinds.begin(), q.kinds.end(), kind) == q.kinds.end()) return true;
       if (q.relation != ir::NodeRelation::Any) {
         bool same = env.slots[static_cast<size_t>(q.relation_slot)].node() == node;
@@ -118,6 +118,7 @@ class TestWorld final : public World {
     for (const auto& node : nodes) n += covered_pairs.count({source, node});
     return static_cast<double>(n) / static_cast<double>(nodes.size());
   }
+  bool is_node(std::string_view name) const override { return std::find(nodes.begin(), nodes.end(), name) != nodes.end(); }
 };
 
 const std::vector<std::string> kStrings = {
@@ -140,6 +141,9 @@ class Gen {
       : rng_(seed), cat_(cat), rule_(rule), ev_kind_(ev_kind), alt_kind_(alt_kind), sym_kind_(sym_kind) {}
 
   bool surprise = false;  // the last expression has a leaf that may lie about its type
+  // Also generate is_node() calls. Off by default: drawing for them changes
+  // the random stream, and with it what the fixed seeds above cover.
+  bool is_node_calls = false;
 
   ir::Expr top(int depth) {
     surprise = false;
@@ -397,6 +401,8 @@ class Gen {
         return call(fns[pick(3)], Type::Bool, {gen(Type::String, d - 1), gen(Type::String, d - 1)});
       }
       case 10: {
+        if (is_node_calls && chance(50))
+          return call(ir::Builtin::IsNode, Type::Bool, {chance(10) ? constant(Value::null()) : gen(Type::String, d - 1)});
         static const char* sources[] = {"app", "kernel", "nope"};
         return call(ir::Builtin::Covered, Type::Bool, {constant(Value::string(sources[pick(3)])),
                                                        chance(10) ? constant(Value::null()) : gen(Type::String, d - 1)});
@@ -634,7 +640,7 @@ struct RunResult {
 // One seed: `count` random expressions of depth <= `depth`, each evaluated
 // in `envs` random environments.
 RunResult run_seed(uint64_t seed, int count, int depth, int envs, bool fields_in_place = true, int opt_level = 2,
-                   int codegen_level = 0) {
+                   int codegen_level = 0, bool is_node_calls = false) {
   RunResult rr;
   auto base = culprit::testing::compile_ok(kBaseCatalog);
   auto cat = std::make_shared<ir::Catalog>(*base);
@@ -658,6 +664,7 @@ RunResult run_seed(uint64_t seed, int count, int depth, int envs, bool fields_in
   rule.slot_count = 2;
   rule.slot_is_symptom = {false, true};
   Gen gen(seed, *cat, rule, ev_kind, alt_kind, sym_kind);
+  gen.is_node_calls = is_node_calls;
   std::vector<bool> surprise;
   for (int i = 0; i < count; ++i) {
     rule.wheres.push_back(i % 3 == 0 ? gen.top_bool(depth) : gen.top(depth));
@@ -779,4 +786,11 @@ TEST_CASE("jit: differential test, machine code levels 2 and 3") {
   RunResult r2 = run_seed(10, 500, 5, 8, true, 2, 2);
   RunResult r3 = run_seed(11, 500, 5, 8, true, 3, 3);
   CHECK(r2.comparisons + r3.comparisons >= 8000);
+}
+
+// is_node(): a set lookup in the World on both engines, null and non-node
+// strings (kStrings holds node-01 and node-02, which TestWorld has) included.
+TEST_CASE("jit: differential test, is_node()") {
+  RunResult r = run_seed(12, 600, 5, 8, true, 2, 0, true);
+  CHECK(r.comparisons >= 4800);
 }

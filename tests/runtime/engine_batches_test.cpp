@@ -160,7 +160,7 @@ TEST_CASE("verdict JSON: streamed output is byte for byte the document") {
   Evidence odd = v.symptoms.front().evidence.front();
   odd.text = std::string("ctl \x01\x02\x1f del \x7f bs \\ q \" nl \n cr \r ff \f bell \b nul ") + std::string(1, '\0') + " end";
   odd.ts.reset();
-  odd.ts_origin.clear();
+  odd.ts_origin = {};
   odd.host = "h\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80";
   v.symptoms.front().evidence.push_back(odd);
   odd.text = "not utf-8: \xff\xfe \xc3 tail";

@@ -73,6 +73,7 @@ class FakeWorld : public World {
     for (const auto& node : nodes) n += covered_pairs.count({source, node});
     return n / static_cast<double>(nodes.size());
   }
+  bool is_node(std::string_view name) const override { return std::find(nodes.begin(), nodes.end(), name) != nodes.end(); }
 };
 
 // Compiles EXPR as `v` of a symptom in a rule over app.err (or in post_outcome
@@ -499,6 +500,18 @@ TEST_CASE("covered() and coverage()") {
   CHECK(is_float(eval("coverage(kernel)"), 0.5));
   CHECK(is_float(eval("coverage(app)"), 0.25));
   CHECK(is_float(eval("coverage(network)"), 0.0));
+}
+
+TEST_CASE("is_node(): exactly a workload node's name") {
+  Eval eval;
+  eval.use_world = true;
+  eval.world.nodes = {"node-01", "node-02", "node-10"};
+  CHECK(is_bool(eval("is_node(e.node)"), true));
+  CHECK(is_bool(eval("is_node(\"node-02\")"), true));
+  CHECK(is_bool(eval("is_node(\"node-1\")"), false));       // a prefix of node-10 is not a node
+  CHECK(is_bool(eval("is_node(\"node-01,node-02\")"), false));  // nor a list of them
+  CHECK(is_bool(eval("is_node(\"\")"), false));
+  CHECK(is_bool(eval("is_node(null)"), false));
 }
 
 TEST_CASE("query aggregates: exists, none, count, nodes, max, min") {

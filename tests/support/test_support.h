@@ -182,8 +182,8 @@ inline const char* builtin_name(int32_t b) {
   static const char* names[] = {"int",   "hex",      "float",     "duration",  "seconds", "lower",
                                 "upper", "trim",     "len",       "contains",  "starts_with",
                                 "ends_with", "str",  "coalesce",  "covered",   "coverage",
-                                "if",    "time"};
-  return b >= 0 && b < 18 ? names[b] : "?";
+                                "if",    "time",     "is_node"};
+  return b >= 0 && b < 19 ? names[b] : "?";
 }
 
 // Compact, unambiguous text of an IR expression: constants as written
