@@ -386,13 +386,6 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
           local->dmesg_offset_ns = int64_t{z->second.offset_sec} * 1'000'000'000;
         }
         results[i] = scanner.scan_file(req.files[i], local ? *local : scan, split[i] ? &helpers : nullptr);
-        // The scanner's vector held every event it emitted, and those out of
-        // scope are dropped afterwards (sometimes half of them): all files'
-        // events stay alive together, so give their room back now. (Room
-        // never written to is not resident; only the dropped events' is, and
-        // moving every event to shrink is not worth a few dropped ones.)
-        auto& ev = results[i].events;
-        if (static_cast<size_t>(results[i].events_out_of_scope) > ev.size() / 4) ev.shrink_to_fit();
       } else {
         const Stream& s = *stream_list[i - req.files.size()];
         ScanOptions local = scan;
@@ -572,12 +565,15 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
   std::sort(cov.ignored_files.begin(), cov.ignored_files.end());
   for (auto& w : req.warnings) cov.warnings.push_back(std::move(w));
 
-  // Each file's events stay in the vector the scanner filled (exactly sized
-  // by Scanner's finish()); the engine takes them as batches, so no event is
-  // copied or moved on the way.
-  std::vector<std::vector<Event>> batches;
+  // Each file's events stay where the scanner made them (an EventList never
+  // moves its elements, and the scanner frees the chunks of dropped ones);
+  // the engine takes them as batches, so no event is copied or moved on the
+  // way.
+  std::vector<EventList> batches;
   batches.reserve(results.size() + 1);
-  batches.push_back(std::move(metric_events));
+  batches.emplace_back();
+  for (auto& e : metric_events) batches.back().push_back(std::move(e));
+  metric_events = {};
   for (auto& r : results)
     if (!r.events.empty()) batches.push_back(std::move(r.events));
   results = {};

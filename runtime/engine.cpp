@@ -215,9 +215,9 @@ class Engine final : public World {
   // its strings and fields go, its fixed-size shell stays until the end.
   // (Moving events into storage by kind cost a move per event and, since
   // freed heap memory stays resident, a second copy of every shell at the
-  // peak.) Derived events are kept in storage_, by kind; event buffers
-  // never move: only whole vectors are added.
-  EngineResult run(std::vector<std::vector<Event>> batches) {
+  // peak.) Derived events are kept in storage_, by kind; neither moves an
+  // event once it is there (EventList).
+  EngineResult run(std::vector<EventList> batches) {
     batches_ = std::move(batches);
     size_t total = 0;
     for (auto& b : batches_)
@@ -866,7 +866,7 @@ class Engine final : public World {
     // its own output while it runs.
     if (!pending_events_.empty()) {
       // Sorted by pointer (an Event is large to move), then moved once into
-      // its chunk in that order.
+      // its kind's list in that order.
       std::vector<Event*> order;
       order.reserve(pending_events_.size());
       std::map<int32_t, size_t> touched;  // kind -> derived events of it that a later rule reads
@@ -878,14 +878,11 @@ class Engine final : public World {
       auto less = [](const Event* a, const Event* b) { return event_canonical_less(*a, *b); };
       std::stable_sort(order.begin(), order.end(), less);
       std::map<int32_t, size_t> old_size;  // kind -> its events before these
-      for (const auto& [k, n] : touched) {
-        storage_[static_cast<size_t>(k)].emplace_back().reserve(n);
-        old_size[k] = by_kind_[static_cast<size_t>(k)].size();
-      }
+      for (const auto& [k, n] : touched) old_size[k] = by_kind_[static_cast<size_t>(k)].size();
       for (Event* e : order) {
-        auto& chunk = storage_[static_cast<size_t>(e->kind)].back();
-        chunk.push_back(std::move(*e));
-        index(&chunk.back());
+        auto& list = storage_[static_cast<size_t>(e->kind)];
+        list.push_back(std::move(*e));
+        index(&list.back());
       }
       pending_events_.clear();
       for (const auto& [k, n] : touched) {
@@ -1175,8 +1172,8 @@ class Engine final : public World {
   std::string node_names_;             // workload.node_names: the nodes, sorted, joined with ','
   std::vector<Value> workload_values_; // workload(f) for every field, for workload_ref()
   std::set<std::pair<std::string, std::string>> host_sources_;
-  std::vector<std::vector<Event>> batches_;               // the events as scanned; see run()
-  std::vector<std::vector<std::vector<Event>>> storage_;  // by kind: chunks of derived events
+  std::vector<EventList> batches_;     // the events as scanned; see run()
+  std::vector<EventList> storage_;     // by kind: derived events (they never move once added)
   std::vector<int64_t> last_reader_;   // by event kind: index of the last rule that queries it, -1 for none
   int64_t rule_index_ = 0;             // the rule running now (index into cat_.rules)
   std::vector<double> rule_ms_;        // by rule: its wall time (EngineResult::rule_ms)
@@ -1214,14 +1211,15 @@ class Engine final : public World {
 
 EngineResult run_engine(const Program& program, const WorkloadContext& context,
                         const std::vector<std::pair<std::string, std::string>>& host_sources, std::vector<Event> events) {
-  std::vector<std::vector<Event>> batches;
-  batches.push_back(std::move(events));
+  std::vector<EventList> batches(1);
+  for (auto& e : events) batches[0].push_back(std::move(e));
+  events = {};
   return run_engine(program, context, host_sources, std::move(batches));
 }
 
 EngineResult run_engine(const Program& program, const WorkloadContext& context,
                         const std::vector<std::pair<std::string, std::string>>& host_sources,
-                        std::vector<std::vector<Event>> batches, bool collect_trail, bool use_indexes) {
+                        std::vector<EventList> batches, bool collect_trail, bool use_indexes) {
   Engine engine(program, context, host_sources, collect_trail, use_indexes);
   return engine.run(std::move(batches));
 }

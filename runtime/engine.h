@@ -50,7 +50,7 @@ EngineResult run_engine(const Program& program, const WorkloadContext& context,
 // agree with (tests compare the two); the result is the same either way.
 EngineResult run_engine(const Program& program, const WorkloadContext& context,
                         const std::vector<std::pair<std::string, std::string>>& host_sources,
-                        std::vector<std::vector<Event>> batches, bool collect_trail = true, bool use_indexes = true);
+                        std::vector<EventList> batches, bool collect_trail = true, bool use_indexes = true);
 
 // The canonical order of events (used by the engine and by tests).
 bool event_canonical_less(const Event& a, const Event& b);

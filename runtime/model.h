@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/chunked_vector.h"
 #include "base/shared_string.h"
 #include "compiler/value.h"
 
@@ -47,6 +48,10 @@ struct Event {
   std::vector<Value> fields;     // by slot of the kind's schema
   std::optional<int64_t> ts() const { return where.ts; }
 };
+
+// The events of one file (or one batch): they never move once made, so the
+// engine can hold pointers to them (base/chunked_vector.h).
+using EventList = ChunkedVector<Event>;
 
 enum class SymptomState { Active, Demoted, Scrubbed };
 

@@ -68,7 +68,9 @@ class FileWindows {
     if (fd_ >= 0) ::close(fd_);
   }
 
-  bool open(const std::string& path, bool map) {
+  // Maps the file when `map` and it has at least `map_min` bytes (see
+  // ScanOptions::map_min_bytes), else reads it.
+  bool open(const std::string& path, bool map, uint64_t map_min) {
     // O_NONBLOCK: a file replaced by a FIFO since it was listed must not
     // block the scan; only regular files are read.
     fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
@@ -80,7 +82,7 @@ class FileWindows {
       return false;
     }
     ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_NONBLOCK);
-    mapped_mode_ = map && S_ISREG(st.st_mode) && st.st_size > 0;
+    mapped_mode_ = map && S_ISREG(st.st_mode) && st.st_size > 0 && static_cast<uint64_t>(st.st_size) >= map_min;
     if (mapped_mode_) MappedWindowGuard::install();
     size_ = static_cast<uint64_t>(st.st_size);
     return true;
@@ -518,7 +520,7 @@ class Scanner::Stream {
       if (kept != i) events[kept] = std::move(e);
       ++kept;
     }
-    events.erase(events.begin() + static_cast<std::ptrdiff_t>(kept), events.end());
+    events.truncate(kept);
     event_extractor_.clear();
     for (auto& [k, d] : dropped) result_.out_of_scope_kinds.push_back(d);
   }
@@ -1005,7 +1007,7 @@ void ScanHelpers::help(Scanner& scanner) {
       auto in = std::make_unique<FileWindows>(*buffer);
       readers.push_back({job->id, std::move(buffer), std::move(in), nullptr});
       it = readers.end() - 1;
-      if (!it->in->open(job->file->path, job->opt->map_files)) it->in.reset();
+      if (!it->in->open(job->file->path, job->opt->map_files, job->opt->map_min_bytes)) it->in.reset();
       it->window = std::make_unique<Scanner::Window>(scanner, job->file->source, *job->opt);
     }
     Job::Unit& u = job->units[i];
@@ -1030,7 +1032,7 @@ ScanResult Scanner::scan_file(const LogFile& file, const ScanOptions& opt, ScanH
   r.file = file.display_path;
   r.control_plane = file.control_plane;
   FileWindows in(buffer_);
-  if (!in.open(file.path, opt.map_files)) {
+  if (!in.open(file.path, opt.map_files, opt.map_min_bytes)) {
     r.error = "cannot open " + file.display_path + ": " + (in.not_regular() ? "not a regular file" : std::strerror(errno));
     if (helpers) helpers->finished(nullptr);
     return r;
@@ -1058,7 +1060,7 @@ ScanResult Scanner::scan_file(const LogFile& file, const ScanOptions& opt, ScanH
   FileWindows own(buffer_);  // the unit being applied (its offsets only grow)
   std::vector<char> ahead_buffer;
   FileWindows ahead(ahead_buffer);  // units this thread prepares ahead while helpers work
-  bool own_ok = own.open(file.path, opt.map_files), ahead_ok = ahead.open(file.path, opt.map_files);
+  bool own_ok = own.open(file.path, opt.map_files, opt.map_min_bytes), ahead_ok = ahead.open(file.path, opt.map_files, opt.map_min_bytes);
   Window window(*this, file.source, opt);
   Prepared mine;
   using Unit = ScanHelpers::Job::Unit;

@@ -122,7 +122,7 @@ TEST_CASE("engine: events in batches, in any order, give the verdict of one arra
     std::vector<Event> events = sample_events(cat);
     std::shuffle(events.begin(), events.end(), rng);
     // Random cuts, empty batches included.
-    std::vector<std::vector<Event>> batches(1);
+    std::vector<EventList> batches(1);
     for (auto& e : events) {
       if (rng() % 4 == 0) batches.emplace_back();
       batches.back().push_back(std::move(e));
@@ -138,8 +138,8 @@ TEST_CASE("engine: without the trail, only the trail is missing") {
   auto program = program_for(kCatalog);
   const WorkloadContext ctx = sample_context();
   const Verdict with = as_verdict(ctx, run_engine(*program, ctx, kHostSources, sample_events(program->catalog())));
-  std::vector<std::vector<Event>> one;
-  one.push_back(sample_events(program->catalog()));
+  std::vector<EventList> one(1);
+  for (auto& e : sample_events(program->catalog())) one[0].push_back(std::move(e));
   const Verdict without = as_verdict(ctx, run_engine(*program, ctx, kHostSources, std::move(one), false));
   CHECK(without.trail.empty());
   CHECK(!with.trail.empty());

@@ -582,6 +582,7 @@ TEST_CASE("scan_file: mapped and read windows give the same result, at every win
   for (bool scoped : {false, true}) {
     CAPTURE(scoped);
     ScanOptions mapped;
+    mapped.map_min_bytes = 0;
     mapped.max_line = 100000;
     if (scoped) {  // the scope starts and ends inside the file
       mapped.scope_start = kT0 + 10 * kSec;
@@ -622,6 +623,7 @@ TEST_CASE("scan_file: files ending at, just before and just after a window edge"
         CAPTURE(map);
         ScanOptions opt;
         opt.map_files = map;
+        opt.map_min_bytes = 0;
         auto r = fx.scan(fx.file("node-01", "app", text), opt);
         CHECK(r.bytes == static_cast<int64_t>(size));
         CHECK(r.lines == lines);
@@ -645,6 +647,7 @@ TEST_CASE("scan_file: the read path handles an empty file, a missing file and a 
   CHECK(empty.bytes == 0);
   for (bool map : {true, false}) {
     opt.map_files = map;
+    opt.map_min_bytes = 0;
     LogFile dir;
     dir.host = "node-01";
     dir.source = "app";
