@@ -371,6 +371,128 @@ void append_evidence(std::string& out, const std::vector<Evidence>& evidence, si
   out += "]";
 }
 
+// A symptom as dump(2) prints symptom_json(s) at 4 spaces of nesting (an
+// item of the "symptoms" array), written directly for the same reason as
+// its evidence: a verdict of 100,000 symptoms spent most of its output time
+// building and dumping a tree per symptom. Key order and number forms are
+// symptom_json_head's (floats go through nlohmann, for its shortest form).
+void append_symptom(std::string& out, const Symptom& s) {
+  const char* const field = "\n      ";
+  auto key = [&](const char* name) {
+    out += field;
+    out += '"';
+    out += name;
+    out += "\": ";
+  };
+  auto str_or_null = [&](std::string_view v, bool null) {
+    if (null) out += "null";
+    else append_json_string(out, v);
+  };
+  auto time_or_null_text = [&](const std::optional<int64_t>& t) {
+    if (t) append_json_string(out, format_rfc3339(*t));
+    else out += "null";
+  };
+  auto change = [&](const std::optional<StateChange>& c) {
+    if (!c) {
+      out += "null";
+      return;
+    }
+    out += "{\n        \"rule\": ";
+    append_json_string(out, c->rule);
+    out += ",\n        \"reason\": ";
+    append_json_string(out, c->reason);
+    out += ",\n        \"cause\": ";
+    str_or_null(c->cause, c->cause.empty());
+    out += "\n      }";
+  };
+  out += "{";
+  key("id");
+  append_json_string(out, s.id);
+  out += ',';
+  key("kind");
+  append_json_string(out, s.kind_name);
+  out += ',';
+  key("node");
+  str_or_null(s.node, s.node.empty());
+  out += ',';
+  key("control_plane");
+  out += s.control_plane ? "true" : "false";
+  out += ',';
+  key("key");
+  str_or_null(s.key, s.key.empty());
+  out += ',';
+  key("state");
+  append_json_string(out, state_name(s.state));
+  out += ',';
+  key("summary");
+  append_json_string(out, s.summary);
+  out += ',';
+  key("priority");
+  out += std::to_string(s.priority);
+  out += ',';
+  key("first");
+  time_or_null_text(s.first);
+  out += ',';
+  key("last");
+  time_or_null_text(s.last);
+  out += ',';
+  key("count");
+  out += std::to_string(s.count);
+  out += ',';
+  key("rule");
+  append_json_string(out, s.rule);
+  out += ',';
+  key("classification");
+  if (s.classification) {
+    out += "{\n        \"domain\": ";
+    append_json_string(out, s.classification->first);
+    out += ",\n        \"sub_domain\": ";
+    append_json_string(out, s.classification->second);
+    out += "\n      }";
+  } else {
+    out += "null";
+  }
+  out += ',';
+  key("demoted_by");
+  change(s.demoted_by);
+  out += ',';
+  key("scrubbed_by");
+  change(s.scrubbed_by);
+  out += ',';
+  key("fields");
+  std::vector<std::pair<std::string_view, const Value*>> fields;
+  for (size_t i = 0; i < s.fields.size() && i < s.field_names.size(); ++i)
+    if (!s.fields[i].is_null()) fields.emplace_back(s.field_names[i], &s.fields[i]);
+  std::sort(fields.begin(), fields.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  if (fields.empty()) {
+    out += "{}";
+  } else {
+    out += '{';
+    for (size_t i = 0; i < fields.size(); ++i) {
+      out += i ? ",\n        " : "\n        ";
+      append_json_string(out, fields[i].first);
+      out += ": ";
+      const Value& v = *fields[i].second;
+      switch (v.type) {
+        case Type::Bool: out += v.b ? "true" : "false"; break;
+        case Type::Int: out += std::to_string(v.i); break;
+        case Type::Float: out += J(v.f).dump(); break;
+        case Type::String: append_json_string(out, v.s); break;
+        case Type::Time: append_json_string(out, format_rfc3339(v.i)); break;
+        case Type::Duration: append_json_string(out, format_duration(v.i)); break;
+        case Type::Null: out += "null"; break;
+      }
+    }
+    out += "\n      }";
+  }
+  out += ',';
+  key("evidence_total");
+  out += std::to_string(s.evidence_total);
+  out += ",\n      ";
+  append_evidence(out, s.evidence, 6);
+  out += "\n    }";
+}
+
 // `j` as dump(2) would print it at `indent` spaces of nesting: JSON strings
 // never hold a raw newline, so every '\n' of the dump starts a line.
 void write_nested(std::ostream& out, const J& j, size_t indent) {
@@ -441,24 +563,8 @@ void write_verdict_json(std::ostream& out, const Verdict& v, bool include_trail,
     std::string text;
     for (size_t i = 0; i < v.symptoms.size(); ++i) {
       if (i) out << ",\n    ";
-      // The head as dump(2) prints it, without its closing "\n}", then the
-      // evidence member written directly, then the close.
-      std::string head = symptom_json_head(v.symptoms[i]).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
       text.clear();
-      const size_t body = head.size() - 2;  // without the closing "\n}"
-      for (size_t from = 0;;) {
-        size_t nl = head.find('\n', from);
-        if (nl == std::string::npos || nl >= body) {
-          text.append(head, from, body - from);
-          break;
-        }
-        text.append(head, from, nl + 1 - from);
-        text += "    ";
-        from = nl + 1;
-      }
-      text += ",\n      ";
-      append_evidence(text, v.symptoms[i].evidence, 6);
-      text += "\n    }";
+      append_symptom(text, v.symptoms[i]);
       out.write(text.data(), static_cast<std::streamsize>(text.size()));
     }
     out << "\n  ]";

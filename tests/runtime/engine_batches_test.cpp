@@ -167,6 +167,31 @@ TEST_CASE("verdict JSON: streamed output is byte for byte the document") {
   odd.file = "bad \xe2\x82";
   v.symptoms.front().evidence.push_back(odd);
   v.symptoms.back().evidence.clear();
+  // The symptom head is written without nlohmann too: every member, both
+  // ways (null and set), and a field of every type, floats in forms whose
+  // shortest text is not obvious.
+  Symptom odd_symptom = v.symptoms.front();
+  odd_symptom.id = "odd@job#\"k\"";
+  odd_symptom.node.clear();
+  odd_symptom.key = "k \xff";
+  odd_symptom.control_plane = true;
+  odd_symptom.state = SymptomState::Scrubbed;
+  odd_symptom.summary = "tab\there \x01";
+  odd_symptom.priority = -7;
+  odd_symptom.first.reset();
+  odd_symptom.last = int64_t{1767225600123456789};
+  odd_symptom.classification = std::make_pair(std::string("hard\"ware"), std::string("gpu.x"));
+  odd_symptom.demoted_by = StateChange{"R1", "why \"so\"", ""};
+  odd_symptom.scrubbed_by = StateChange{"R2", "", "cause@node-01"};
+  odd_symptom.field_names = {"zeta", "alpha", "f1", "f2", "f3", "s", "t", "d", "b", "n", "\"q\""};
+  odd_symptom.fields = {Value::integer(INT64_MIN), Value::boolean(false), Value::real(0.1), Value::real(1e300),
+                        Value::real(-0.0), Value::string("x\ny"), Value::time(0), Value::duration(90'000'000'000),
+                        Value::boolean(true), Value::null(), Value::integer(3)};
+  v.symptoms.push_back(odd_symptom);
+  odd_symptom.fields.clear();  // an empty fields object
+  odd_symptom.classification.reset();
+  odd_symptom.demoted_by.reset();
+  v.symptoms.push_back(odd_symptom);
   for (bool trail : {false, true}) {
     CAPTURE(trail);
     std::ostringstream out;
