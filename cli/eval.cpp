@@ -79,6 +79,9 @@ Options:
                          with --min-match: also fail when more than N
                          verdicts are confidently wrong (default 0)
   --skip-self-test       do not run the catalog's inline tests first
+  --verify-captures      take every capture with RE2 as well as with PCRE2
+                         (runtime/capture_regex.h) and fail on any line
+                         where the two differ
   --engine jit|interp    run rules as native code (jit, the default; also
                          $CULPRIT_ENGINE) or interpret them
   --no-cache             neither read nor write the compile cache
@@ -87,7 +90,8 @@ Options:
 
 Exit status: 0 every case matches (with --min-match: the match rate and the
 confidently wrong count are within their bounds), 1 otherwise (or a bundle
-has no expected.json), 2 bad input or a catalog that does not compile.
+has no expected.json, or --verify-captures found a difference), 2 bad input
+or a catalog that does not compile.
 )";
 
 int usage(const std::string& msg) {
@@ -264,7 +268,8 @@ std::string pct(size_t num, size_t den) {
 }  // namespace
 
 int cmd_eval(int argc, char** argv) {
-  ArgSpec spec = with_catalog_options({{"skip-self-test", "help"}, {"baseline", "output", "threads", "min-match", "max-confidently-wrong"}});
+  ArgSpec spec = with_catalog_options({{"skip-self-test", "verify-captures", "help"},
+                                       {"baseline", "output", "threads", "min-match", "max-confidently-wrong"}});
   Args a;
   std::string err;
   if (!parse_args(argc, argv, 2, spec, a, err)) return usage(err);
@@ -274,6 +279,11 @@ int cmd_eval(int argc, char** argv) {
   }
   if (a.positionals.size() != 1) return usage("expected exactly one DIR of example bundles");
   DiagnoseOptions opt;
+  CaptureCounts captures;
+  if (a.has("verify-captures")) {
+    opt.verify_captures = true;
+    opt.captures = &captures;
+  }
   if (auto t = a.last("threads")) {
     char* end = nullptr;
     long n = std::strtol(t->c_str(), &end, 10);
@@ -494,6 +504,15 @@ int cmd_eval(int argc, char** argv) {
     if (!f.good()) {
       std::cerr << fmt::format("culprit eval: cannot write --output {}\n", *o);
       return kBadInput;
+    }
+  }
+  if (opt.verify_captures) {
+    std::cout << fmt::format("captures: {} lines by PCRE2, {} given back to RE2, {} where PCRE2 and RE2 differ\n",
+                             captures.pcre2, captures.fallbacks, captures.mismatches);
+    for (const auto& n : captures.notes) std::cout << "  " << n << "\n";
+    if (captures.mismatches) {
+      std::cout.flush();
+      return kMismatch;
     }
   }
   std::cout.flush();

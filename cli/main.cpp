@@ -44,6 +44,7 @@
 #include "runtime/self_test.h"
 #include "base/suggest.h"
 #include "base/timestamp.h"
+#include "runtime/capture_regex.h"
 #include "runtime/verdict_json.h"
 #include "runtime/verdict_text.h"
 
@@ -140,7 +141,8 @@ Options:
                   warm cache, and print the time of every phase (parse, sema,
                   Hyperscan, LLVM codegen/optimize/emit, linking, self-tests)
                   and how many queries use which kind of index
-  --explain       print how every query of every rule is answered: which
+  --explain       print how every extractor takes its captures (PCRE2 or
+                  RE2) and how every query of every rule is answered: which
                   index (kind, node, key expressions), `within` by binary
                   search, first hit, or computed once (docs/language.md §4.5)
   --engine jit|interp
@@ -271,6 +273,13 @@ std::string query_text(const culprit::plan::QueryPlan& p, const culprit::ir::Cat
 
 void explain_plans(const culprit::Program& program) {
   const auto& cat = program.catalog();
+  // How each extractor's captures are taken (runtime/capture_regex.h).
+  for (size_t i = 0; i < cat.extractors.size(); ++i) {
+    const auto& x = cat.extractors[i];
+    const auto& c = program.extractor_capture(static_cast<int32_t>(i));
+    std::cout << fmt::format("{}:{}: extractor {}: captures by {}\n", x.where.file ? x.where.file->path : "?", x.where.line, x.name,
+                             c.fast() ? "PCRE2 (JIT)" : "RE2: " + c.why_not_fast());
+  }
   const culprit::ir::Rule* last = nullptr;
   for (const auto& p : program.query_plans().plans()) {
     if (p.rule != last) {
@@ -490,9 +499,9 @@ int cmd_version() {
   const char* env_engine = std::getenv("CULPRIT_ENGINE");
   bool interp = env_engine && (std::string(env_engine) == "interp" || std::string(env_engine) == "interpreter");
   std::string evaluator = !interp && culprit::jit_available(why) ? "jit" : "interpreter";
-  std::cout << fmt::format("Culprit {}\ncatalog: {}\nANTLR runtime: {}\nHyperscan: {}\nRE2: {}\nLLVM: {}\nevaluator: {}\n",
+  std::cout << fmt::format("Culprit {}\ncatalog: {}\nANTLR runtime: {}\nHyperscan: {}\nRE2: {}\nPCRE2: {}\nLLVM: {}\nevaluator: {}\n",
                            CULPRIT_VERSION, catalog, culprit::antlr_runtime_version(), culprit::hyperscan_version(),
-                           culprit::re2_version(), culprit::jit::llvm_version(), evaluator);
+                           culprit::re2_version(), culprit::pcre2_version(), culprit::jit::llvm_version(), evaluator);
   return kOk;
 }
 

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <thread>
@@ -266,6 +267,7 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
   scan.workload_nodes = ctx.nodes;
   std::sort(scan.workload_nodes.begin(), scan.workload_nodes.end());
   scan.year_hint = make_year_hint(ctx.start, ctx.end, current_year());
+  scan.verify_captures = opt.verify_captures;
   auto zones = host_zones(req.files, scan.year_hint);
 
   // Work list: files, then in-memory observation streams. Results land in
@@ -372,6 +374,7 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
   if (opt.timings) opt.timings->read_ms = ms_since(t_start);
   auto t_scan = std::chrono::steady_clock::now();
   std::atomic<size_t> next{0};
+  std::mutex captures_mutex;
   auto worker = [&]() {
     Scanner scanner(program);
     for (size_t k; (k = next.fetch_add(1)) < jobs;) {
@@ -396,6 +399,14 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
       if (opt.max_events) events_left -= std::min(events_left, results[i].events.size());
     }
     if (split_files) helpers.help(scanner);  // nothing of its own left: help with the large files
+    if (opt.captures) {
+      const CaptureScratch& c = scanner.capture_scratch();
+      std::lock_guard<std::mutex> lock(captures_mutex);
+      opt.captures->pcre2 += c.fast_matches;
+      opt.captures->fallbacks += c.fallbacks;
+      opt.captures->mismatches += c.mismatches;
+      for (const auto& n : c.notes) opt.captures->notes.push_back(n);
+    }
   };
   if (threads <= 1) {
     worker();

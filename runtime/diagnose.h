@@ -35,6 +35,14 @@ struct DiagnoseTimings {
   std::vector<std::pair<std::string, double>> slowest_rules;
 };
 
+// How the scan took its captures (filled when DiagnoseOptions::captures is
+// set; runtime/capture_regex.h): lines decided by PCRE2, lines it gave back
+// to RE2, and with `verify_captures` the lines where the two differed.
+struct CaptureCounts {
+  int64_t pcre2 = 0, fallbacks = 0, mismatches = 0;
+  std::vector<std::string> notes;  // the first differences, described
+};
+
 struct DiagnoseOptions {
   unsigned threads = 0;                          // 0 = hardware concurrency
   uint64_t split_bytes = 64ULL << 20;            // files at least this large are split across threads (ScanHelpers)
@@ -49,6 +57,8 @@ struct DiagnoseOptions {
   // counted in coverage like events over the per-file cap. The service sets
   // it so that what one request can hold is known before it runs.
   size_t max_events = 0;
+  bool verify_captures = false;                  // ScanOptions::verify_captures (tests, `eval --verify-captures`)
+  CaptureCounts* captures = nullptr;             // when set, the scan's capture counts are added to it
 };
 
 struct DiagnoseRequest {

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <map>
 
+#include "runtime/capture_regex.h"
+
 #include "compiler/jit/cache.h"
 #include "compiler/regex_check.h"
 
@@ -220,6 +222,7 @@ std::shared_ptr<const Program> Program::build(std::shared_ptr<const ir::Catalog>
       error = fmt::format("extractor '{}': RE2: {}", x.name, re->error());
       return nullptr;
     }
+    p->extractor_captures_.push_back(std::make_unique<CaptureRegex>(*re, x.re2_pattern, x.caseless, x.dotall));
     p->extractor_regexes_.push_back(std::move(re));
   }
   for (const auto& r : catalog->regexes) {

@@ -2,7 +2,8 @@
 //
 // Building a Program compiles one Hyperscan database per log source (all the
 // extractors reading that source, in one database), one RE2 per extractor
-// for captures, and the RE2 objects of `matches` expressions. It is immutable
+// (and, where it means the same, a PCRE2 JIT program for its captures:
+// runtime/capture_regex.h), and the RE2 objects of `matches` expressions. It is immutable
 // afterwards and shared by all threads; per-thread scan state (Hyperscan
 // scratch) lives in Scanner objects.
 #pragma once
@@ -22,6 +23,7 @@ namespace re2 { class RE2; class FilteredRE2; }
 
 namespace culprit {
 
+class CaptureRegex;
 class NativeCode;
 
 // Builds native code for a catalog (the JIT). Returns null, with a message in
@@ -80,6 +82,8 @@ class Program {
   const SourceDatabase* database_for(std::string_view source) const;
   const std::vector<SourceDatabase>& databases() const { return databases_; }
   const re2::RE2& extractor_regex(int32_t extractor) const { return *extractor_regexes_[static_cast<size_t>(extractor)]; }
+  // How the scanner takes the extractor's captures (PCRE2 where it can, else RE2).
+  const CaptureRegex& extractor_capture(int32_t extractor) const { return *extractor_captures_[static_cast<size_t>(extractor)]; }
   const std::vector<std::unique_ptr<re2::RE2>>& expression_regexes() const { return expression_regexes_; }
   // A scratch big enough for every database; Scanners clone it.
   hs_scratch* prototype_scratch() const { return scratch_; }
@@ -97,6 +101,7 @@ class Program {
   std::shared_ptr<const ir::Catalog> catalog_;
   std::vector<SourceDatabase> databases_;   // sorted by source
   std::vector<std::unique_ptr<re2::RE2>> extractor_regexes_;
+  std::vector<std::unique_ptr<CaptureRegex>> extractor_captures_;  // by extractor, over extractor_regexes_
   std::vector<std::unique_ptr<re2::RE2>> expression_regexes_;
   hs_scratch* scratch_ = nullptr;
   std::shared_ptr<const NativeCode> native_;

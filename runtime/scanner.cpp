@@ -391,11 +391,11 @@ class Scanner::Window {
   bool extract(int32_t x, std::string_view text, Event& ev) {
     const auto& cat = program_.catalog();
     const auto& ex = cat.extractors[static_cast<size_t>(x)];
-    const RE2& re = program_.extractor_regex(x);
-    int n = re.NumberOfCapturingGroups();
+    const CaptureRegex& re = program_.extractor_capture(x);
+    const int n = re.groups();
     groups_.assign(static_cast<size_t>(n) + 1, re2::StringPiece());
-    if (!re.Match(re2::StringPiece(text.data(), text.size()), 0, text.size(), RE2::UNANCHORED, groups_.data(), n + 1))
-      return false;
+    scanner_.capture_scratch_.verify = opt_.verify_captures;
+    if (!re.match(text, scanner_.capture_scratch_, groups_.data(), n + 1)) return false;
     captures_.assign(static_cast<size_t>(n), std::nullopt);
     for (int i = 0; i < n; ++i)
       if (groups_[static_cast<size_t>(i) + 1].data() != nullptr)
@@ -1173,6 +1173,7 @@ ScanResult Scanner::scan_lines(const std::string& host, const std::string& sourc
 
 std::vector<Event> Scanner::scan_single_line(const std::string& source, const std::string& line, int32_t only_extractor) {
   ScanOptions opt;
+  opt.verify_captures = true;  // inline tests check the fast capture path against RE2
   auto r = scan_lines("test-host", source, "<test>", false, {line}, {1}, {}, opt);
   std::vector<Event> out;
   for (auto& e : r.events)

@@ -4,7 +4,9 @@
 // buffers of lines, looking for the atoms of every extractor of that source
 // (literal strings each match must contain; see Program::SourceDatabase).
 // Only lines with atoms are visited: FilteredRE2 names the extractors that
-// may match, RE2 confirms and takes the captures, and only then are the
+// may match, the extractor's CaptureRegex confirms and takes the captures
+// (PCRE2's JIT where the regex means the same to it, else RE2; see
+// runtime/capture_regex.h), and only then are the
 // extractor's field expressions evaluated. Other lines are only counted, by
 // one vectorized pass per buffer (newlines, and whether any byte is
 // non-ASCII, which alone calls for the per-line UTF-8 check).
@@ -41,6 +43,7 @@
 #include <vector>
 
 #include "runtime/bundle.h"
+#include "runtime/capture_regex.h"
 #include "runtime/model.h"
 #include "runtime/observation.h"
 #include "runtime/program.h"
@@ -77,6 +80,9 @@ struct ScanOptions {
   // node logs spent a sixth of its scan in munmap). Tests set 0 to map all.
   uint64_t map_min_bytes = kReadBelow;
   static constexpr uint64_t kReadBelow = 4 << 20;
+  // Take every capture with RE2 as well and count where PCRE2 differed
+  // (Scanner::capture_scratch(); runtime/capture_regex.h). For tests.
+  bool verify_captures = false;
 };
 
 // Events of one kind that fell outside the scope: how many, and how far
@@ -171,6 +177,10 @@ class Scanner {
   // that extractor emitted (for inline tests: exercises the real scan path).
   std::vector<Event> scan_single_line(const std::string& source, const std::string& line, int32_t only_extractor);
 
+  // This thread's capture state: how many lines PCRE2 and RE2 decided, and
+  // (with ScanOptions::verify_captures) where they differed.
+  const CaptureScratch& capture_scratch() const { return capture_scratch_; }
+
  private:
   friend class ScanHelpers;
   struct Prepared;
@@ -198,6 +208,7 @@ class Scanner {
 
   std::shared_ptr<const Program> program_;
   struct hs_scratch* scratch_ = nullptr;
+  CaptureScratch capture_scratch_;
   std::vector<char> buffer_;  // scan_file's read-mode window (kBufferSize), allocated on first use
   std::vector<std::unique_ptr<SourcePlan>> plans_;
   std::vector<int> query_, found_;  // potentials(): scratch

@@ -37,8 +37,15 @@ TestResult run_line_test(Scanner& scanner, const Program& program, int32_t xi, c
   r.file = t.where.file ? t.where.file->path : "";
   // Every source of the extractor must agree; the first is enough to
   // exercise the database the extractor lives in.
+  const int64_t mismatches_before = scanner.capture_scratch().mismatches;
   auto events = scanner.scan_single_line(x.sources.front(), t.line, xi);
   if (!events.empty()) r.extractors_matched.push_back(x.name);
+  if (scanner.capture_scratch().mismatches != mismatches_before) {
+    // The fast capture path (PCRE2) must agree with RE2 on every test line.
+    r.message = "PCRE2 and RE2 take different captures: " + scanner.capture_scratch().notes.back();
+    r.failures.push_back({r.location, r.message});
+    return r;
+  }
   if (t.expect_none) {
     r.passed = events.empty();
     if (!r.passed) r.message = fmt::format("expected no match, but it emitted {}", cat.event_kinds[static_cast<size_t>(x.kind)].name);
@@ -118,11 +125,19 @@ TestResult run_scenario(std::shared_ptr<const Program> program, Scanner& scanner
   }
   DiagnoseOptions opt;
   opt.threads = 1;
+  CaptureCounts captures;
+  opt.verify_captures = true;  // PCRE2 and RE2 must agree on every line
+  opt.captures = &captures;
   Verdict v;
   std::string error;
   if (!diagnose(program, req, opt, v, error)) {
     r.message = error;
     r.failures.push_back({r.location, error});
+    return r;
+  }
+  if (captures.mismatches) {
+    r.message = "PCRE2 and RE2 take different captures: " + captures.notes.front();
+    r.failures.push_back({r.location, r.message});
     return r;
   }
   std::set<std::string> acted;

@@ -7,6 +7,7 @@ packages=(
   antlr4 libantlr4-runtime-dev          # grammar tool (4.7.2) + C++ runtime (4.9)
   llvm-19-dev                           # LLVM ORC (the JIT evaluator)
   libhyperscan-dev libre2-dev           # one-pass scanning + captures
+  libpcre2-dev                          # fast captures where a regex means the same to PCRE2 (runtime/capture_regex.h)
   libfmt-dev nlohmann-json3-dev doctest-dev
   libcpp-httplib-dev libsqlite3-dev
   libyaml-cpp-dev libpq-dev zlib1g-dev  # the blueprint: configuration, PostgreSQL store, gzip logs; gzip bodies of the service
