@@ -190,6 +190,7 @@ class Engine final : public World {
     ev_indexes_.resize(cat_.event_kinds.size());
     sy_indexes_.resize(cat_.symptom_kinds.size());
     for (const auto& n : ctx_.nodes) node_id(n);
+    workload_node_ids_ = static_cast<int32_t>(node_ids_.size());  // ids below it are workload nodes
     // One Index per signature; plans with equal signatures share it.
     const auto& plans = program_.query_plans().plans();
     plan_states_.resize(plans.size());
@@ -435,7 +436,7 @@ class Engine final : public World {
     if (field < 0 || static_cast<size_t>(field) >= workload_values_.size()) return nullptr;
     return &workload_values_[static_cast<size_t>(field)];
   }
-  bool is_node(std::string_view name) const override { return nodes_.find(name) != nodes_.end(); }
+  bool is_node(std::string_view name) const override { return workload_node(name); }
   bool covered(const std::string& source, const std::string& node) const override {
     return host_sources_.count({source, node}) > 0;
   }
@@ -561,6 +562,11 @@ class Engine final : public World {
     auto it = node_ids_.find(node);
     if (it == node_ids_.end()) it = node_ids_.emplace(std::string(node), static_cast<int32_t>(node_ids_.size())).first;
     return it->second;
+  }
+  // Whether `name` is a node of the workload (a hash lookup, not the ordered set's compares).
+  bool workload_node(std::string_view name) const {
+    const int32_t id = find_node(name);
+    return id >= 0 && id < workload_node_ids_;
   }
   int32_t find_node(std::string_view node) const {
     auto it = node_ids_.find(node);
@@ -1002,7 +1008,7 @@ class Engine final : public World {
     std::string node(first.node());
     if (a.on_job) node.clear();
     if (a.node) node = run_expression(*a.node, env).s;
-    ev.control_plane = !node.empty() && !nodes_.count(node);
+    ev.control_plane = !node.empty() && !workload_node(node);
     size_t evidence = 0;
     for (const Item& it : group) {
       for_each_evidence(it, [&](const Evidence&) { ++evidence; });
@@ -1070,7 +1076,7 @@ class Engine final : public World {
       fresh.kind = a.kind_id;
       fresh.kind_name = kind_name;
       fresh.node = node;
-      fresh.control_plane = !node.empty() && !nodes_.count(node);
+      fresh.control_plane = !node.empty() && !workload_node(node);
       fresh.key = key;
       fresh.rule = r.name;
       if (a.priority) {
@@ -1168,7 +1174,7 @@ class Engine final : public World {
   const Program& program_;
   const ir::Catalog& cat_;
   const WorkloadContext& ctx_;
-  std::set<std::string, std::less<>> nodes_;
+  std::set<std::string> nodes_;        // the workload's nodes, in order (node_names_, affected nodes)
   std::string node_names_;             // workload.node_names: the nodes, sorted, joined with ','
   std::vector<Value> workload_values_; // workload(f) for every field, for workload_ref()
   std::set<std::pair<std::string, std::string>> host_sources_;
@@ -1196,6 +1202,7 @@ class Engine final : public World {
     size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>()(s); }
   };
   mutable std::unordered_map<std::string, int32_t, NameHash, std::equal_to<>> node_ids_;  // nodes and hosts, numbered as met
+  int32_t workload_node_ids_ = 0;  // node_ids_ below this are the workload's nodes
   mutable Value key_value_;                                 // candidate_key() scratch
   std::string id_buf_;                                      // symptom(): the id being looked up
   mutable std::string scratch_key_;

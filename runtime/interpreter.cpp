@@ -12,7 +12,6 @@
 namespace culprit {
 
 namespace {
-const std::string kEmpty;
 
 Value event_field(const Event& ev, int32_t sel, const ir::Catalog& cat) {
   switch (sel) {
@@ -330,10 +329,6 @@ Value group_aggregate(const ir::Expr& e, Env& env) {
 }
 
 }  // namespace
-
-std::string_view Item::node() const {
-  return event ? event->host.view() : symptom ? std::string_view(symptom->node) : std::string_view();
-}
 
 int compare_values(const Value& a, const Value& b) { return compare(a, b); }
 bool own_event_time(const Event& ev) {
