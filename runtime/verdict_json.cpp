@@ -314,6 +314,14 @@ void append_json_string(std::string& out, std::string_view s) {
   out += '"';
 }
 
+// `<lead>"name": ` (lead: the newline and indentation dump(2) puts before a key).
+void append_key(std::string& out, std::string_view lead, const char* name) {
+  out += lead;
+  out += '"';
+  out += name;
+  out += "\": ";
+}
+
 // A symptom's evidence array as dump(2) prints it, the "evidence" key at
 // column `indent`: written directly, since evidence is most of a large
 // verdict (up to 20 items per symptom) and building a JSON tree for each
@@ -331,12 +339,7 @@ void append_evidence(std::string& out, const std::vector<Evidence>& evidence, si
     out += i ? ",\n" : "\n";
     out += item;
     out += "{\n";
-    auto key = [&](const char* name) {
-      out += field;
-      out += '"';
-      out += name;
-      out += "\": ";
-    };
+    auto key = [&](const char* name) { append_key(out, field, name); };
     key("host");
     append_json_string(out, e.host);
     out += ",\n";
@@ -378,12 +381,7 @@ void append_evidence(std::string& out, const std::vector<Evidence>& evidence, si
 // symptom_json_head's (floats go through nlohmann, for its shortest form).
 void append_symptom(std::string& out, const Symptom& s) {
   const char* const field = "\n      ";
-  auto key = [&](const char* name) {
-    out += field;
-    out += '"';
-    out += name;
-    out += "\": ";
-  };
+  auto key = [&](const char* name) { append_key(out, field, name); };
   auto str_or_null = [&](std::string_view v, bool null) {
     if (null) out += "null";
     else append_json_string(out, v);
