@@ -143,13 +143,19 @@ echo 'RuntimeError: CUDA error: unspecified launch failure'; exit 1")
 wait_state "$J_HW" 30 FAILED
 # slurmctld knows the job ended before slurmdbd does; discovery reads sacct,
 # so `run --once` below sees the job as ended only once its accounting
-# record does (on a loaded machine that can take seconds).
+# record does (on a loaded machine that can take seconds). Wait for it in
+# the form discovery asks (a time window, not a job id: sacct's window
+# selects on the eligible time as well, which slurmdbd may learn later).
+acct_window() {
+  TZ=UTC SLURM_TIME_FORMAT=standard sacct -P -n -D -a -S "$(date -u -d '-1 hour' +%Y-%m-%dT%H:%M:%S)" \
+    -E "$(date -u -d '+1 second' +%Y-%m-%dT%H:%M:%S)" -o "$1" 2>&1
+}
 for _ in $(seq 1 150); do
-  acct=$(sacct -j "$J_HW" -X -n -P -o State,End 2>/dev/null | head -1)
-  case "$acct" in FAILED\|[0-9]*) break ;; esac
+  acct=$(acct_window JobIDRaw,State,End | grep "^$J_HW|" | head -1)
+  case "$acct" in "$J_HW|FAILED|"[0-9]*) break ;; esac
   sleep 0.2
 done
-case "$acct" in FAILED\|[0-9]*) ;; *) fail "sacct does not show job $J_HW ended after 30 s: '$acct'" ;; esac
+case "$acct" in "$J_HW|FAILED|"[0-9]*) ;; *) fail "sacct does not list job $J_HW as ended after 30 s: '$acct'; by job id: '$(sacct -j "$J_HW" -X -n -P -o State,Eligible,Start,End 2>&1)'" ;; esac
 # The same blueprint with one more file source: the node's kernel log.
 python3 - "$D/blueprint.yaml" "$D/hw.yaml" "$D" <<'PY' || fail "cannot write hw.yaml"
 import sys
@@ -173,7 +179,9 @@ POLICY
 "$CULPRIT" run --config "$D/hw.yaml" --once --store "sqlite:$D/hw-dry.db" --format none --policy "$D/policy.yaml" \
   2> "$D/hw-dry.log" || fail "dry run exited $?: $(tail -5 "$D/hw-dry.log")"
 grep -q "to drain node1 (--apply runs it): scontrol update nodename=node1 state=drain reason=\"culprit: gpu.fallen_off_bus slurm/testcluster/$J_HW@" "$D/hw-dry.log" \
-  || fail "no printed drain command for job $J_HW; the dry run's log: $(tail -20 "$D/hw-dry.log")"
+  || fail "no printed drain command for job $J_HW; the dry run's log: $(tail -20 "$D/hw-dry.log")
+--- what sacct lists for the last hour (the discovery's query):
+$(acct_window JobIDRaw,State,Eligible,Start,End,NodeList)"
 [ -z "$(sinfo -R -h -o '%N %E')" ] || fail "a run without --apply drained: $(sinfo -R -h)"
 # With --apply: scontrol runs and Slurm shows the reason.
 "$CULPRIT" run --config "$D/hw.yaml" --once --store "sqlite:$D/hw.db" --format jsonl --policy "$D/policy.yaml" --apply \
