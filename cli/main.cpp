@@ -228,7 +228,10 @@ int cmd_diagnose(int argc, char** argv) {
   opt.use_indexes = !a.has("no-indexes");
   double startup_ms = ms_since(t_start);
   auto t_diagnose = std::chrono::steady_clock::now();
-  culprit::Verdict verdict;
+  // Never freed on success: the process ends right after the output, and
+  // destroying a verdict of 130,000 symptoms and their evidence took a second.
+  auto owned_verdict = std::make_unique<culprit::Verdict>();
+  culprit::Verdict& verdict = *owned_verdict;
   if (!attributor->attribute(culprit::request_from_bundle(std::move(bundle)), opt, verdict, err)) {
     std::cerr << "culprit diagnose: " << err << "\n";
     return kBadInput;
@@ -253,6 +256,7 @@ int cmd_diagnose(int argc, char** argv) {
     for (const auto& [name, ms] : timings.slowest_rules) slow += fmt::format("{}{} {:.1f} ms", slow.empty() ? "" : ", ", name, ms);
     if (!slow.empty()) std::cerr << "timings: slowest rules: " << slow << "\n";
   }
+  static_cast<void>(owned_verdict.release());  // see above: left to the process's exit
   return std::cout.good() ? kOk : kBadInput;
 }
 

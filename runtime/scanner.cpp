@@ -439,16 +439,26 @@ class Scanner::Window {
 class Scanner::Stream {
  public:
   Stream(Scanner& scanner, ScanResult& result, const ScanOptions& opt)
-      : program_(*scanner.program_), result_(result), opt_(opt), window_(scanner, result.source, opt),
-        host_(result.host), source_(result.source), file_(result.file) {}
+      : scanner_(scanner), program_(*scanner.program_), result_(result), opt_(opt), window_(scanner, result.source, opt),
+        host_(result.host), source_(result.source), file_(result.file), prepared_(std::move(scanner.spare_prepared_)) {
+    if (!prepared_) prepared_ = std::make_unique<Prepared>();
+  }
+  // The buffers go back to the Scanner for its next file: a bundle of many
+  // small files grew (and moved the events of) a fresh one per file.
+  ~Stream() {
+    prepared_->clear();
+    scanner_.spare_prepared_ = std::move(prepared_);
+  }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
 
   // Whether this file's source has extractors at all (else nothing to split).
   bool scans() const { return window_.has_database(); }
 
   // Scans one buffer (see Window::prepare) and applies it.
   void chunk(const char* data, size_t len, int64_t base_offset) {
-    window_.prepare(data, len, prepared_);
-    consume(data, len, base_offset, prepared_);
+    window_.prepare(data, len, *prepared_);
+    consume(data, len, base_offset, *prepared_);
   }
 
   // Applies what was prepared from exactly these bytes, in file order.
@@ -804,6 +814,7 @@ class Scanner::Stream {
     pending_boot_.clear();
   }
 
+  Scanner& scanner_;
   const Program& program_;
   ScanResult& result_;
   const ScanOptions& opt_;
@@ -811,7 +822,7 @@ class Scanner::Stream {
   // The file's names, shared by every event of it (Evidence holds SharedStrings).
   const SharedString host_, source_, file_;
   std::unordered_map<const std::string*, SharedString> relayed_;  // workload node -> its shared name
-  Prepared prepared_;                     // chunk(): kept across buffers
+  std::unique_ptr<Prepared> prepared_;    // chunk(): kept across buffers (and files: Scanner::spare_prepared_)
   std::vector<int32_t> single_ids_;       // single(): extractors of the line
   std::vector<Event> single_events_;
   std::vector<int32_t> single_extractors_;

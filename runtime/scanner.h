@@ -209,6 +209,7 @@ class Scanner {
   std::shared_ptr<const Program> program_;
   struct hs_scratch* scratch_ = nullptr;
   CaptureScratch capture_scratch_;
+  std::unique_ptr<Prepared> spare_prepared_;  // a Stream's buffers between files (their capacity is kept)
   std::vector<char> buffer_;  // scan_file's read-mode window (kBufferSize), allocated on first use
   std::vector<std::unique_ptr<SourcePlan>> plans_;
   std::vector<int> query_, found_;  // potentials(): scratch
