@@ -151,7 +151,8 @@ acct_window() {
     -E "$(date -u -d '+1 second' +%Y-%m-%dT%H:%M:%S)" -o "$1" 2>&1
 }
 for _ in $(seq 1 150); do
-  acct=$(acct_window JobIDRaw,State,End | grep "^$J_HW|" | head -1)
+  # (grep finds nothing until the record is there: not an error under set -e)
+  acct=$(acct_window JobIDRaw,State,End | grep "^$J_HW|" | head -1) || acct=""
   case "$acct" in "$J_HW|FAILED|"[0-9]*) break ;; esac
   sleep 0.2
 done
