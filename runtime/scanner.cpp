@@ -173,6 +173,7 @@ class FileWindows {
   }
 
   bool not_regular() const { return not_regular_; }
+  bool mapped() const { return mapped_mode_; }
   // True when the file shrank under a mapped window while it was read (its
   // missing bytes were read as NULs, see MappedWindowGuard).
   bool shrank() {
@@ -902,11 +903,22 @@ void walk_windows(FileWindows& in, const LogFile& file, const ScanOptions& opt, 
   int64_t offset = 0;
   bool skipping = false;      // inside the unread rest of an over-long line
   bool cr_only = false;       // lines end in CR alone: seen in the first window
+  // How much to ask for: a read window starts at Scanner::kReadWindow and
+  // doubles, up to kBufferSize, only while it holds no complete line; it is
+  // always more than the unconsumed tail it starts with, so that a step that
+  // adds nothing means the end of the file.
+  const size_t step = in.mapped() ? Scanner::kBufferSize : Scanner::kReadWindow;
+  auto first_want = [&](size_t tail) {
+    size_t w = step;
+    while (w <= tail && w < Scanner::kBufferSize) w *= 2;
+    return std::min(w, Scanner::kBufferSize);
+  };
+  size_t want = step;
   for (;;) {
     // The window grows to kBufferSize bytes (fewer at the end of the file);
     // as with read(2), a step that adds no byte means the end of the file.
     size_t before = have;
-    if (!in.window(static_cast<uint64_t>(offset), Scanner::kBufferSize, buf, have)) {
+    if (!in.window(static_cast<uint64_t>(offset), want, buf, have)) {
       r.error = "read error in " + file.display_path + ": " + std::strerror(errno);
       break;
     }
@@ -936,6 +948,10 @@ void walk_windows(FileWindows& in, const LogFile& file, const ScanOptions& opt, 
     size_t last_nl = std::string_view(buf + start, have - start).rfind('\n');
     size_t upto = last_nl == std::string_view::npos ? start : start + last_nl + 1;
     if (eof && upto < have) upto = have;  // final line without newline
+    if (upto == start && start == 0 && have == want && want < Scanner::kBufferSize) {
+      want = first_want(have);  // no complete line yet: a bigger window
+      continue;
+    }
     if (upto == start && have == Scanner::kBufferSize && start == 0) {
       // A line longer than the whole buffer: keep its head, skip the rest.
       const size_t head = std::min(opt.max_line, have);
@@ -951,6 +967,7 @@ void walk_windows(FileWindows& in, const LogFile& file, const ScanOptions& opt, 
     offset += static_cast<int64_t>(upto);
     have -= upto;
     if (eof) break;
+    want = first_want(have);
   }
   if (cr_only && r.error.empty())
     r.error = file.display_path +
@@ -984,9 +1001,10 @@ struct ScanHelpers::Job {
 ScanHelpers::ScanHelpers(size_t split_files) : remaining_(split_files) {}
 ScanHelpers::~ScanHelpers() = default;
 
-// At most this many buffers are prepared and not yet applied (per file),
-// so memory stays a few buffers' worth of events whatever the file's size.
-constexpr size_t kAhead = 6;
+// At most this many buffers (read windows, mostly) are prepared and not yet
+// applied (per file), so memory stays a few buffers' worth of events
+// whatever the file's size.
+constexpr size_t kAhead = 16;
 
 void ScanHelpers::help(Scanner& scanner) {
   struct Reader {

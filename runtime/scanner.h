@@ -23,9 +23,10 @@
 // wall time once a line of the file carries both. Scope is decided per
 // buffer from its first and last stamps (exact for time-ordered logs) and
 // line by line only for a buffer that straddles a bound or runs backwards.
-// Files are streamed in windows of at most kBufferSize bytes, mapped
-// (ScanOptions::map_files) or read: memory does not depend on file size
-// (see kBufferSize and ScanOptions::max_line). Line numbers are counted
+// Files are streamed in windows, read (kReadWindow bytes, more only for a
+// line that does not fit, up to kBufferSize) or mapped (ScanOptions::
+// map_files; kBufferSize): memory does not depend on file size (see
+// kBufferSize and ScanOptions::max_line). Line numbers are counted
 // only up to the lines that emit events, so the work after Hyperscan grows
 // with the candidates, plus that one counting pass.
 //
@@ -68,16 +69,20 @@ struct ScanOptions {
   size_t max_line = 1 << 20;                        // longer lines are cut (and counted)
   size_t max_events_per_file = 100000;              // beyond it events are counted, not kept
   size_t max_text = 4096;                           // evidence text is truncated to this many bytes
-  // Regular files are read through mmap(2), a window at a time, instead of
-  // read(2) (no copy of every byte); output is identical. A file truncated by
-  // another process while a window of it is being scanned does not end the
-  // process: MappedWindowGuard reads the vanished bytes as NULs and the
-  // result's `error` says the file shrank.
-  bool map_files = true;
-  // Smaller files are read even so: they fit one window, and a read copies
-  // them faster than mapping faults their pages in and unmapping flushes the
-  // TLB of every core the process has threads on (a bundle of 12,000 small
-  // node logs spent a sixth of its scan in munmap). Tests set 0 to map all.
+  // Read regular files through mmap(2), a window at a time, instead of
+  // read(2); output is identical. Off by default: a read into a small window
+  // that stays in the core's cache costs less than the page faults of a
+  // mapping, which on virtual machines are dear (a 524 MB bundle: scan 0.62 s
+  // mapped, 0.26 s read, bench/README.md). A file truncated by another
+  // process while a window of it is mapped does not end the process:
+  // MappedWindowGuard reads the vanished bytes as NULs and the result's
+  // `error` says the file shrank.
+  bool map_files = false;
+  // With map_files, smaller files are read even so: they fit one window, and
+  // a read copies them faster than mapping faults their pages in and
+  // unmapping flushes the TLB of every core the process has threads on (a
+  // bundle of 12,000 small node logs spent a sixth of its scan in munmap).
+  // Tests set 0 to map all.
   uint64_t map_min_bytes = kReadBelow;
   static constexpr uint64_t kReadBelow = 4 << 20;
   // Take every capture with RE2 as well and count where PCRE2 differed
@@ -157,6 +162,9 @@ class Scanner {
   Scanner& operator=(const Scanner&) = delete;
 
   static constexpr size_t kBufferSize = 4 << 20;
+  // The read window: small enough to stay in the core's cache between the
+  // copy and Hyperscan's pass (4 MiB read windows were 10 % slower).
+  static constexpr size_t kReadWindow = 256 << 10;
 
   // With `helpers`, the file's buffers are prepared by every thread that
   // calls helpers->help() (see ScanHelpers); the result is the same.
@@ -210,7 +218,7 @@ class Scanner {
   struct hs_scratch* scratch_ = nullptr;
   CaptureScratch capture_scratch_;
   std::unique_ptr<Prepared> spare_prepared_;  // a Stream's buffers between files (their capacity is kept)
-  std::vector<char> buffer_;  // scan_file's read-mode window (kBufferSize), allocated on first use
+  std::vector<char> buffer_;  // scan_file's read-mode window (kReadWindow, up to kBufferSize), allocated on first use
   std::vector<std::unique_ptr<SourcePlan>> plans_;
   std::vector<int> query_, found_;  // potentials(): scratch
   std::string multi_key_;          // multi_potentials(): scratch
