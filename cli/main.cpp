@@ -27,6 +27,7 @@
 #include "cli/dashboard_command.h"
 #include "cli/eval.h"
 #include "cli/export_patterns.h"
+#include "cli/huge_pages.h"
 #include "cli/remote_diagnose.h"
 #include "cli/run_command.h"
 #include "cli/serve_command.h"
@@ -217,6 +218,11 @@ int cmd_diagnose(int argc, char** argv) {
     std::cerr << "culprit diagnose: " << err << "\n";
     return kBadInput;
   }
+  {
+    uint64_t bytes = 0;
+    for (const auto& f : bundle.files) bytes += f.size;
+    culprit::cli::rerun_with_huge_pages_if_large(argv, bytes, bundle.files.size());
+  }
   auto attributor = open_attributor("diagnose", config, !a.has("skip-self-test"),
                                     "refusing to diagnose with it (run 'culprit test', or pass --skip-self-test)");
   if (!attributor) return kBadInput;
@@ -249,9 +255,11 @@ int cmd_diagnose(int argc, char** argv) {
     std::cerr << fmt::format(
         "timings: start-up {:.1f} ms (bundle, catalog, self-tests); read {:.1f} ms; scan {:.1f} ms ({} thread{}); "
         "engine {:.1f} ms; output {:.1f} ms\n"
-        "timings: {} events, {} symptoms; engine {:.0f} events/s; whole diagnosis (read to output) {:.0f} events/s\n",
+        "timings: {} events, {} symptoms; engine {:.0f} events/s; whole diagnosis (read to output) {:.0f} events/s; "
+        "malloc huge pages {}\n",
         startup_ms, timings.read_ms, timings.scan_ms, timings.threads, timings.threads == 1 ? "" : "s", timings.engine_ms,
-        output_ms, timings.events, timings.symptoms, per_s(timings.events, timings.engine_ms), per_s(timings.events, whole_ms));
+        output_ms, timings.events, timings.symptoms, per_s(timings.events, timings.engine_ms), per_s(timings.events, whole_ms),
+        culprit::cli::malloc_huge_pages() ? "on" : "off");
     std::string slow;
     for (const auto& [name, ms] : timings.slowest_rules) slow += fmt::format("{}{} {:.1f} ms", slow.empty() ? "" : ", ", name, ms);
     if (!slow.empty()) std::cerr << "timings: slowest rules: " << slow << "\n";

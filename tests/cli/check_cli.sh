@@ -593,6 +593,23 @@ expect_in out '^[0-9]+ passed, 0 failed$' "the formatted catalog passing its tes
 run fmt --check "$tmp/stdlib-fmt"
 expect_status 0
 
+# ------------------------------------------------- huge pages (cli/huge_pages.h)
+# A large bundle makes diagnose run itself again with glibc's huge-page
+# tunable; CULPRIT_HUGE_PAGES=1 does so for any size, 0 never. The verdict
+# must not change, and --timings says which way the process ran.
+CULPRIT_HUGE_PAGES=0 run diagnose examples/nvlink-xid149 --format json --timings --skip-self-test
+expect_status 0
+expect_in err 'malloc huge pages off$' "--timings saying malloc runs without huge pages"
+cp "$tmp/out" "$tmp/verdict-small-pages.json"
+CULPRIT_HUGE_PAGES=1 run diagnose examples/nvlink-xid149 --format json --timings --skip-self-test
+expect_status 0
+expect_in err 'malloc huge pages on$' "--timings saying the process was run again with huge pages"
+checks=$((checks + 1))
+cmp -s "$tmp/out" "$tmp/verdict-small-pages.json" || fail "$what: the verdict differs from the one without huge pages"
+GLIBC_TUNABLES=glibc.malloc.hugetlb=0 CULPRIT_HUGE_PAGES=1 run diagnose examples/nvlink-xid149 --format json --timings --skip-self-test
+expect_status 0
+expect_in err 'malloc huge pages off$' "the user's own GLIBC_TUNABLES setting standing"
+
 # --------------------------------------------------------------- version
 run --version
 expect_status 0

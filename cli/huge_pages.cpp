@@ -1,0 +1,51 @@
+#include "cli/huge_pages.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+extern char** environ;
+
+namespace culprit::cli {
+
+namespace {
+constexpr const char* kTunable = "glibc.malloc.hugetlb";
+}  // namespace
+
+void rerun_with_huge_pages_if_large(char** argv, uint64_t bundle_bytes, uint64_t bundle_files) {
+#ifdef __GLIBC__
+  const char* choice = std::getenv("CULPRIT_HUGE_PAGES");
+  if (choice && std::string(choice) == "0") return;
+  bool forced = choice && std::string(choice) == "1";
+  if (!forced && bundle_bytes < kHugePagesMinBytes && bundle_files < kHugePagesMinFiles) return;
+  const char* tunables = std::getenv("GLIBC_TUNABLES");
+  if (tunables && std::strstr(tunables, kTunable)) return;  // the user's, or ours: the process is as asked
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e)
+    if (std::strncmp(*e, "GLIBC_TUNABLES=", 15) != 0) env.emplace_back(*e);
+  env.push_back(std::string("GLIBC_TUNABLES=") + (tunables && *tunables ? std::string(tunables) + ":" : "") + kTunable + "=1");
+  std::vector<char*> envp;
+  for (auto& s : env) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  ::execve("/proc/self/exe", argv, envp.data());
+  // Still here: /proc is not mounted, or the binary is gone. Nothing lost.
+#else
+  static_cast<void>(argv);
+  static_cast<void>(bundle_bytes);
+  static_cast<void>(bundle_files);
+#endif
+}
+
+bool malloc_huge_pages() {
+  const char* tunables = std::getenv("GLIBC_TUNABLES");
+  if (!tunables) return false;
+  const char* at = std::strstr(tunables, kTunable);
+  if (!at) return false;
+  at += std::strlen(kTunable);
+  return at[0] == '=' && (at[1] == '1' || at[1] == '2');
+}
+
+}  // namespace culprit::cli
