@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <system_error>
+#include <thread>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -16,6 +17,7 @@
 
 #include "base/limits.h"
 #include "compiler/parser.h"
+#include "compiler/regex_check.h"
 #include "compiler/sema.h"
 #include "base/sha256.h"
 #include "base/suggest.h"
@@ -110,6 +112,16 @@ LoadedCatalog finish(std::vector<CatalogPart>& parts, Diagnostics& diags,
           infos[i].version = f.catalog->version;
           break;
         }
+    // Analysis checks each extractor's regex with Hyperscan, a compile of a
+    // few milliseconds each when the verdict cache does not know it: do
+    // those compiles on every core first.
+    std::vector<RegexToCheck> regexes;
+    for (const auto& part : parts)
+      for (const auto& f : part.files)
+        for (const auto& x : f.extractors)
+          if (x.has_match)
+            regexes.push_back({x.regex, x.regex_flags.find('i') != std::string::npos, x.regex_flags.find('s') != std::string::npos});
+    precheck_regexes(regexes, std::max(1u, std::thread::hardware_concurrency()));
     auto cat = std::make_shared<ir::Catalog>(analyze(parts, diags));
     cat->digest = digest_of(digest_inputs, 0, digest_inputs.size());
     size_t at = 0;

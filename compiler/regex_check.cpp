@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <atomic>
 #include <mutex>
+#include <thread>
 #include <set>
 
 #include "base/limits.h"
@@ -50,18 +52,41 @@ struct Verdicts {
     load_locked();
     return accepted.count(id) > 0;
   }
+  // Known to this process from now on; written to the cache now, or (with
+  // `deferred`) by the next flush().
   void remember(const std::string& id) {
     std::lock_guard<std::mutex> lock(mu);
-    if (dir.empty() || !accepted.insert(id).second) return;
+    load_locked();
+    if (!accepted.insert(id).second) return;
+    if (deferred) {
+      unsaved = true;
+      return;
+    }
+    store_locked();
+  }
+  void flush() {
+    std::lock_guard<std::mutex> lock(mu);
+    if (unsaved) store_locked();
+    unsaved = false;
+  }
+  void store_locked() {
+    if (dir.empty()) return;
     std::string payload, note;
     for (const auto& a : accepted) payload += a + "\n";
     cache::store(dir, "regex-verdicts", key(), payload, note);  // best effort
   }
+  bool deferred = false;  // set while precheck_regexes runs: one write at its end
+  bool unsaved = false;
 };
 
 Verdicts& verdicts() {
   static Verdicts v;
   return v;
+}
+
+// What Verdicts knows a pattern by.
+std::string verdict_id(unsigned flags, const std::string& hs_pattern) {
+  return sha256_hex(fmt::format("{}\n{}", flags, hs_pattern));
 }
 
 }  // namespace
@@ -233,7 +258,7 @@ RegexCheck check_regex(const std::string& pattern, bool caseless, bool dotall) {
 
   unsigned flags = hyperscan_flags(caseless, dotall);
   std::string hs_pattern = to_hyperscan_syntax(pattern);
-  std::string id = sha256_hex(fmt::format("{}\n{}", flags, hs_pattern));
+  std::string id = verdict_id(flags, hs_pattern);
   if (!verdicts().known(id)) {
     hs_database_t* db = nullptr;
     hs_compile_error_t* err = nullptr;
@@ -259,6 +284,34 @@ RegexCheck check_regex(const std::string& pattern, bool caseless, bool dotall) {
   }
   r.ok = r.hyperscan_error.empty() && r.re2_error.empty();
   return r;
+}
+
+void precheck_regexes(const std::vector<RegexToCheck>& all, unsigned threads) {
+  // Only those Hyperscan has not accepted before (a warm start: none).
+  Verdicts& v = verdicts();
+  std::vector<RegexToCheck> patterns;
+  for (const auto& x : all)
+    if (!v.known(verdict_id(hyperscan_flags(x.caseless, x.dotall), to_hyperscan_syntax(x.pattern)))) patterns.push_back(x);
+  if (patterns.empty()) return;
+  threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(patterns.size())));
+  {
+    std::lock_guard<std::mutex> lock(v.mu);
+    v.deferred = true;
+  }
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < patterns.size();)
+      static_cast<void>(check_regex(patterns[i].pattern, patterns[i].caseless, patterns[i].dotall));
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  {
+    std::lock_guard<std::mutex> lock(v.mu);
+    v.deferred = false;
+  }
+  v.flush();
 }
 
 }  // namespace culprit

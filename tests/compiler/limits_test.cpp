@@ -3,6 +3,7 @@
 // the limits nothing changes (a long `or` chain is balanced, same value).
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <functional>
 #include <string>
 
@@ -135,4 +136,44 @@ TEST_CASE("diagnostics: a huge token gives a short diagnostic, the caret under i
     CHECK(d.message.size() <= limits::kDiagnosticBytes);
     for (const auto& n : d.notes) CHECK(n.message.size() <= limits::kDiagnosticBytes);
   }
+}
+
+TEST_CASE("precheck_regexes: checks on every core first, the same verdicts after") {
+  // Accepted by both engines, refused by RE2, refused by Hyperscan only (it
+  // matches the empty string), over a limit: each must be judged afterwards
+  // exactly as check_regex judges it alone, and the acceptances written to
+  // the verdict cache once.
+  culprit::testing::TempDir dir;
+  const std::vector<RegexToCheck> patterns = {
+      {"ERR (?<code>\\d{1,4})", false, false}, {"nvlink (?<n>\\d+) down", true, false},
+      {"(a)\\1", false, false},                 {"x*", false, false},
+      {"P [a-z]{1,30000}x", false, false},      {"ERR (?<code>\\d{1,4})", false, false}};
+  std::vector<RegexCheck> alone;
+  set_regex_verdict_cache("");
+  for (const auto& p : patterns) alone.push_back(check_regex(p.pattern, p.caseless, p.dotall));
+  set_regex_verdict_cache(dir.path().string());
+  precheck_regexes(patterns, 2);
+  size_t entries = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path()))
+    entries += e.path().filename().string().rfind("regex-verdicts-", 0) == 0;
+  CHECK(entries == 1);
+  for (size_t i = 0; i < patterns.size(); ++i) {
+    CAPTURE(patterns[i].pattern);
+    auto after = check_regex(patterns[i].pattern, patterns[i].caseless, patterns[i].dotall);
+    CHECK(after.ok == alone[i].ok);
+    CHECK(after.limit_code == alone[i].limit_code);
+    CHECK(after.re2_error == alone[i].re2_error);
+    CHECK(after.hyperscan_error == alone[i].hyperscan_error);
+    CHECK(after.capture_names == alone[i].capture_names);
+  }
+  CHECK(alone[0].ok);
+  CHECK(alone[1].ok);
+  CHECK_FALSE(alone[2].re2_error.empty());
+  CHECK_FALSE(alone[3].hyperscan_error.empty());
+  CHECK(alone[4].limit_code == "E0707");
+  // A new process (cache reloaded) knows the acceptances without compiling.
+  set_regex_verdict_cache(dir.path().string());
+  precheck_regexes({patterns[0], patterns[1]}, 2);
+  CHECK(check_regex(patterns[1].pattern, true, false).ok);
+  set_regex_verdict_cache("");
 }
