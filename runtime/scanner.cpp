@@ -915,8 +915,8 @@ void walk_windows(FileWindows& in, const LogFile& file, const ScanOptions& opt, 
   };
   size_t want = step;
   for (;;) {
-    // The window grows to kBufferSize bytes (fewer at the end of the file);
-    // as with read(2), a step that adds no byte means the end of the file.
+    // The window grows to `want` bytes (fewer at the end of the file); as
+    // with read(2), a step that adds no byte means the end of the file.
     size_t before = have;
     if (!in.window(static_cast<uint64_t>(offset), want, buf, have)) {
       r.error = "read error in " + file.display_path + ": " + std::strerror(errno);
