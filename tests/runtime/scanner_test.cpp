@@ -599,6 +599,50 @@ TEST_CASE("scan_file: mapped and read windows give the same result, at every win
   }
 }
 
+TEST_CASE("scan_file: a line longer than the read window is read whole, up to the buffer size") {
+  // The read window (Scanner::kReadWindow) grows only for a line it cannot
+  // hold: a 300 KB line and a 900 KB one stay whole (under max_line), a 2 MB
+  // one is cut at max_line, one longer than kBufferSize has its head kept;
+  // each is one line, counted once, and the lines after them keep their
+  // numbers. Reading and mapping agree.
+  Fixture fx;
+  std::string text;
+  int64_t lines = 0;
+  std::vector<int64_t> hello_lines;
+  auto add = [&](const std::string& line) {
+    if (line.rfind("hello ", 0) == 0) hello_lines.push_back(lines + 1);
+    text += line + "\n";
+    ++lines;
+  };
+  for (int i = 0; i < 3000; ++i) add("noise " + std::to_string(i));
+  add("hello w300k " + std::string(300 * 1024, 'a'));
+  add("hello after300k");
+  add("hello w900k " + std::string(900 * 1024, 'b'));
+  for (int i = 0; i < 2000; ++i) add("noise " + std::to_string(i));
+  add("hello w2m " + std::string(2 * 1024 * 1024, 'c'));
+  add("hello after2m");
+  add("hello giant " + std::string(Scanner::kBufferSize + 4096, 'd'));
+  add("hello aftergiant");
+  for (int i = 0; i < 2000; ++i) add("noise " + std::to_string(i));
+  add("hello last");
+  auto f = fx.file("node-01", "app", text);
+  ScanOptions read;
+  read.map_files = false;
+  ScanOptions mapped = read;
+  mapped.map_files = true;
+  mapped.map_min_bytes = 0;
+  auto a = fx.scan(f, read), b = fx.scan(f, mapped);
+  CHECK(a.lines == lines);
+  CHECK(a.bytes == static_cast<int64_t>(text.size()));
+  CHECK(a.lines_truncated == 2);  // the 2 MB line (over max_line) and the giant
+  REQUIRE(a.events.size() == hello_lines.size());
+  for (size_t i = 0; i < a.events.size(); ++i) CHECK(a.events[i].where.line == hello_lines[i]);
+  CHECK(fx.field(a.events[0], "who").s == "w300k");
+  CHECK(fx.field(a.events[2], "who").s == "w900k");
+  CHECK(fx.field(a.events.back(), "who").s == "last");
+  CHECK(summary(fx, a) == summary(fx, b));
+}
+
 TEST_CASE("scan_file: files ending at, just before and just after a window edge") {
   Fixture fx;
   for (size_t size : {Scanner::kBufferSize - 1, Scanner::kBufferSize, Scanner::kBufferSize + 1, 2 * Scanner::kBufferSize}) {
