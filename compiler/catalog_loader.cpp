@@ -97,6 +97,53 @@ std::string digest_of(const std::vector<std::pair<std::string, std::string>>& in
   return "sha256:" + hex;
 }
 
+// The regexes of a parsed catalog: each extractor's `match`, and every
+// `matches` in an expression, as check_regex will be asked about them.
+class RegexCollector {
+ public:
+  std::vector<RegexToCheck> out;
+
+  void file(const ast::File& f) {
+    for (const auto& x : f.extractors) {
+      if (x.has_match) add(x.regex, x.regex_flags);
+      for (const auto& init : x.emit_fields) expr(init.value.get());
+    }
+    for (const auto& r : f.rules) {
+      query(r.for_query.get());
+      for (const auto& w : r.wheres) expr(w.get());
+      for (const auto& k : r.group_keys) expr(k.get());
+      for (const auto& a : r.actions) {
+        for (const ast::Expr* e : {a.node.get(), a.key.get(), a.priority.get(), a.at.get(), a.value.get()}) expr(e);
+        for (const auto& init : a.fields) expr(init.value.get());
+        query(a.query.get());
+      }
+    }
+  }
+
+ private:
+  void add(const std::string& pattern, const std::string& flags) {
+    out.push_back({pattern, flags.find('i') != std::string::npos, flags.find('s') != std::string::npos});
+  }
+  void query(const ast::Query* q) {
+    if (q) expr(q->filter.get());
+  }
+  // Expressions nest at most limits::kExprDepth deep (the parser refuses
+  // deeper ones), so this recursion is bounded.
+  void expr(const ast::Expr* e) {
+    if (!e) return;
+    if (e->kind == ast::ExprKind::Matches) add(e->text, e->regex_flags);
+    for (const auto& a : e->args) expr(a.get());
+    query(e->query.get());
+  }
+};
+
+std::vector<RegexToCheck> regexes_of(const std::vector<CatalogPart>& parts) {
+  RegexCollector c;
+  for (const auto& part : parts)
+    for (const auto& f : part.files) c.file(f);
+  return std::move(c.out);
+}
+
 // `infos` has one entry per part with root and files filled in; the names,
 // versions and digests come from the parsed headers and the file texts.
 LoadedCatalog finish(std::vector<CatalogPart>& parts, Diagnostics& diags,
@@ -112,16 +159,10 @@ LoadedCatalog finish(std::vector<CatalogPart>& parts, Diagnostics& diags,
           infos[i].version = f.catalog->version;
           break;
         }
-    // Analysis checks each extractor's regex with Hyperscan, a compile of a
-    // few milliseconds each when the verdict cache does not know it: do
-    // those compiles on every core first.
-    std::vector<RegexToCheck> regexes;
-    for (const auto& part : parts)
-      for (const auto& f : part.files)
-        for (const auto& x : f.extractors)
-          if (x.has_match)
-            regexes.push_back({x.regex, x.regex_flags.find('i') != std::string::npos, x.regex_flags.find('s') != std::string::npos});
-    precheck_regexes(regexes, std::max(1u, std::thread::hardware_concurrency()));
+    // Analysis checks every regex with Hyperscan, a compile of a few
+    // milliseconds each when the verdict cache does not know it: do those
+    // compiles on every core first.
+    precheck_regexes(regexes_of(parts), std::max(1u, std::thread::hardware_concurrency()));
     auto cat = std::make_shared<ir::Catalog>(analyze(parts, diags));
     cat->digest = digest_of(digest_inputs, 0, digest_inputs.size());
     size_t at = 0;
