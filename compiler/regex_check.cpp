@@ -12,6 +12,7 @@
 #include <mutex>
 #include <thread>
 #include <set>
+#include <system_error>
 
 #include "base/limits.h"
 #include "compiler/jit/cache.h"
@@ -304,7 +305,11 @@ void precheck_regexes(const std::vector<RegexToCheck>& all, unsigned threads) {
       static_cast<void>(check_regex(patterns[i].pattern, patterns[i].caseless, patterns[i].dotall));
   };
   std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
+  try {
+    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
+  } catch (const std::system_error&) {
+    // No more threads to be had: those started and this one do the rest.
+  }
   work();
   for (auto& t : pool) t.join();
   {
