@@ -7,7 +7,6 @@
 #include <cstdlib>
 #include <atomic>
 #include <chrono>
-#include <cerrno>
 #include <fcntl.h>
 #include <unistd.h>
 #include <map>
@@ -18,6 +17,7 @@
 #include <unordered_map>
 
 #include "base/limits.h"
+#include "base/read_full.h"
 #include "compiler/parser.h"
 #include "runtime/engine.h"
 #include "runtime/interpreter.h"
@@ -122,14 +122,9 @@ static std::map<std::string, HostZone> host_zones(const std::vector<LogFile>& fi
     if (out.count(f.host)) continue;
     int fd = ::open(f.path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) continue;  // the scan reports it
-    size_t have = 0;
-    while (have < head.size()) {
-      ssize_t got = ::read(fd, head.data() + have, head.size() - have);
-      if (got < 0 && errno == EINTR) continue;
-      if (got <= 0) break;
-      have += static_cast<size_t>(got);
-    }
+    const ssize_t got = read_full(fd, head.data(), head.size());
     ::close(fd);
+    const size_t have = got > 0 ? static_cast<size_t>(got) : 0;  // an unreadable file: the scan reports it
     std::string_view text(head.data(), have);
     for (int n = 0; n < kHeadLines && !text.empty(); ++n) {
       size_t nl = text.find('\n');

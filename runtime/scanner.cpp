@@ -1,5 +1,7 @@
 #include "runtime/scanner.h"
 
+#include "base/read_full.h"
+
 #include "runtime/mapped_window_guard.h"
 
 #include <hs/hs.h>
@@ -142,11 +144,9 @@ class FileWindows {
     std::memmove(buf_.data(), buf_.data() + drop, buf_len_ - drop);
     buf_len_ -= drop;
     buf_offset_ = offset;
-    while (buf_len_ < want) {
-      ssize_t got = ::read(fd_, buf_.data() + buf_len_, want - buf_len_);
-      if (got < 0 && errno == EINTR) continue;
+    if (buf_len_ < want) {
+      ssize_t got = read_full(fd_, buf_.data() + buf_len_, want - buf_len_);
       if (got < 0) return false;
-      if (got == 0) break;
       buf_len_ += static_cast<size_t>(got);
     }
     data = buf_.data();
