@@ -879,6 +879,58 @@ void report_syntax_errors(const SourceFile& file, const std::vector<antlr4::Toke
   }
 }
 
+// ANTLR's own input stream converts between UTF-8 and UTF-32 with
+// std::wstring_convert, one virtual call per character: for the bundled
+// catalog that conversion alone cost about as much as lexing. The text is
+// checked to be valid UTF-8 before it gets here (E0003), so decoding needs
+// no error handling; token texts are encoded back the same way. Same
+// characters, same indices (code points), same token texts as the base class.
+class Utf8InputStream final : public antlr4::ANTLRInputStream {
+ public:
+  explicit Utf8InputStream(std::string_view text) {
+    _data.reserve(text.size());
+    const auto* b = reinterpret_cast<const unsigned char*>(text.data());
+    const auto* end = b + text.size();
+    while (b < end) {
+      const unsigned char c = *b;
+      const int extra = c < 0x80 ? 0 : c < 0xE0 ? 1 : c < 0xF0 ? 2 : 3;
+      char32_t cp = extra == 0 ? c : extra == 1 ? (c & 0x1F) : extra == 2 ? (c & 0x0F) : (c & 0x07);
+      for (int k = 1; k <= extra && b + k < end; ++k) cp = (cp << 6) | (b[k] & 0x3F);
+      _data.push_back(cp);
+      b += 1 + extra;
+    }
+    p = 0;
+  }
+
+  std::string getText(const antlr4::misc::Interval& interval) override {
+    if (interval.a < 0 || interval.b < 0) return "";
+    const size_t start = static_cast<size_t>(interval.a);
+    if (start >= _data.size()) return "";
+    const size_t stop = std::min(static_cast<size_t>(interval.b), _data.size() - 1);
+    std::string out;
+    out.reserve(stop - start + 1);
+    for (size_t i = start; i <= stop; ++i) {
+      const char32_t cp = _data[i];
+      if (cp < 0x80) {
+        out += static_cast<char>(cp);
+      } else if (cp < 0x800) {
+        out += static_cast<char>(0xC0 | (cp >> 6));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+      } else if (cp < 0x10000) {
+        out += static_cast<char>(0xE0 | (cp >> 12));
+        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+      } else {
+        out += static_cast<char>(0xF0 | (cp >> 18));
+        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+      }
+    }
+    return out;
+  }
+};
+
 std::mutex& antlr_mutex() {
   static std::mutex m;
   return m;
@@ -901,7 +953,7 @@ bool parse_attr(std::shared_ptr<const SourceFile> source, ast::File& out, Diagno
   std::lock_guard<std::mutex> lock(antlr_mutex());
   size_t errors_before = diags.error_count();
   try {
-    antlr4::ANTLRInputStream input(source->text);
+    Utf8InputStream input(source->text);
     culprit_antlr::AttrLexer lexer(&input);
     antlr4::CommonTokenStream tokens(&lexer);
     culprit_antlr::AttrParser parser(&tokens);
@@ -954,6 +1006,7 @@ namespace culprit {
 
 bool lex_attr(const SourceFile& source, std::vector<AttrToken>& out) {
   out.clear();
+  if (first_invalid_utf8(source.text) != std::string_view::npos) return false;  // as parse_attr: E0003
   // ANTLR's indices count code points; map them back to bytes.
   std::vector<size_t> byte_of;
   byte_of.reserve(source.text.size() + 1);
@@ -963,7 +1016,7 @@ bool lex_attr(const SourceFile& source, std::vector<AttrToken>& out) {
   std::lock_guard<std::mutex> lock(antlr_mutex());
   bool ok = true;
   try {
-    antlr4::ANTLRInputStream input(source.text);
+    Utf8InputStream input(source.text);
     culprit_antlr::AttrLexer lexer(&input);
     lexer.removeErrorListeners();
     using L = culprit_antlr::AttrLexer;
