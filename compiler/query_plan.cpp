@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 namespace culprit::plan {
 
@@ -200,6 +201,26 @@ bool collect_params(const ir::Expr& e, const ir::Rule& r, const std::vector<int3
   return true;
 }
 
+// Whether the parameters pin one item of an outer binding: its file and its
+// line (what the temporal order construct `a after e` reads), or a
+// symptom's id. Every binding then has a tuple of its own, so a memo by
+// parameters would never be hit: it would only build a key and grow a map
+// per call.
+bool params_name_one_item(const std::vector<const ir::Expr*>& params) {
+  auto has = [&](ir::Op op, int32_t slot, int32_t field) {
+    return std::any_of(params.begin(), params.end(),
+                       [&](const ir::Expr* p) { return p->op == op && p->a == slot && p->b == field; });
+  };
+  for (const ir::Expr* p : params) {
+    if (p->op == Op::EventField && has(Op::EventField, p->a, ir::kEvPlace) && has(Op::EventField, p->a, ir::kEvLine))
+      return true;
+    if (p->op == Op::SymptomField &&
+        (p->b == ir::kSyId || (has(Op::SymptomField, p->a, ir::kSyPlace) && has(Op::SymptomField, p->a, ir::kSyPlaceLine))))
+      return true;
+  }
+  return false;
+}
+
 QueryPlan plan_one(const ir::Rule& r, const ir::Query& q, const ir::Expr* expr, std::string role) {
   QueryPlan p;
   p.rule = &r;
@@ -230,7 +251,7 @@ QueryPlan plan_one(const ir::Rule& r, const ir::Query& q, const ir::Expr* expr, 
     Reads x = reads_of(*expr, r);
     std::vector<const ir::Expr*> params;
     std::vector<int32_t> node_slots;
-    if (!x.group && !x.capture && collect_params(*expr, r, x.free(), params, node_slots)) {
+    if (!x.group && !x.capture && collect_params(*expr, r, x.free(), params, node_slots) && !params_name_one_item(params)) {
       p.memoized = true;
       p.params = std::move(params);
       p.param_node_slots = std::move(node_slots);
@@ -311,15 +332,44 @@ CatalogPlans plan_catalog(const ir::Catalog& catalog) {
     for (const auto& a : r.actions)
       if (a.query) out.plans_.push_back(plan_one(r, *a.query, nullptr, a.kind == ir::ActionKind::Scrub ? "scrub" : "demote"));
   }
+  std::map<std::string_view, int32_t> ids;
+  for (auto& p : out.plans_) p.index_id = ids.try_emplace(p.index_signature, static_cast<int32_t>(ids.size())).first->second;
+  out.index_count_ = ids.size();
   for (size_t i = 0; i < out.plans_.size(); ++i) out.by_address_.emplace_back(out.plans_[i].query, i);
   std::sort(out.by_address_.begin(), out.by_address_.end());
   return out;
 }
 
-std::string expression_text(const ir::Expr& e, const ir::Catalog& catalog) {
-  const SourceRange& w = e.where;
+// What a field read by the temporal order construct stands for (it reads
+// fields rules cannot name, and the line; compiler/sema.cpp), else null.
+const char* hidden_field_name(const ir::Expr& e) {
+  if (e.op == Op::EventField) {
+    switch (e.b) {
+      case ir::kEvOwnTs: return "own time";
+      case ir::kEvPlace: return "file";
+      case ir::kEvBoot: return "boot time";
+      case ir::kEvLine: return "line";  // nameable (`e.line`, `e.ts`); see expression_text
+      case ir::kEvTs: return "time";
+      default: return nullptr;
+    }
+  }
+  if (e.op == Op::SymptomField) {
+    switch (e.b) {
+      case ir::kSyOwnFirst: return "own first time";
+      case ir::kSyFirst: return "first time";  // nameable (`s.first`)
+      case ir::kSyPlace: return "first evidence file";
+      case ir::kSyPlaceLine: return "first evidence line";
+      case ir::kSyPlaceBoot: return "first evidence boot time";
+      default: return nullptr;
+    }
+  }
+  return nullptr;
+}
+
+// The source text of a range, joined onto one line; "" without a range.
+std::string range_text(const SourceRange& w) {
+  std::string out;
   if (w.file && w.line > 0 && w.end_line >= w.line && (w.end_line > w.line || w.end_col > w.col)) {
-    std::string out;
     for (uint32_t line = w.line; line <= w.end_line; ++line) {
       std::string_view t = w.file->line_text(line);
       size_t from = line == w.line ? std::min<size_t>(w.col - 1, t.size()) : 0;
@@ -332,8 +382,20 @@ std::string expression_text(const ir::Expr& e, const ir::Catalog& catalog) {
       }
       out += part;
     }
-    if (!out.empty()) return out;
   }
+  return out;
+}
+
+std::string expression_text(const ir::Expr& e, const ir::Catalog& catalog) {
+  // Its range is the binding's name (`e` in `a after e`): say which part of it.
+  // (A read written `e.line` or `e.ts` has its own text; one the construct
+  // added has only the binding's.)
+  if (const char* hidden = hidden_field_name(e)) {
+    std::string binding = range_text(e.where);
+    if (binding.find('.') == std::string::npos)
+      return fmt::format("{} of {}", hidden, binding.empty() ? fmt::format("${}", e.a) : binding);
+  }
+  if (std::string text = range_text(e.where); !text.empty()) return text;
   // No source range: a compact rendering that still names the fields.
   switch (e.op) {
     case Op::Const: return e.constant.type == Type::String ? "\"" + e.constant.s + "\"" : value_to_text(e.constant);

@@ -89,11 +89,16 @@ struct QueryPlan {
   // Queries with the same signature share one index at run time (same
   // source, kinds, node grouping and candidate-side key expressions).
   std::string index_signature;
+  // Plans with equal signatures have equal ids: 0 .. index_count()-1, in
+  // order of first appearance (an executor keeps one index per id).
+  int32_t index_id = 0;
 };
 
 class CatalogPlans {
  public:
   const std::vector<QueryPlan>& plans() const { return plans_; }
+  // How many distinct index signatures the plans have (QueryPlan::index_id).
+  size_t index_count() const { return index_count_; }
   // The plan of a query of this catalog (for_query, Rule::queries, Action::query), or null.
   const QueryPlan* find(const ir::Query* q) const;
   // The key expressions of every plan, candidate and probe sides, in plan
@@ -104,6 +109,7 @@ class CatalogPlans {
   friend CatalogPlans plan_catalog(const ir::Catalog& catalog);
   std::vector<QueryPlan> plans_;
   std::vector<std::pair<const ir::Query*, size_t>> by_address_;  // sorted by address
+  size_t index_count_ = 0;
 };
 
 // Plans every query of `catalog` (which must outlive the result).

@@ -193,21 +193,27 @@ class Engine final : public World {
     workload_node_ids_ = static_cast<int32_t>(node_ids_.size());  // ids below it are workload nodes
     // One Index per signature; plans with equal signatures share it.
     const auto& plans = program_.query_plans().plans();
+    // Indexes are made on a plan's first use (index_of): most runs (a
+    // scenario, a small bundle) use few of them.
     plan_states_.resize(plans.size());
-    std::map<std::string, Index*> by_signature;
+    index_by_id_.assign(program_.query_plans().index_count(), nullptr);
     for (size_t i = 0; i < plans.size(); ++i) {
-      const plan::QueryPlan& p = plans[i];
-      PlanState& ps = plan_states_[i];
-      ps.plan = &p;
-      ps.probe.resize(p.keys.size());
-      Index*& ix = by_signature[p.index_signature];
-      if (!ix) {
-        ix = new_index(p);
-        if (!p.query->symptom)
-          for (int32_t k : p.query->kinds) ev_indexes_[static_cast<size_t>(k)].push_back(ix);
-      }
-      ps.index = ix;
+      plan_states_[i].plan = &plans[i];
+      plan_states_[i].probe.resize(plans[i].keys.size());
     }
+  }
+
+  // The index of a plan's signature, made the first time one of its plans runs.
+  Index* index_of(PlanState& ps) const {
+    if (ps.index) return ps.index;
+    const plan::QueryPlan& p = *ps.plan;
+    Index*& ix = index_by_id_[static_cast<size_t>(p.index_id)];
+    if (!ix) {
+      ix = new_index(p);
+      if (!p.query->symptom)
+        for (int32_t k : p.query->kinds) ev_indexes_[static_cast<size_t>(k)].push_back(ix);
+    }
+    return ps.index = ix;
   }
 
   // Events stay where the scanner put them (their batches); the engine works
@@ -278,7 +284,7 @@ class Engine final : public World {
     const plan::QueryPlan& p = *ps->plan;
     const std::string_view rel_node =
         q.relation != ir::NodeRelation::Any ? env.slots[static_cast<size_t>(q.relation_slot)].node() : std::string_view();
-    Index* ix = ps->index;
+    Index* ix = index_of(*ps);
     fresh(*ix);
     bool keyed = ix->use_keys && !p.keys.empty();
     if (keyed) {
@@ -923,7 +929,8 @@ class Engine final : public World {
     ++state_changes_;
     (demote ? s->demoted_by : s->scrubbed_by) = c;
     changed_symptoms(s->kind);
-    trail(r, demote ? "demote" : "scrub", s->id, c.cause.empty() ? c.reason : fmt::format("{} (cause: {})", c.reason, c.cause));
+    if (collect_trail_)  // (formatting the entry costs more than the state change)
+      trail(r, demote ? "demote" : "scrub", s->id, c.cause.empty() ? c.reason : fmt::format("{} (cause: {})", c.reason, c.cause));
   }
 
   void run_actions(const ir::Rule& r, Env& env, const std::vector<Item>& group, bool grouped) {
@@ -1037,8 +1044,9 @@ class Engine final : public World {
     if (t) ev.where.ts_origin = own && *own == *t ? "rule" : "inherited";
     ev.fields.assign(cat_.event_kinds[static_cast<size_t>(a.kind_id)].fields.size(), Value::null());
     for (const auto& f : a.fields) ev.fields[static_cast<size_t>(f.slot)] = run_expression(f.value, env);
-    trail(r, "emit", fmt::format("{}@{}", cat_.event_kinds[static_cast<size_t>(a.kind_id)].name, node.empty() ? "job" : node),
-          fmt::format("from {} item{}", group.size(), group.size() == 1 ? "" : "s"));
+    if (collect_trail_)
+      trail(r, "emit", fmt::format("{}@{}", cat_.event_kinds[static_cast<size_t>(a.kind_id)].name, node.empty() ? "job" : node),
+            fmt::format("from {} item{}", group.size(), group.size() == 1 ? "" : "s"));
     pending_events_.push_back(std::move(ev));
   }
 
@@ -1194,6 +1202,7 @@ class Engine final : public World {
   // Query plans and their indexes (candidates() builds lazily, hence mutable).
   mutable std::vector<std::unique_ptr<Index>> indexes_;
   mutable std::vector<PlanState> plan_states_;              // by plan, as in program_.query_plans()
+  mutable std::vector<Index*> index_by_id_;                 // by QueryPlan::index_id; null until first used
   mutable std::vector<std::vector<Index*>> ev_indexes_;     // by event kind: indexes over it
   mutable std::vector<std::vector<Index*>> sy_indexes_;     // by symptom kind: built indexes over it
   // Heterogeneous lookup: nodes are asked for by string_view.

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -190,6 +191,73 @@ rule J stage symptoms {
   CHECK(plan_of(plans, "J", 7).keys.empty());  // not a conjunct
   CHECK(plan_of(plans, "J", 2).first_hit);
   CHECK_FALSE(plan_of(plans, "J", 1).first_hit);
+}
+
+TEST_CASE("plans: no memo for a query that orders against the outer binding; shared signatures share an index id") {
+  auto cat = compile_ok(kExtractors + R"attr(
+rule K stage symptoms {
+  for e: event x.a
+  symptom s.k {
+    later: exists(o: event x.b on same node where o.dev == e.dev and o after e),
+    bigger: exists(o: event x.b on same node where o.dev == e.dev and o.code > e.code),
+    again: count(o: event x.b on same node where o.dev == e.dev),
+    other: count(o: event x.c where o.what == e.dev)
+  }
+}
+)attr");
+  auto plans = plan::plan_catalog(*cat);
+  // `o after e` reads e's file and line (and times): a tuple of its own for
+  // every e, so a memo would only grow.
+  const auto& later = plan_of(plans, "K", 1);
+  CHECK(later.by_node);
+  CHECK(key_text(later, *cat) == "o.dev = e.dev");
+  CHECK_FALSE(later.memoized);
+  CHECK(later.first_hit);
+  // e.code is a value many events share: kept per (e.dev, e.code, node).
+  const auto& bigger = plan_of(plans, "K", 2);
+  CHECK(bigger.memoized);
+  CHECK(bigger.params.size() == 2);
+  // Same kinds, node grouping and candidate key: one index; x.c's is another.
+  CHECK(later.index_id == bigger.index_id);
+  CHECK(plan_of(plans, "K", 3).index_id == later.index_id);
+  CHECK(plan_of(plans, "K", 4).index_id != later.index_id);
+  CHECK(plan_of(plans, "K", 0).index_id != later.index_id);
+  std::vector<bool> used(plans.index_count(), false);
+  for (const auto& p : plans.plans()) {
+    REQUIRE(p.index_id >= 0);
+    REQUIRE(static_cast<size_t>(p.index_id) < plans.index_count());
+    used[static_cast<size_t>(p.index_id)] = true;
+    for (const auto& q : plans.plans()) CHECK((p.index_signature == q.index_signature) == (p.index_id == q.index_id));
+  }
+  CHECK(std::all_of(used.begin(), used.end(), [](bool u) { return u; }));
+}
+
+TEST_CASE("plans: --explain names what a memo keeps of a binding the order construct reads") {
+  auto cat = compile_ok(kExtractors + R"attr(
+rule M stage symptoms {
+  for e: event x.a
+  symptom s.m {
+    n: count(o: event x.b where o.dev == e.dev and e after o)
+  }
+}
+)attr");
+  auto plans = plan::plan_catalog(*cat);
+  const auto& p = plan_of(plans, "M", 1);
+  CHECK_FALSE(p.memoized);  // e's file and line pin one event
+  // `e after o` reads o (the candidate) and e: e's time, own time, file and
+  // line, each written as just `e`; the renderings say which.
+  std::vector<std::string> seen;
+  std::function<void(const ir::Expr&)> walk = [&](const ir::Expr& x) {
+    if ((x.op == ir::Op::EventField) && x.a == 0 && x.b < 0) seen.push_back(plan::expression_text(x, *cat));
+    for (const auto& k : x.kids) walk(k);
+  };
+  walk(*p.query->filter);
+  std::sort(seen.begin(), seen.end());
+  seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+  std::string listed;
+  for (const auto& x : seen) listed += x + "; ";
+  INFO(listed);
+  CHECK(seen == std::vector<std::string>{"file of e", "line of e", "own time of e", "time of e"});
 }
 
 TEST_CASE("plans: symptom keys use only fields that merging does not change; closed queries are memoized") {
