@@ -2,6 +2,12 @@
 
 #include <cstring>
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#include <immintrin.h>
+#define CULPRIT_SHA256_X86 1
+#endif
+
 namespace culprit {
 namespace {
 
@@ -27,18 +33,7 @@ constexpr std::array<uint32_t, 8> kInitial = {
 
 constexpr uint32_t rotr(uint32_t x, int n) noexcept { return (x >> n) | (x << (32 - n)); }
 
-}  // namespace
-
-Sha256::Sha256() noexcept { reset(); }
-
-void Sha256::reset() noexcept {
-  state_ = kInitial;
-  buffer_.fill(0);
-  buffered_ = 0;
-  total_bytes_ = 0;
-}
-
-void Sha256::compress(const uint8_t* block) noexcept {
+void compress_portable(std::array<uint32_t, 8>& state, const uint8_t* block) noexcept {
   uint32_t w[64];
   for (int t = 0; t < 16; ++t) {  // the message is big-endian regardless of the host
     w[t] = uint32_t{block[4 * t]} << 24 | uint32_t{block[4 * t + 1]} << 16 |
@@ -49,8 +44,8 @@ void Sha256::compress(const uint8_t* block) noexcept {
     const uint32_t s1 = rotr(w[t - 2], 17) ^ rotr(w[t - 2], 19) ^ (w[t - 2] >> 10);
     w[t] = w[t - 16] + s0 + w[t - 7] + s1;
   }
-  uint32_t a = state_[0], b = state_[1], c = state_[2], d = state_[3];
-  uint32_t e = state_[4], f = state_[5], g = state_[6], h = state_[7];
+  uint32_t a = state[0], b = state[1], c = state[2], d = state[3];
+  uint32_t e = state[4], f = state[5], g = state[6], h = state[7];
   for (int t = 0; t < 64; ++t) {
     const uint32_t big_s1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25);
     const uint32_t ch = (e & f) ^ (~e & g);
@@ -67,14 +62,95 @@ void Sha256::compress(const uint8_t* block) noexcept {
     b = a;
     a = t1 + t2;
   }
-  state_[0] += a;
-  state_[1] += b;
-  state_[2] += c;
-  state_[3] += d;
-  state_[4] += e;
-  state_[5] += f;
-  state_[6] += g;
-  state_[7] += h;
+  state[0] += a;
+  state[1] += b;
+  state[2] += c;
+  state[3] += d;
+  state[4] += e;
+  state[5] += f;
+  state[6] += g;
+  state[7] += h;
+}
+
+#ifdef CULPRIT_SHA256_X86
+// The SHA extensions keep the state as two vectors, ABEF and CDGH, and do
+// two rounds per sha256rnds2 (the low two words of its message operand);
+// sha256msg1/msg2 compute the message schedule four words at a time. The
+// rest of the file never sees this layout: state is converted in and out
+// around each run of blocks.
+__attribute__((target("sha,sse4.1,ssse3"))) void compress_sha_ni(std::array<uint32_t, 8>& state, const uint8_t* p,
+                                                                 size_t count) noexcept {
+  const __m128i byte_swap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+  __m128i dcba = _mm_loadu_si128(reinterpret_cast<const __m128i*>(&state[0]));
+  __m128i hgfe = _mm_loadu_si128(reinterpret_cast<const __m128i*>(&state[4]));
+  __m128i cdab = _mm_shuffle_epi32(dcba, 0xB1);
+  __m128i efgh = _mm_shuffle_epi32(hgfe, 0x1B);
+  __m128i abef = _mm_alignr_epi8(cdab, efgh, 8);
+  __m128i cdgh = _mm_blend_epi16(efgh, cdab, 0xF0);
+  for (; count > 0; --count, p += 64) {
+    const __m128i abef_in = abef, cdgh_in = cdgh;
+    __m128i w[4];
+    for (int i = 0; i < 16; ++i) {
+      __m128i& wi = w[i & 3];
+      if (i < 4) {
+        wi = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * i)), byte_swap);
+      } else {
+        // W[t] = sigma1(W[t-2]) + W[t-7] + sigma0(W[t-15]) + W[t-16], four at a time.
+        __m128i t = _mm_sha256msg1_epu32(w[i & 3], w[(i + 1) & 3]);
+        t = _mm_add_epi32(t, _mm_alignr_epi8(w[(i + 3) & 3], w[(i + 2) & 3], 4));
+        wi = _mm_sha256msg2_epu32(t, w[(i + 3) & 3]);
+      }
+      __m128i msg = _mm_add_epi32(wi, _mm_loadu_si128(reinterpret_cast<const __m128i*>(&kRound[4 * i])));
+      cdgh = _mm_sha256rnds2_epu32(cdgh, abef, msg);
+      msg = _mm_shuffle_epi32(msg, 0x0E);
+      abef = _mm_sha256rnds2_epu32(abef, cdgh, msg);
+    }
+    abef = _mm_add_epi32(abef, abef_in);
+    cdgh = _mm_add_epi32(cdgh, cdgh_in);
+  }
+  __m128i feba = _mm_shuffle_epi32(abef, 0x1B);
+  __m128i dchg = _mm_shuffle_epi32(cdgh, 0xB1);
+  dcba = _mm_blend_epi16(feba, dchg, 0xF0);
+  hgfe = _mm_alignr_epi8(dchg, feba, 8);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(&state[0]), dcba);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(&state[4]), hgfe);
+}
+
+bool cpu_has_sha_ni() noexcept {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
+  const bool ssse3 = c & (1u << 9), sse41 = c & (1u << 19);
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+  const bool sha = b & (1u << 29);
+  return ssse3 && sse41 && sha;
+}
+#endif
+
+}  // namespace
+
+bool Sha256::hardware_available() noexcept {
+#ifdef CULPRIT_SHA256_X86
+  static const bool available = cpu_has_sha_ni();
+  return available;
+#else
+  return false;
+#endif
+}
+
+Sha256::Sha256(bool allow_hardware) noexcept : hardware_(allow_hardware && hardware_available()) { reset(); }
+
+void Sha256::reset() noexcept {
+  state_ = kInitial;
+  buffer_.fill(0);
+  buffered_ = 0;
+  total_bytes_ = 0;
+}
+
+void Sha256::compress(const uint8_t* blocks, size_t count) noexcept {
+#ifdef CULPRIT_SHA256_X86
+  if (hardware_) return compress_sha_ni(state_, blocks, count);
+#endif
+  for (; count > 0; --count, blocks += 64) compress_portable(state_, blocks);
 }
 
 void Sha256::update(std::string_view data) noexcept {
@@ -89,11 +165,15 @@ void Sha256::update(std::string_view data) noexcept {
     p += take;
     n -= take;
     if (buffered_ < 64) return;
-    compress(buffer_.data());
+    compress(buffer_.data(), 1);
     buffered_ = 0;
   }
   // Whole blocks straight from the input; only a tail is copied.
-  for (; n >= 64; p += 64, n -= 64) compress(p);
+  if (n >= 64) {
+    compress(p, n / 64);
+    p += n / 64 * 64;
+    n %= 64;
+  }
   if (n > 0) std::memcpy(buffer_.data(), p, n);
   buffered_ = n;
 }
@@ -104,12 +184,12 @@ std::array<uint8_t, 32> Sha256::finish() noexcept {
   buffer_[buffered_++] = 0x80;
   if (buffered_ > 56) {
     std::memset(buffer_.data() + buffered_, 0, 64 - buffered_);
-    compress(buffer_.data());
+    compress(buffer_.data(), 1);
     buffered_ = 0;
   }
   std::memset(buffer_.data() + buffered_, 0, 56 - buffered_);
   for (int i = 0; i < 8; ++i) buffer_[56 + i] = static_cast<uint8_t>(bits >> (56 - 8 * i));
-  compress(buffer_.data());
+  compress(buffer_.data(), 1);
 
   std::array<uint8_t, 32> digest;
   for (int i = 0; i < 8; ++i) {
