@@ -220,6 +220,16 @@ TEST_CASE("jit: cache entries: round trip, key check, checksum, atomic replaceme
   write_bytes(cache::entry_path(d, "x", "key"), bytes);
   CHECK_FALSE(cache::load(d, "x", "key", payload, note));
   CHECK(note == "checksum mismatch");
+  CHECK(payload.empty());  // nothing of a rejected entry is handed out
+  write_bytes(cache::entry_path(d, "x", "key"), bytes.substr(0, bytes.size() - 1));
+  CHECK_FALSE(cache::load(d, "x", "key", payload, note));
+  CHECK(note == "truncated or padded payload");
+  write_bytes(cache::entry_path(d, "x", "key"), bytes.substr(0, 20));
+  CHECK_FALSE(cache::load(d, "x", "key", payload, note));
+  CHECK(note == "truncated header");
+  write_bytes(cache::entry_path(d, "x", "key"), "");
+  CHECK_FALSE(cache::load(d, "x", "key", payload, note));
+  CHECK(note == "truncated header");
   // No temporary files are left behind.
   for (const auto& e : fs::directory_iterator(d)) CHECK(e.path().string().find(".tmp.") == std::string::npos);
   // A directory that cannot be created is reported, not thrown.
