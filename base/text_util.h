@@ -41,6 +41,10 @@ size_t count_newlines(std::string_view s, bool* non_ascii = nullptr) noexcept;
 // When `s` needs no change the result equals `s` byte for byte.
 std::string sanitize_utf8(std::string_view s) noexcept;
 
+// Appends code point `cp` (at most U+10FFFF; the caller has checked it) encoded as UTF-8:
+// one to four bytes.
+void append_utf8(std::string& out, uint32_t cp);
+
 // `s` cut to at most `max_bytes` bytes in total. If `s` fits it is returned unchanged.
 // Otherwise the longest prefix that ends on a UTF-8 sequence boundary and leaves room for
 // "…" (U+2026, 3 bytes) is kept and "…" appended, so the result is never longer than

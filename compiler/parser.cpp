@@ -909,24 +909,7 @@ class Utf8InputStream final : public antlr4::ANTLRInputStream {
     const size_t stop = std::min(static_cast<size_t>(interval.b), _data.size() - 1);
     std::string out;
     out.reserve(stop - start + 1);
-    for (size_t i = start; i <= stop; ++i) {
-      const char32_t cp = _data[i];
-      if (cp < 0x80) {
-        out += static_cast<char>(cp);
-      } else if (cp < 0x800) {
-        out += static_cast<char>(0xC0 | (cp >> 6));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-      } else if (cp < 0x10000) {
-        out += static_cast<char>(0xE0 | (cp >> 12));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-      } else {
-        out += static_cast<char>(0xF0 | (cp >> 18));
-        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-      }
-    }
+    for (size_t i = start; i <= stop; ++i) append_utf8(out, static_cast<uint32_t>(_data[i]));
     return out;
   }
 };

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "runtime/bundle.h"
+#include "base/text_util.h"
 #include "base/timestamp.h"
 
 namespace culprit {
@@ -103,23 +104,6 @@ class Reader {
     p_ += 4;
     return true;
   }
-  static void put(std::string& out, uint32_t cp) {
-    if (cp < 0x80) {
-      out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      out += static_cast<char>(0xC0 | (cp >> 6));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      out += static_cast<char>(0xE0 | (cp >> 12));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (cp >> 18));
-      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-  }
   bool escape(std::string& out) {
     if (p_ == end_) return false;
     char e = *p_++;
@@ -141,7 +125,7 @@ class Reader {
           if (!(eat('\\') && eat('u') && u16(lo)) || lo < 0xDC00 || lo > 0xDFFF) return false;
           cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
         }
-        put(out, cp);
+        append_utf8(out, cp);
         return true;
       }
       default: return false;

@@ -237,3 +237,13 @@ TEST_CASE("count_newlines does not wrap its per-byte counters on long runs of ne
     CHECK(count_newlines(mixed) == static_cast<size_t>(std::count(mixed.begin(), mixed.end(), '\n')));
   }
 }
+
+TEST_CASE("append_utf8: one to four bytes, at each length's bounds") {
+  std::string s;
+  for (uint32_t cp : {0x0u, 0x41u, 0x7Fu, 0x80u, 0x7FFu, 0x800u, 0xE9u, 0x2026u, 0xFFFFu, 0x10000u, 0x1F600u, 0x10FFFFu})
+    culprit::append_utf8(s, cp);
+  CHECK(s == std::string("\x00" "A" "\x7F" "\xC2\x80" "\xDF\xBF" "\xE0\xA0\x80" "\xC3\xA9" "\xE2\x80\xA6"
+                         "\xEF\xBF\xBF" "\xF0\x90\x80\x80" "\xF0\x9F\x98\x80" "\xF4\x8F\xBF\xBF",
+                         1 + 1 + 1 + 2 + 2 + 3 + 2 + 3 + 3 + 4 + 4 + 4));
+  CHECK(culprit::is_valid_utf8(s));
+}
