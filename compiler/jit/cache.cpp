@@ -4,7 +4,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-
 #include <array>
 #include <atomic>
 #include <cctype>
