@@ -792,9 +792,15 @@ class Engine final : public World {
     return env;
   }
 
-  void trail(const ir::Rule& r, std::string action, std::string target, std::string detail) {
+  // Records what a rule did, for --explain. `describe` returns the entry's
+  // (target, detail) and runs only when a trail is collected: formatting an
+  // entry costs more than most of the actions it describes, and a normal
+  // run emits and demotes hundreds of thousands of times.
+  template <class Describe>
+  void trail(const ir::Rule& r, const char* action, Describe&& describe) {
     if (!collect_trail_) return;
-    trail_.push_back({ir::kStageNames[static_cast<size_t>(r.stage)], r.name, std::move(action), std::move(target), std::move(detail)});
+    auto [target, detail] = describe();
+    trail_.push_back({ir::kStageNames[static_cast<size_t>(r.stage)], r.name, action, std::move(target), std::move(detail)});
   }
 
   // The time an item carried itself (see Symptom::own_first): not a time
@@ -929,8 +935,9 @@ class Engine final : public World {
     ++state_changes_;
     (demote ? s->demoted_by : s->scrubbed_by) = c;
     changed_symptoms(s->kind);
-    if (collect_trail_)  // (formatting the entry costs more than the state change)
-      trail(r, demote ? "demote" : "scrub", s->id, c.cause.empty() ? c.reason : fmt::format("{} (cause: {})", c.reason, c.cause));
+    trail(r, demote ? "demote" : "scrub", [&] {
+      return std::pair(s->id, c.cause.empty() ? c.reason : fmt::format("{} (cause: {})", c.reason, c.cause));
+    });
   }
 
   void run_actions(const ir::Rule& r, Env& env, const std::vector<Item>& group, bool grouped) {
@@ -964,7 +971,7 @@ class Engine final : public World {
           const Symptom* s = env.slots[static_cast<size_t>(a.target_slot)].symptom;
           Value v = run_expression(*a.value, env);
           if (s && !v.is_null() && s->priority != v.i) {
-            trail(r, "priority", s->id, fmt::format("{} -> {}", s->priority, v.i));
+            trail(r, "priority", [&] { return std::pair(s->id, fmt::format("{} -> {}", s->priority, v.i)); });
             mutable_symptom(s)->priority = v.i;
             changed_symptoms(s->kind);
           }
@@ -974,7 +981,7 @@ class Engine final : public World {
           const Symptom* s = env.slots[static_cast<size_t>(a.target_slot)].symptom;
           if (s && s->state == SymptomState::Active && !s->classification) {
             mutable_symptom(s)->classification = std::make_pair(a.domain, a.sub_domain);
-            trail(r, "classify", s->id, a.domain + " / " + a.sub_domain);
+            trail(r, "classify", [&] { return std::pair(s->id, a.domain + " / " + a.sub_domain); });
           }
           break;
         }
@@ -999,7 +1006,7 @@ class Engine final : public World {
           outcome_.overridden_by = r.name;
           outcome_.override_reason = reason;
           changed_outcome();
-          trail(r, "set outcome", a.status, reason);
+          trail(r, "set outcome", [&] { return std::pair(a.status, reason); });
           break;
         }
       }
@@ -1044,9 +1051,10 @@ class Engine final : public World {
     if (t) ev.where.ts_origin = own && *own == *t ? "rule" : "inherited";
     ev.fields.assign(cat_.event_kinds[static_cast<size_t>(a.kind_id)].fields.size(), Value::null());
     for (const auto& f : a.fields) ev.fields[static_cast<size_t>(f.slot)] = run_expression(f.value, env);
-    if (collect_trail_)
-      trail(r, "emit", fmt::format("{}@{}", cat_.event_kinds[static_cast<size_t>(a.kind_id)].name, node.empty() ? "job" : node),
-            fmt::format("from {} item{}", group.size(), group.size() == 1 ? "" : "s"));
+    trail(r, "emit", [&] {
+      return std::pair(fmt::format("{}@{}", cat_.event_kinds[static_cast<size_t>(a.kind_id)].name, node.empty() ? "job" : node),
+                       fmt::format("from {} item{}", group.size(), group.size() == 1 ? "" : "s"));
+    });
     pending_events_.push_back(std::move(ev));
   }
 
@@ -1098,7 +1106,7 @@ class Engine final : public World {
       s = &symptoms_.back();
       symptom_ids_.emplace(id, s);
       symptoms_by_kind_[static_cast<size_t>(a.kind_id)].push_back(s);
-      trail(r, "symptom", s->id, s->summary);
+      trail(r, "symptom", [&] { return std::pair(s->id, s->summary); });
       created = true;
     } else {
       s = it->second;
