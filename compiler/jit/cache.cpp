@@ -49,6 +49,12 @@ std::string sanitize_kind(std::string_view kind) {
   return out.empty() ? "entry" : out;
 }
 
+// The file of an entry, from its key's digest (load compares the same digest
+// with the header's, so the key is hashed once).
+std::string path_for(const std::string& dir, std::string_view kind, const std::array<uint8_t, 32>& key_hash) {
+  return (fs::path(dir) / (sanitize_kind(kind) + "-" + hex(key_hash, 16) + ".bin")).string();
+}
+
 }  // namespace
 
 std::string default_directory() {
@@ -59,14 +65,15 @@ std::string default_directory() {
 }
 
 std::string entry_path(const std::string& dir, std::string_view kind, std::string_view key) {
-  return (fs::path(dir) / (sanitize_kind(kind) + "-" + hex(digest(key), 16) + ".bin")).string();
+  return path_for(dir, kind, digest(key));
 }
 
 bool load(const std::string& dir, std::string_view kind, std::string_view key, std::string& payload, std::string& note) {
   note.clear();
   payload.clear();
   if (dir.empty()) return false;
-  std::string path = entry_path(dir, kind, key);
+  const auto key_hash = digest(key);
+  const std::string path = path_for(dir, kind, key_hash);
   // The header first, then the payload straight into its string: one read
   // and one buffer for a megabyte of machine code (each fresh page of a
   // copy costs a page fault, which is what a warm start spends its time on).
@@ -98,7 +105,6 @@ bool load(const std::string& dir, std::string_view kind, std::string_view key, s
     note = "another cache format";
     return false;
   }
-  auto key_hash = digest(key);
   if (std::memcmp(p + 16, key_hash.data(), 32) != 0) {
     note = "written for another key";
     return false;
@@ -150,7 +156,7 @@ bool store(const std::string& dir, std::string_view kind, std::string_view key, 
   auto sum = digest(payload);
   std::memcpy(header.data() + 56, sum.data(), 32);
 
-  std::string path = entry_path(dir, kind, key);
+  std::string path = path_for(dir, kind, key_hash);
   // A name no other writer uses: pid + a per-process counter + randomness.
   static std::atomic<unsigned> counter{0};
   std::random_device rd;
