@@ -15,7 +15,12 @@
 #include <cerrno>
 #include <cstring>
 
+#include <hs/hs.h>
+
+#include "base/build_id.h"
 #include "base/limits.h"
+#include "compiler/catalog_image.h"
+#include "compiler/jit/cache.h"
 #include "compiler/parser.h"
 #include "compiler/regex_check.h"
 #include "compiler/sema.h"
@@ -181,13 +186,41 @@ LoadedCatalog finish(std::vector<CatalogPart>& parts, Diagnostics& diags,
 
 }  // namespace
 
-LoadedCatalog load_catalog(const std::vector<std::string>& paths) {
+namespace {
+
+// One rule file as read, before it is parsed.
+struct RuleText {
+  size_t part = 0;      // index into the parts
+  fs::path path;
+  std::string rel;      // relative to its part's root
+  std::string text;
+};
+
+// The cache key of a catalog image: everything the analysis of these files
+// depends on. The files enter with the paths they were loaded by (diagnostics
+// and test locations name them) and their bytes; the code that analyzes them
+// is named by this build's ID and the libraries it loads that judge syntax
+// (ANTLR's runtime parses; Hyperscan accepts or refuses every regex).
+std::string image_key(const std::vector<RuleText>& texts, const std::vector<ir::CatalogPartInfo>& infos) {
+  Sha256 h;
+  for (const auto& info : infos) h.update(fmt::format("part {} {} {} {}\n", info.root.size(), info.root, info.name.size(), info.name));
+  for (const auto& t : texts) {
+    std::string path = t.path.string();
+    h.update(fmt::format("file {} {} {} {} {} {}\n", t.part, path.size(), path, t.rel.size(), t.rel, t.text.size()));
+    h.update(t.text);
+  }
+  std::string files;
+  for (uint8_t b : h.finish()) files += fmt::format("{:02x}", b);
+  return fmt::format("culprit-catalog-image\nbuild {}\nantlr {}\nhyperscan {}\nfiles {}\n", build_id(),
+                     antlr_runtime_version(), hs_version(), files);
+}
+
+}  // namespace
+
+LoadedCatalog load_catalog(const std::vector<std::string>& paths, const std::string& cache_dir) {
   Diagnostics diags;
-  std::vector<CatalogPart> parts;
-  std::vector<std::pair<std::string, std::string>> digest_inputs;
-  std::vector<std::string> files;
+  std::vector<RuleText> texts;
   std::vector<ir::CatalogPartInfo> infos;
-  double parse_ms = 0;
   size_t total_bytes = 0;
   for (const auto& root : paths) {
     if (total_bytes > limits::kCatalogBytes) break;
@@ -229,7 +262,6 @@ LoadedCatalog load_catalog(const std::vector<std::string>& paths) {
                                : fmt::format("rule files end in .attr; did you mean to rename {}?", fmt::join(near, ", ")));
       continue;
     }
-    CatalogPart part;
     ir::CatalogPartInfo info;
     info.root = root;
     info.name = fs::path(root).filename().string();
@@ -247,21 +279,58 @@ LoadedCatalog load_catalog(const std::vector<std::string>& paths) {
                                                   "the catalog's .attr files add up to more bytes", p.string()));
         break;
       }
-      auto src = make_source_file(p.string(), text);
-      ast::File file;
-      auto parse_start = std::chrono::steady_clock::now();
-      parse_attr(src, file, diags);
-      parse_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - parse_start).count();
-      part.files.push_back(std::move(file));
-      digest_inputs.emplace_back(p.lexically_relative(rootp).generic_string(), text);
-      info.files.push_back(digest_inputs.back().first);
-      files.push_back(p.string());
+      texts.push_back({infos.size(), p, p.lexically_relative(rootp).generic_string(), std::move(text)});
+      info.files.push_back(texts.back().rel);
     }
-    parts.push_back(std::move(part));
     infos.push_back(std::move(info));
+  }
+
+  // Files that read cleanly and were compiled by this build before, without
+  // a word from the compiler, come back from their image: no parse, no
+  // analysis. Anything else (a read error, a warning) compiles as always.
+  bool use_image = !cache_dir.empty() && !build_id().empty() && diags.all().empty() && !texts.empty();
+  std::string key = use_image ? image_key(texts, infos) : "";
+  if (use_image) {
+    auto start = std::chrono::steady_clock::now();
+    std::string image, note;
+    if (cache::load(cache_dir, "catalog", key, image, note)) {
+      std::vector<std::shared_ptr<const SourceFile>> sources;
+      for (const auto& t : texts) sources.push_back(make_source_file(t.path.string(), t.text));
+      auto cat = std::make_shared<ir::Catalog>();
+      std::string why;
+      if (decode_catalog(image, std::move(sources), *cat, why)) {
+        LoadedCatalog out;
+        out.catalog = std::move(cat);
+        out.from_image = true;
+        out.sema_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        return out;
+      }
+      // The entry passed the cache's checks but is not an image this build
+      // reads: compile, and the store below replaces it.
+    }
+  }
+
+  std::vector<CatalogPart> parts(infos.size());
+  std::vector<std::pair<std::string, std::string>> digest_inputs;
+  std::vector<std::string> files;
+  double parse_ms = 0;
+  for (auto& t : texts) {
+    auto src = make_source_file(t.path.string(), t.text);
+    ast::File file;
+    auto parse_start = std::chrono::steady_clock::now();
+    parse_attr(src, file, diags);
+    parse_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - parse_start).count();
+    parts[t.part].files.push_back(std::move(file));
+    files.push_back(t.path.string());
+    digest_inputs.emplace_back(std::move(t.rel), std::move(t.text));
   }
   LoadedCatalog out = finish(parts, diags, digest_inputs, std::move(files), std::move(infos));
   out.parse_ms = parse_ms;
+  if (use_image && out.ok() && out.diagnostics.all().empty()) {
+    std::string image = encode_catalog(*out.catalog), note;
+    // An image that cannot be written only costs the next start-up a compile.
+    if (!image.empty()) cache::store(cache_dir, "catalog", key, image, note);
+  }
   return out;
 }
 

@@ -24,9 +24,16 @@ struct LoadedCatalog {
   bool ok() const { return catalog != nullptr; }
   double parse_ms = 0;  // time spent parsing (for `culprit check --timings`)
   double sema_ms = 0;   // and in semantic analysis, including regex checks and the digest
+                        // (or, from an image, in reading it back)
+  bool from_image = false;  // the catalog came from its image in the cache (no parse, no analysis)
 };
 
-LoadedCatalog load_catalog(const std::vector<std::string>& paths);
+// With a `cache_dir`, a catalog that compiled without any diagnostic is
+// stored there as an image (compiler/catalog_image.h), and the next load of
+// the same files (same paths, same bytes) by the same build reads it back
+// instead of parsing and analyzing them again; the result is the same
+// Catalog. Files with a warning, or that cannot all be read, always compile.
+LoadedCatalog load_catalog(const std::vector<std::string>& paths, const std::string& cache_dir = "");
 
 // Compiles in-memory sources (name, text) as one part; for tests and tools.
 LoadedCatalog compile_sources(const std::vector<std::pair<std::string, std::string>>& files);
