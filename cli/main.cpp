@@ -330,12 +330,11 @@ std::string plan_summary(const culprit::Program& program) {
 int timings_run(const culprit::AttributorConfig& config) {
   auto t0 = std::chrono::steady_clock::now();
   culprit::AttributorStart start;
-  auto attributor = open_attributor("check", config, false, "", &start);
-  if (!attributor) return kBadInput;
+  auto attributor = open_attributor("check", config, true, "", &start);
+  if (!attributor) return start.self_test && start.self_test->failed ? kTestsFailed : kBadInput;
   const auto& program = attributor->program();
-  auto t1 = std::chrono::steady_clock::now();
-  auto report = culprit::run_inline_tests(program);
-  double tests_ms = ms_since(t1);
+  const culprit::TestReport& report = *start.self_test;
+  double tests_ms = start.self_test_ms;
   const auto& bt = program->timings();
   std::map<std::string, std::string> out;
   auto num = [](double v) { return fmt::format("{:.1f}", v); };
@@ -345,7 +344,10 @@ int timings_run(const culprit::AttributorConfig& config) {
   out["hyperscan_cached"] = bt.hyperscan_cached ? "1" : "0";
   out["native"] = num(bt.native_ms);
   out["self_tests"] = num(tests_ms);
-  out["tests"] = fmt::format("{} passed, {} failed", report.passed, report.failed);
+  out["tests"] = fmt::format("{} passed, {} failed{}", report.passed, report.failed,
+                             report.recorded ? " (recorded by an earlier run of this build on these rules)" : "");
+  out["tests_recorded"] = report.recorded ? "1" : "0";
+  out["catalog_cached"] = start.catalog_from_image ? "1" : "0";
   out["evaluator"] = program->evaluator();
   out["plans"] = plan_summary(*program);
   if (const auto* st = culprit::native_stats(program->native())) {
@@ -455,7 +457,7 @@ int check_timings(const Args& a, const culprit::AttributorConfig& engine) {
     std::cout << fmt::format("{:<34} {:>22} {:>22}\n", name, c, w);
   };
   row("parse (ANTLR)", "parse");
-  row("sema (types, regex checks)", "sema");
+  row("sema (types, regex checks) / image", "sema", "catalog_cached");
   row("Hyperscan compile / load", "hyperscan", "hyperscan_cached");
   if (engine.jit) {
     row("LLVM codegen (IR -> LLVM IR)*", "llvm_codegen");
@@ -466,7 +468,7 @@ int check_timings(const Args& a, const culprit::AttributorConfig& engine) {
     row("JIT link + symbol lookup", "jit_link");
     row("native code total", "native");
   }
-  row("self-tests", "self_tests");
+  row("self-tests (run, or record read)", "self_tests", "tests_recorded");
   row("in-process total", "total");
   std::cout << fmt::format("{:<34} {:>22.1f} {:>22.1f}\n", "process wall time", wall[0], wall[1]);
   std::cout << fmt::format("evaluator: {}", cell(0, "evaluator"));
@@ -504,7 +506,7 @@ int cmd_check(int argc, char** argv) {
 int cmd_version() {
   std::string catalog = "unavailable (the bundled catalog does not compile)";
   culprit::set_regex_verdict_cache(culprit::resolved_cache_dir({}));
-  auto loaded = culprit::load_catalog({culprit::stdlib_directory()});
+  auto loaded = culprit::load_catalog({culprit::stdlib_directory()}, culprit::resolved_cache_dir({}));
   if (loaded.ok()) catalog = fmt::format("{} {} ({})", loaded.catalog->name, loaded.catalog->version, loaded.catalog->digest);
   // The active engine: the JIT unless $CULPRIT_ENGINE says otherwise or it cannot run here.
   std::string why;

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+
 #include "compiler/regex_check.h"
+#include "runtime/self_test_record.h"
 
 namespace culprit {
 
@@ -23,9 +26,10 @@ std::shared_ptr<const Attributor> Attributor::open(const AttributorConfig& confi
   std::string cache_dir = resolved_cache_dir(config.jit_options);
   // Regex verdicts (Hyperscan and RE2 acceptance) are cached with the rest.
   set_regex_verdict_cache(cache_dir);
-  LoadedCatalog loaded = load_catalog(config.rule_paths);
+  LoadedCatalog loaded = load_catalog(config.rule_paths, cache_dir);
   start.parse_ms = loaded.parse_ms;
   start.sema_ms = loaded.sema_ms;
+  start.catalog_from_image = loaded.from_image;
   start.diagnostics = std::move(loaded.diagnostics);
   if (!loaded.ok()) {
     size_t n = start.diagnostics.error_count();
@@ -50,7 +54,18 @@ std::shared_ptr<const Attributor> Attributor::open(const AttributorConfig& confi
   if (config.jit && !program->native())
     start.warning = fmt::format("the JIT is unavailable ({}); using the interpreter", program->native_warning());
   if (config.self_test) {
-    start.self_test = run_inline_tests(program);
+    auto t0 = std::chrono::steady_clock::now();
+    std::string record_key = config.self_test_record && !cache_dir.empty() ? self_test_record_key(*program) : "";
+    TestReport recorded;
+    std::string note;
+    if (load_self_test_record(cache_dir, record_key, recorded, note)) {
+      start.self_test = std::move(recorded);
+    } else {
+      start.self_test = run_inline_tests(program);
+      // A record that cannot be written only costs the next start-up the tests.
+      if (start.self_test->failed == 0) store_self_test_record(cache_dir, record_key, *start.self_test, note);
+    }
+    start.self_test_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (start.self_test->failed > 0) {
       start.error = fmt::format("the catalog fails {} of its {} inline tests", start.self_test->failed,
                                 start.self_test->results.size());

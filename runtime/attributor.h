@@ -49,6 +49,10 @@ struct AttributorConfig {
   bool jit = true;            // native code (falls back to the interpreter, with a warning, where the JIT cannot run)
   JitOptions jit_options;     // cache use and directory, optimization level
   bool self_test = true;      // run the catalog's inline tests; a failure refuses the catalog
+  // Reuse the record of an earlier run in which every test passed with the
+  // same rules, build and code (runtime/self_test_record.h), when the cache
+  // is on. False: always run them.
+  bool self_test_record = true;
 };
 
 // What open() found, whether or not it succeeded.
@@ -58,6 +62,8 @@ struct AttributorStart {
   std::string warning;                    // e.g. "the JIT is unavailable (...); using the interpreter"
   std::optional<TestReport> self_test;    // when the tests ran
   double parse_ms = 0, sema_ms = 0;       // compile phases (culprit check --timings)
+  double self_test_ms = 0;                // running the tests, or reading their record
+  bool catalog_from_image = false;        // the compiled catalog was read from the cache (LoadedCatalog::from_image)
 };
 
 class Attributor {

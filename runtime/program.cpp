@@ -322,6 +322,7 @@ std::shared_ptr<const Program> Program::build(std::shared_ptr<const ir::Catalog>
   }
   if (!cache_dir.empty() && !p->timings_.hyperscan_cached)
     store_databases(cache_dir, hs_key, p->databases_, p->timings_.hyperscan_cache_note);
+  p->scan_cache_key_ = std::move(hs_key);
   p->timings_.hyperscan_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - hs_start).count();
   if (native) {

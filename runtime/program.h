@@ -93,6 +93,10 @@ class Program {
   std::string evaluator() const { return native_ ? "jit" : "interpreter"; }
   const std::string& native_warning() const { return native_warning_; }
   const BuildTimings& timings() const { return timings_; }
+  // The Hyperscan cache key: every scanned pattern with its flags, the
+  // library version and the CPU tuning it compiles for. "" when the Program
+  // was built without a cache directory.
+  const std::string& scan_cache_key() const { return scan_cache_key_; }
   // How each query is answered (index, first hit, memoized; compiler/query_plan.h).
   const plan::CatalogPlans& query_plans() const { return plans_; }
 
@@ -107,6 +111,7 @@ class Program {
   std::shared_ptr<const NativeCode> native_;
   std::string native_warning_;
   BuildTimings timings_;
+  std::string scan_cache_key_;
   plan::CatalogPlans plans_;
 };
 

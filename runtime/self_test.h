@@ -48,6 +48,9 @@ struct TestResult {
 struct TestReport {
   std::vector<TestResult> results;
   size_t passed = 0, failed = 0;
+  // Read from the record of an earlier run with the same rules, build and
+  // code (runtime/self_test_record.h) instead of run now; `ms` are that run's.
+  bool recorded = false;
 };
 
 // Which tests to run: all when `select` is empty, else those it accepts.

@@ -609,6 +609,7 @@ std::shared_ptr<const CompiledCatalog> compile(const ir::Catalog& catalog, const
           out->resources_ = std::move(res);
           payload = std::move(cached);
           stats.cache_hit = true;
+          stats.code_digest = sha256_hex(bytes);
           linked = true;
         } else {
           res.reset();  // drops the half-linked dylib
@@ -629,8 +630,9 @@ std::shared_ptr<const CompiledCatalog> compile(const ir::Catalog& catalog, const
     if (!build_object(catalog, exprs, options, payload, stats, error)) return nullptr;
     if (!options.cache_dir.empty()) {
       auto t0 = std::chrono::steady_clock::now();
-      std::string note;
-      if (!cache::store(options.cache_dir, "jit", key, encode(payload), note)) stats.cache_note += "; not stored: " + note;
+      std::string note, encoded = encode(payload);
+      stats.code_digest = sha256_hex(encoded);
+      if (!cache::store(options.cache_dir, "jit", key, encoded, note)) stats.cache_note += "; not stored: " + note;
       stats.cache_ms += ms_since(t0);
     }
     auto t1 = std::chrono::steady_clock::now();

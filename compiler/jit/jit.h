@@ -121,6 +121,9 @@ struct Stats {
   double cache_ms = 0;                    // reading or writing the cache entry
   double link_ms = 0;                     // linking into the JIT and resolving symbols
   size_t object_bytes = 0;
+  // SHA-256 (hex) of the cache entry's payload that was linked: the object
+  // code with its symbol table. Set only with a cache directory ("" else).
+  std::string code_digest;
 };
 
 class CompiledCatalog {

@@ -46,16 +46,20 @@ grep -q '"evaluator": "interpreter"' "$tmp/off.json" || fail "the fallback verdi
 CULPRIT_JIT_DISABLE=1 "$bin" --version | grep -q '^evaluator: interpreter$' || fail "--version claims the JIT where it cannot run"
 
 # 3. warm start: everything comes from the cache
-ls "$CULPRIT_CACHE_DIR"/jit-*.bin "$CULPRIT_CACHE_DIR"/hyperscan-*.bin "$CULPRIT_CACHE_DIR"/regex-verdicts-*.bin > /dev/null \
+ls "$CULPRIT_CACHE_DIR"/jit-*.bin "$CULPRIT_CACHE_DIR"/hyperscan-*.bin "$CULPRIT_CACHE_DIR"/regex-verdicts-*.bin \
+   "$CULPRIT_CACHE_DIR"/catalog-*.bin "$CULPRIT_CACHE_DIR"/selftest-*.bin > /dev/null \
   || fail "the first runs did not fill the cache: $(ls "$CULPRIT_CACHE_DIR")"
 out=$("$bin" check --timings-run)
 [ "$(field jit_cached <<<"$out")" = 1 ] || fail "warm start missed the object cache"
 [ "$(field hyperscan_cached <<<"$out")" = 1 ] || fail "warm start missed the Hyperscan cache"
+[ "$(field catalog_cached <<<"$out")" = 1 ] || fail "warm start missed the catalog image"
+[ "$(field tests_recorded <<<"$out")" = 1 ] || fail "warm start ran the self-tests of an unchanged catalog again"
 [ "$(field native_exprs <<<"$out" | cut -d/ -f1)" = "$(field native_exprs <<<"$out" | cut -d/ -f2)" ] \
   || fail "not every expression of the bundled catalog is native: $(field native_exprs <<<"$out")"
 
 # 4. damaged entries: truncated object code, one altered byte in the
-#    Hyperscan entry, garbage for the regex verdicts
+#    Hyperscan entry, garbage for the regex verdicts and the self-test
+#    record, a truncated catalog image
 for f in "$CULPRIT_CACHE_DIR"/jit-*.bin; do truncate -s $(( $(stat -c %s "$f") / 2 )) "$f"; done
 for f in "$CULPRIT_CACHE_DIR"/hyperscan-*.bin; do
   # Invert one byte (writing a fixed value changes nothing when the byte already has it).
@@ -63,14 +67,21 @@ for f in "$CULPRIT_CACHE_DIR"/hyperscan-*.bin; do
   old=$(od -An -tu1 -j "$at" -N1 "$f" | tr -d ' ')
   printf "\\$(printf '%03o' $(( old ^ 255 )))" | dd of="$f" bs=1 seek="$at" conv=notrunc status=none
 done
-for f in "$CULPRIT_CACHE_DIR"/regex-verdicts-*.bin; do echo garbage > "$f"; done
+for f in "$CULPRIT_CACHE_DIR"/regex-verdicts-*.bin "$CULPRIT_CACHE_DIR"/selftest-*.bin; do echo garbage > "$f"; done
+for f in "$CULPRIT_CACHE_DIR"/catalog-*.bin; do truncate -s 100 "$f"; done
 out=$("$bin" check --timings-run) || fail "a damaged cache broke the compile"
 [ "$(field jit_cached <<<"$out")" = 0 ] || fail "a truncated object entry was used"
 [ "$(field hyperscan_cached <<<"$out")" = 0 ] || fail "an altered Hyperscan entry was used"
+[ "$(field catalog_cached <<<"$out")" = 0 ] || fail "a truncated catalog image was used"
+[ "$(field tests_recorded <<<"$out")" = 0 ] || fail "a garbled self-test record was used"
 [[ "$(field tests <<<"$out")" == *" passed, 0 failed" ]] || fail "self-tests after a damaged cache: $(field tests <<<"$out")"
 out=$("$bin" check --timings-run)
 [ "$(field jit_cached <<<"$out")" = 1 ] || fail "the damaged object entry was not rebuilt"
 [ "$(field hyperscan_cached <<<"$out")" = 1 ] || fail "the damaged Hyperscan entry was not rebuilt"
+[ "$(field catalog_cached <<<"$out")" = 1 ] || fail "the damaged catalog image was not rebuilt"
+[ "$(field tests_recorded <<<"$out")" = 1 ] || fail "the self-test record was not rebuilt"
+[[ "$(field tests <<<"$out")" == *" passed, 0 failed (recorded by an earlier run of this build on these rules)" ]] \
+  || fail "a warm start does not say its self-tests were recorded: $(field tests <<<"$out")"
 # a valid entry under another key (copied over this one) is foreign
 for f in "$CULPRIT_CACHE_DIR"/hyperscan-*.bin; do cp "$f" "$tmp/hs.bin"; done
 for f in "$CULPRIT_CACHE_DIR"/jit-*.bin; do cp "$tmp/hs.bin" "$f"; done
