@@ -78,7 +78,9 @@ Options:
   --max-confidently-wrong N
                          with --min-match: also fail when more than N
                          verdicts are confidently wrong (default 0)
-  --skip-self-test       do not run the catalog's inline tests first
+  --skip-self-test       do not run the catalog's inline tests first (with the
+                         cache, an unchanged catalog that passed them before is
+                         not tested again: its record is read)
   --verify-captures      take every capture with RE2 as well as with PCRE2
                          (runtime/capture_regex.h) and fail on any line
                          where the two differ

@@ -110,7 +110,9 @@ Options:
   --threads N            scan with N threads (default: all cores)
   --slack-before DUR     keep evidence this long before the window start (default 10m)
   --slack-after DUR      and after its end (default 30m)
-  --skip-self-test       do not run the catalog's inline tests first
+  --skip-self-test       do not run the catalog's inline tests first (with the
+                         cache, an unchanged catalog that passed them before is
+                         not tested again: its record is read)
   --color auto|always|never
                          auto: colour on a terminal unless $NO_COLOR is set
                          or $TERM is dumb
