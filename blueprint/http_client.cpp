@@ -1,7 +1,8 @@
-// libcurl is used only here. Each request gets its own easy handle (handles
-// are not thread-safe); what makes paging cheap, the connection cache, TLS
-// sessions and DNS results, lives in one share per client, guarded by the
-// lock callbacks libcurl asks for.
+// libcurl is used only here, through the functions blueprint/curl_library.h
+// loads when the first client is made. Each request gets its own easy handle
+// (handles are not thread-safe); what makes paging cheap, the connection
+// cache, TLS sessions and DNS results, lives in one share per client, guarded
+// by the lock callbacks libcurl asks for.
 #include "blueprint/http_client.h"
 
 #include <curl/curl.h>
@@ -15,11 +16,11 @@
 #include <random>
 #include <thread>
 
+#include "blueprint/curl_library.h"
+
 namespace culprit::blueprint {
 
 namespace {
-
-std::once_flag g_curl_init;
 
 struct Body {
   std::string* data = nullptr;
@@ -28,6 +29,7 @@ struct Body {
   bool delivered = false;  // the callback saw data (the request can no longer be retried)
   const std::atomic<bool>* stop = nullptr;
   CURL* handle = nullptr;
+  const CurlLibrary* curl = nullptr;
 };
 
 size_t on_write(char* ptr, size_t size, size_t n, void* user) {
@@ -38,7 +40,7 @@ size_t on_write(char* ptr, size_t size, size_t n, void* user) {
     return 0;
   }
   long status = 0;
-  curl_easy_getinfo(b->handle, CURLINFO_RESPONSE_CODE, &status);
+  b->curl->easy_getinfo(b->handle, CURLINFO_RESPONSE_CODE, &status);
   // Only a successful answer is streamed; an error's body is kept for the message.
   if (b->on_body && *b->on_body && status >= 200 && status < 300) {
     b->delivered = true;
@@ -110,6 +112,8 @@ std::string HttpResponse::describe() const {
 }
 
 struct HttpClient::Share {
+  const CurlLibrary* curl = nullptr;  // null when libcurl could not be loaded (load_error says why)
+  std::string load_error;
   CURLSH* sh = nullptr;
   std::mutex mu[CURL_LOCK_DATA_LAST];
   static void lock(CURL*, curl_lock_data d, curl_lock_access, void* user) {
@@ -119,21 +123,24 @@ struct HttpClient::Share {
 };
 
 HttpClient::HttpClient(HttpClientConfig config) : config_(std::move(config)), share_(std::make_unique<Share>()) {
-  std::call_once(g_curl_init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
   while (!config_.base_url.empty() && config_.base_url.back() == '/') config_.base_url.pop_back();
-  share_->sh = curl_share_init();
+  // Loads libcurl and runs curl_global_init on the process's first client.
+  share_->curl = curl_library(share_->load_error);
+  if (!share_->curl) return;  // every request answers with load_error
+  const CurlLibrary& curl = *share_->curl;
+  share_->sh = curl.share_init();
   if (share_->sh) {
-    curl_share_setopt(share_->sh, CURLSHOPT_LOCKFUNC, &Share::lock);
-    curl_share_setopt(share_->sh, CURLSHOPT_UNLOCKFUNC, &Share::unlock);
-    curl_share_setopt(share_->sh, CURLSHOPT_USERDATA, share_.get());
-    curl_share_setopt(share_->sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
-    curl_share_setopt(share_->sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
-    curl_share_setopt(share_->sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+    curl.share_setopt(share_->sh, CURLSHOPT_LOCKFUNC, &Share::lock);
+    curl.share_setopt(share_->sh, CURLSHOPT_UNLOCKFUNC, &Share::unlock);
+    curl.share_setopt(share_->sh, CURLSHOPT_USERDATA, share_.get());
+    curl.share_setopt(share_->sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+    curl.share_setopt(share_->sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+    curl.share_setopt(share_->sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
   }
 }
 
 HttpClient::~HttpClient() {
-  if (share_ && share_->sh) curl_share_cleanup(share_->sh);
+  if (share_ && share_->sh) share_->curl->share_cleanup(share_->sh);
 }
 
 std::string HttpClient::escape(std::string_view s) {
@@ -217,6 +224,12 @@ HttpResponse HttpClient::perform(const std::string& method, const std::string& p
       connect_to = fmt::format("{}:{}:{}:{}", config_.tls.server_name, port, host, port);
     }
   }
+  if (!share_->curl) {
+    res.attempts = 1;
+    res.error = share_->load_error;  // not retried: the library does not appear by waiting
+    return res;
+  }
+  const CurlLibrary& curl = *share_->curl;
   std::mt19937_64 rng(std::random_device{}());
   int64_t backoff = config_.backoff_base_ns;
   for (int attempt = 0;; ++attempt) {
@@ -231,92 +244,92 @@ HttpResponse HttpClient::perform(const std::string& method, const std::string& p
       res.error = token_error;
       return res;
     }
-    CURL* h = curl_easy_init();
+    CURL* h = curl.easy_init();
     if (!h) {
       res.error = "cannot create an HTTP request (libcurl)";
       return res;
     }
     char errbuf[CURL_ERROR_SIZE] = {0};
-    Body sink{&res.body, on_body ? &on_body : nullptr, false, false, stop, h};
-    curl_easy_setopt(h, CURLOPT_URL, url.c_str());
-    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_SHARE, share_->sh);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &on_write);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink);
-    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, &on_header);
-    curl_easy_setopt(h, CURLOPT_HEADERDATA, &res.headers);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(config_.timeout_ns / 1000000));
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(config_.connect_timeout_ns / 1000000));
-    curl_easy_setopt(h, CURLOPT_USERAGENT, "culprit-blueprint");
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    Body sink{&res.body, on_body ? &on_body : nullptr, false, false, stop, h, &curl};
+    curl.easy_setopt(h, CURLOPT_URL, url.c_str());
+    curl.easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+    curl.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl.easy_setopt(h, CURLOPT_SHARE, share_->sh);
+    curl.easy_setopt(h, CURLOPT_WRITEFUNCTION, &on_write);
+    curl.easy_setopt(h, CURLOPT_WRITEDATA, &sink);
+    curl.easy_setopt(h, CURLOPT_HEADERFUNCTION, &on_header);
+    curl.easy_setopt(h, CURLOPT_HEADERDATA, &res.headers);
+    curl.easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(config_.timeout_ns / 1000000));
+    curl.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(config_.connect_timeout_ns / 1000000));
+    curl.easy_setopt(h, CURLOPT_USERAGENT, "culprit-blueprint");
+    curl.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_slist* connect_list = nullptr;
     if (!connect_to.empty()) {
-      connect_list = curl_slist_append(connect_list, connect_to.c_str());
-      curl_easy_setopt(h, CURLOPT_CONNECT_TO, connect_list);
+      connect_list = curl.slist_append(connect_list, connect_to.c_str());
+      curl.easy_setopt(h, CURLOPT_CONNECT_TO, connect_list);
     }
     // TLS.
     const TlsConfig& t = config_.tls;
     curl_blob ca{}, cert{}, key{};
     if (!t.ca_pem.empty()) {
       ca = {const_cast<char*>(t.ca_pem.data()), t.ca_pem.size(), CURL_BLOB_NOCOPY};
-      curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &ca);
+      curl.easy_setopt(h, CURLOPT_CAINFO_BLOB, &ca);
     } else if (!t.ca_file.empty()) {
-      curl_easy_setopt(h, CURLOPT_CAINFO, t.ca_file.c_str());
+      curl.easy_setopt(h, CURLOPT_CAINFO, t.ca_file.c_str());
     }
     if (!t.cert_pem.empty()) {
       cert = {const_cast<char*>(t.cert_pem.data()), t.cert_pem.size(), CURL_BLOB_NOCOPY};
-      curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &cert);
-      curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
+      curl.easy_setopt(h, CURLOPT_SSLCERT_BLOB, &cert);
+      curl.easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
     } else if (!t.cert_file.empty()) {
-      curl_easy_setopt(h, CURLOPT_SSLCERT, t.cert_file.c_str());
+      curl.easy_setopt(h, CURLOPT_SSLCERT, t.cert_file.c_str());
     }
     if (!t.key_pem.empty()) {
       key = {const_cast<char*>(t.key_pem.data()), t.key_pem.size(), CURL_BLOB_NOCOPY};
-      curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &key);
-      curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
+      curl.easy_setopt(h, CURLOPT_SSLKEY_BLOB, &key);
+      curl.easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
     } else if (!t.key_file.empty()) {
-      curl_easy_setopt(h, CURLOPT_SSLKEY, t.key_file.c_str());
+      curl.easy_setopt(h, CURLOPT_SSLKEY, t.key_file.c_str());
     }
     if (t.insecure_skip_verify) {
-      curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
-      curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+      curl.easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+      curl.easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
     }
     // Authentication and headers.
     curl_slist* headers = nullptr;
     std::string auth;
     if (!token.empty()) {
       auth = "Authorization: Bearer " + token;
-      headers = curl_slist_append(headers, auth.c_str());
+      headers = curl.slist_append(headers, auth.c_str());
     } else if (!config_.username.empty()) {
-      curl_easy_setopt(h, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
-      curl_easy_setopt(h, CURLOPT_USERNAME, config_.username.c_str());
-      curl_easy_setopt(h, CURLOPT_PASSWORD, config_.password.c_str());
+      curl.easy_setopt(h, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
+      curl.easy_setopt(h, CURLOPT_USERNAME, config_.username.c_str());
+      curl.easy_setopt(h, CURLOPT_PASSWORD, config_.password.c_str());
     }
     std::vector<std::string> lines;
     for (const auto& [k, v] : config_.headers) lines.push_back(k + ": " + v);
-    for (const auto& l : lines) headers = curl_slist_append(headers, l.c_str());
-    headers = curl_slist_append(headers, "Accept: application/json, */*");
+    for (const auto& l : lines) headers = curl.slist_append(headers, l.c_str());
+    headers = curl.slist_append(headers, "Accept: application/json, */*");
     if (method == "POST") {
-      headers = curl_slist_append(headers, (std::string("Content-Type: ") + content_type).c_str());
-      curl_easy_setopt(h, CURLOPT_POST, 1L);
-      curl_easy_setopt(h, CURLOPT_POSTFIELDS, body.data());
-      curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+      headers = curl.slist_append(headers, (std::string("Content-Type: ") + content_type).c_str());
+      curl.easy_setopt(h, CURLOPT_POST, 1L);
+      curl.easy_setopt(h, CURLOPT_POSTFIELDS, body.data());
+      curl.easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
     }
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+    curl.easy_setopt(h, CURLOPT_HTTPHEADER, headers);
 
-    CURLcode rc = curl_easy_perform(h);
+    CURLcode rc = curl.easy_perform(h);
     long status = 0;
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    curl.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
     long req_size = 0, header_size = 0;
     curl_off_t down = 0;
-    curl_easy_getinfo(h, CURLINFO_REQUEST_SIZE, &req_size);
-    curl_easy_getinfo(h, CURLINFO_HEADER_SIZE, &header_size);
-    curl_easy_getinfo(h, CURLINFO_SIZE_DOWNLOAD_T, &down);
+    curl.easy_getinfo(h, CURLINFO_REQUEST_SIZE, &req_size);
+    curl.easy_getinfo(h, CURLINFO_HEADER_SIZE, &header_size);
+    curl.easy_getinfo(h, CURLINFO_SIZE_DOWNLOAD_T, &down);
     res.wire_bytes += req_size + header_size + static_cast<int64_t>(down);
-    curl_slist_free_all(headers);
-    curl_slist_free_all(connect_list);
-    curl_easy_cleanup(h);
+    curl.slist_free_all(headers);
+    curl.slist_free_all(connect_list);
+    curl.easy_cleanup(h);
 
     if (sink.stopped) {
       res.stopped = true;
@@ -325,7 +338,7 @@ HttpResponse HttpClient::perform(const std::string& method, const std::string& p
     }
     bool transport_failed = rc != CURLE_OK;
     if (transport_failed) {
-      res.error = fmt::format("{}: {}", config_.base_url, errbuf[0] ? errbuf : curl_easy_strerror(rc));
+      res.error = fmt::format("{}: {}", config_.base_url, errbuf[0] ? errbuf : curl.easy_strerror(rc));
     } else {
       res.status = status;
     }

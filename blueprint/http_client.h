@@ -19,6 +19,11 @@
 // response headers and body as received), which is how the Loki collector
 // measures what its push-down saves.
 //
+// libcurl is loaded when the process makes its first HttpClient
+// (blueprint/curl_library.h), not at start. When it cannot be loaded, every
+// request of every client fails at once, without retries, with an error
+// naming the library and its Debian package.
+//
 // Thread-safety: an HttpClient may be used from several threads at once.
 // No exception escapes: failures are values.
 #pragma once

@@ -4,6 +4,8 @@
 #include <libpq-fe.h>
 #include <sqlite3.h>
 
+#include "blueprint/pq_library.h"
+
 namespace culprit::blueprint {
 
 namespace {
@@ -67,14 +69,15 @@ class SqliteConnection final : public SqlConnection {
 
 class PostgresConnection final : public SqlConnection {
  public:
-  explicit PostgresConnection(PGconn* c) : conn_(c) {}
-  ~PostgresConnection() override { PQfinish(conn_); }
+  // libpq is loaded at the first PostgreSQL store (blueprint/pq_library.h).
+  PostgresConnection(const PqLibrary& pq, PGconn* c) : pq_(pq), conn_(c) {}
+  ~PostgresConnection() override { pq_.finish(conn_); }
   std::string dialect() const override { return "postgresql"; }
 
   bool exec(const std::string& sql, std::string& error) override {
-    PGresult* r = PQexec(conn_, sql.c_str());
+    PGresult* r = pq_.exec(conn_, sql.c_str());
     bool ok = check(r, error);
-    PQclear(r);
+    pq_.clear(r);
     return ok;
   }
 
@@ -90,25 +93,25 @@ class PostgresConnection final : public SqlConnection {
         values[i] = text[i].c_str();
       }
     }
-    PGresult* r = PQexecParams(conn_, numbered(sql).c_str(), static_cast<int>(params.size()), nullptr, values.data(),
+    PGresult* r = pq_.execParams(conn_, numbered(sql).c_str(), static_cast<int>(params.size()), nullptr, values.data(),
                                nullptr, nullptr, 0);
     bool ok = check(r, error);
     if (ok) {
-      const char* n = PQcmdTuples(r);
+      const char* n = pq_.cmdTuples(r);
       changes_ = n && *n ? std::stoll(n) : 0;
       if (rows) {
-        int nr = PQntuples(r), nc = PQnfields(r);
+        int nr = pq_.ntuples(r), nc = pq_.nfields(r);
         for (int i = 0; i < nr; ++i) {
           SqlRow row;
           for (int c = 0; c < nc; ++c) {
-            if (PQgetisnull(r, i, c)) row.emplace_back(std::nullopt);
-            else row.emplace_back(std::string(PQgetvalue(r, i, c), static_cast<size_t>(PQgetlength(r, i, c))));
+            if (pq_.getisnull(r, i, c)) row.emplace_back(std::nullopt);
+            else row.emplace_back(std::string(pq_.getvalue(r, i, c), static_cast<size_t>(pq_.getlength(r, i, c))));
           }
           rows->push_back(std::move(row));
         }
       }
     }
-    PQclear(r);
+    pq_.clear(r);
     return ok;
   }
   int64_t changes() const override { return changes_; }
@@ -127,13 +130,14 @@ class PostgresConnection final : public SqlConnection {
     return out;
   }
   bool check(PGresult* r, std::string& error) {
-    auto st = PQresultStatus(r);
+    auto st = pq_.resultStatus(r);
     if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return true;
-    std::string msg = r ? PQresultErrorMessage(r) : PQerrorMessage(conn_);
+    std::string msg = r ? pq_.resultErrorMessage(r) : pq_.errorMessage(conn_);
     while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
     error = msg.empty() ? "PostgreSQL error" : msg;
     return false;
   }
+  const PqLibrary& pq_;
   PGconn* conn_;
   int64_t changes_ = 0;
 };
@@ -180,15 +184,17 @@ std::unique_ptr<SqlConnection> open_sql(const std::string& url, const std::strin
       vals[2] = "10";
       keys[3] = nullptr;
     }
-    PGconn* conn = PQconnectdbParams(keys, vals, 1);
-    if (!conn || PQstatus(conn) != CONNECTION_OK) {
-      std::string msg = conn ? PQerrorMessage(conn) : "out of memory";
+    const PqLibrary* pq = pq_library(error);
+    if (!pq) return nullptr;
+    PGconn* conn = pq->connectdbParams(keys, vals, 1);
+    if (!conn || pq->status(conn) != CONNECTION_OK) {
+      std::string msg = conn ? pq->errorMessage(conn) : "out of memory";
       while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
       error = fmt::format("cannot connect to the PostgreSQL store {}: {}", redact_url(url), msg);
-      PQfinish(conn);
+      pq->finish(conn);
       return nullptr;
     }
-    auto c = std::make_unique<PostgresConnection>(conn);
+    auto c = std::make_unique<PostgresConnection>(*pq, conn);
     std::string e;
     if (!c->exec("SET client_min_messages = warning", e)) {
       error = e;

@@ -5,6 +5,10 @@
 // INTEGER, ON CONFLICT, RETURNING); `?` placeholders become `$1, $2, ...` for
 // PostgreSQL. Values are bound, never spliced into the text.
 //
+// libpq is loaded when the first postgresql:// store is opened
+// (blueprint/pq_library.h), not at start; without it, open_sql fails with an
+// error naming libpq.so.5 and its Debian package. SQLite needs nothing more.
+//
 // Thread-safety: one connection per thread; not synchronized.
 // Errors are values (false + message); no exception escapes.
 #pragma once
