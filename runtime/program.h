@@ -63,7 +63,8 @@ class Program {
     double hyperscan_ms = 0;        // compiling, or loading from the cache, the databases
     bool hyperscan_cached = false;  // the databases came from the cache
     std::string hyperscan_cache_note;  // why the cache was not used ("" if it was or is off)
-    double native_ms = 0;           // the native code factory (JIT compile or cache load)
+    double native_ms = 0;           // the native code factory (JIT compile or cache load), on
+                                    // its own thread alongside the Hyperscan work
   };
 
   // Returns null with `error` set if a database cannot be built. With a
