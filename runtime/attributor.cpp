@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <future>
+#include <system_error>
 
 #include "compiler/regex_check.h"
 #include "runtime/self_test_record.h"
@@ -26,6 +28,20 @@ std::shared_ptr<const Attributor> Attributor::open(const AttributorConfig& confi
   std::string cache_dir = resolved_cache_dir(config.jit_options);
   // Regex verdicts (Hyperscan and RE2 acceptance) are cached with the rest.
   set_regex_verdict_cache(cache_dir);
+  // Setting up LLVM's native target and the JIT session takes a few
+  // milliseconds that need no catalog: done on another core while this one
+  // loads the rules. (The future waits for it on every return.)
+  std::future<void> jit_ready;
+  if (config.jit) {
+    try {
+      jit_ready = std::async(std::launch::async, [] {
+        std::string why;
+        static_cast<void>(jit_available(why));
+      });
+    } catch (const std::system_error&) {
+      // No thread: the first compile sets it up.
+    }
+  }
   LoadedCatalog loaded = load_catalog(config.rule_paths, cache_dir);
   start.parse_ms = loaded.parse_ms;
   start.sema_ms = loaded.sema_ms;

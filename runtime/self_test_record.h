@@ -33,8 +33,10 @@ namespace culprit {
 // The key of `program`'s record, or "" when its results cannot be recorded.
 std::string self_test_record_key(const Program& program);
 
-// The recorded report for `key` (every result passed; TestReport::recorded
-// set). False on a miss or a bad entry, with `note` saying why for the latter.
+// The recorded report for `key`: every result passed, with its kind, name,
+// location and file (what start-up reports; not what each test exercised,
+// which only `culprit test --coverage` needs), and TestReport::recorded set.
+// False on a miss or a bad entry, with `note` saying why for the latter.
 bool load_self_test_record(const std::string& cache_dir, const std::string& key, TestReport& out, std::string& note);
 
 // Stores `report` for `key` when every test in it passed; false with `note`
