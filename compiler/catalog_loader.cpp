@@ -110,7 +110,7 @@ class RegexCollector {
 
   void file(const ast::File& f) {
     for (const auto& x : f.extractors) {
-      if (x.has_match) add(x.regex, x.regex_flags);
+      if (x.has_match) add(x.regex, x.regex_flags, true);
       for (const auto& init : x.emit_fields) expr(init.value.get());
     }
     for (const auto& r : f.rules) {
@@ -126,8 +126,8 @@ class RegexCollector {
   }
 
  private:
-  void add(const std::string& pattern, const std::string& flags) {
-    out.push_back({pattern, flags.find('i') != std::string::npos, flags.find('s') != std::string::npos});
+  void add(const std::string& pattern, const std::string& flags, bool scanned) {
+    out.push_back({pattern, flags.find('i') != std::string::npos, flags.find('s') != std::string::npos, scanned});
   }
   void query(const ast::Query* q) {
     if (q) expr(q->filter.get());
@@ -136,7 +136,7 @@ class RegexCollector {
   // deeper ones), so this recursion is bounded.
   void expr(const ast::Expr* e) {
     if (!e) return;
-    if (e->kind == ast::ExprKind::Matches) add(e->text, e->regex_flags);
+    if (e->kind == ast::ExprKind::Matches) add(e->text, e->regex_flags, false);
     for (const auto& a : e->args) expr(a.get());
     query(e->query.get());
   }

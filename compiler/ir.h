@@ -2,7 +2,8 @@
 //
 // Semantic analysis (compiler/sema.h) produces a Catalog; every name in it is
 // resolved to an index, every expression carries its static type, and every
-// regex has been accepted by both Hyperscan and RE2. Executors (the
+// extractor regex has been accepted by both Hyperscan and RE2 (a `matches`
+// regex, which only RE2 runs, by RE2). Executors (the
 // interpreter in runtime/interpreter.h, and native code generators) consume
 // this IR and nothing else, so the IR is the contract between them: an
 // executor must give the same result for every Expr as the interpreter.

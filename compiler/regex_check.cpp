@@ -219,7 +219,7 @@ uint64_t regex_repeat_weight(const std::string& p) {
   return total;
 }
 
-RegexCheck check_regex(const std::string& pattern, bool caseless, bool dotall) {
+RegexCheck check_regex(const std::string& pattern, bool caseless, bool dotall, bool scanned) {
   RegexCheck r;
   if (pattern.size() > limits::kRegexBytes) {
     r.limit_code = "E0706";
@@ -256,6 +256,10 @@ RegexCheck check_regex(const std::string& pattern, bool caseless, bool dotall) {
   r.capture_names.assign(static_cast<size_t>(re.NumberOfCapturingGroups()), "");
   for (const auto& [name, index] : re.NamedCapturingGroups())
     if (index >= 1) r.capture_names[static_cast<size_t>(index - 1)] = name;
+  if (!scanned) {
+    r.ok = true;
+    return r;
+  }
 
   unsigned flags = hyperscan_flags(caseless, dotall);
   std::string hs_pattern = to_hyperscan_syntax(pattern);
@@ -292,7 +296,8 @@ void precheck_regexes(const std::vector<RegexToCheck>& all, unsigned threads) {
   Verdicts& v = verdicts();
   std::vector<RegexToCheck> patterns;
   for (const auto& x : all)
-    if (!v.known(verdict_id(hyperscan_flags(x.caseless, x.dotall), to_hyperscan_syntax(x.pattern)))) patterns.push_back(x);
+    if (x.scanned && !v.known(verdict_id(hyperscan_flags(x.caseless, x.dotall), to_hyperscan_syntax(x.pattern))))
+      patterns.push_back(x);
   if (patterns.empty()) return;
   threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(patterns.size())));
   {

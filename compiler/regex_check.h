@@ -32,7 +32,11 @@ struct RegexCheck {
   std::vector<std::string> capture_names; // by group number - 1; "" for unnamed groups
 };
 
-RegexCheck check_regex(const std::string& pattern, bool caseless, bool dotall);
+// `scanned`: the pattern is also compiled into a Hyperscan database (an
+// extractor's `match`), so Hyperscan must accept it too. A `matches` regex
+// runs on RE2 only: it is not given to Hyperscan (hyperscan_error stays
+// empty), which on a cold start saved a Hyperscan compile per such regex.
+RegexCheck check_regex(const std::string& pattern, bool caseless, bool dotall, bool scanned = true);
 
 // Runs check_regex on every pattern of `patterns`, on up to `threads` threads,
 // for its side effect: the acceptances Hyperscan gives are remembered (in the
@@ -43,6 +47,7 @@ RegexCheck check_regex(const std::string& pattern, bool caseless, bool dotall);
 struct RegexToCheck {
   std::string pattern;
   bool caseless = false, dotall = false;
+  bool scanned = true;  // as check_regex's: false patterns need no Hyperscan compile, so none is made
 };
 void precheck_regexes(const std::vector<RegexToCheck>& patterns, unsigned threads);
 

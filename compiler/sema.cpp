@@ -890,7 +890,7 @@ ir::Expr Analyzer::lower(const ast::Expr& x, Scope& s) {
       }
       bool caseless = x.regex_flags.find('i') != std::string::npos;
       bool dotall = x.regex_flags.find('s') != std::string::npos;
-      auto check = check_regex(x.text, caseless, dotall);
+      auto check = check_regex(x.text, caseless, dotall, /*scanned=*/false);  // RE2 only
       if (!check.limit_error.empty()) {
         err(check.limit_code.c_str(), x.regex_range.file ? x.regex_range : x.where, check.limit_error);
         return bad(x.where);
