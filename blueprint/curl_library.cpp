@@ -3,22 +3,11 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#include "blueprint/library_symbol.h"
+
 namespace culprit::blueprint {
 
 namespace {
-
-template <typename Fn>
-bool resolve(void* handle, const char* soname, const char* name, Fn& fn, std::string& error) {
-  dlerror();  // clear a message left by an earlier call
-  void* p = dlsym(handle, name);
-  if (!p) {
-    const char* why = dlerror();
-    error = fmt::format("{} has no function {}: {}", soname, name, why ? why : "its address is null");
-    return false;
-  }
-  fn = reinterpret_cast<Fn>(p);
-  return true;
-}
 
 struct Loaded {
   CurlLibrary lib;
@@ -41,7 +30,7 @@ bool load_curl_library(const char* soname, CurlLibrary& lib, std::string& error)
   CurlLibrary l;
   // The name looked up is spelled from the member's, so the two cannot
   // drift apart; the member's type comes from the header's declaration.
-#define CULPRIT_CURL_FUNCTION(member) resolve(handle, soname, "curl_" #member, l.member, error)
+#define CULPRIT_CURL_FUNCTION(member) resolve_function(handle, soname, "curl_" #member, l.member, error)
   bool ok = CULPRIT_CURL_FUNCTION(global_init) && CULPRIT_CURL_FUNCTION(easy_init) &&
             CULPRIT_CURL_FUNCTION(easy_setopt) && CULPRIT_CURL_FUNCTION(easy_perform) &&
             CULPRIT_CURL_FUNCTION(easy_getinfo) && CULPRIT_CURL_FUNCTION(easy_cleanup) &&

@@ -3,22 +3,11 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#include "blueprint/library_symbol.h"
+
 namespace culprit::blueprint {
 
 namespace {
-
-template <typename Fn>
-bool resolve(void* handle, const char* soname, const char* name, Fn& fn, std::string& error) {
-  dlerror();  // clear a message left by an earlier call
-  void* p = dlsym(handle, name);
-  if (!p) {
-    const char* why = dlerror();
-    error = fmt::format("{} has no function {}: {}", soname, name, why ? why : "its address is null");
-    return false;
-  }
-  fn = reinterpret_cast<Fn>(p);
-  return true;
-}
 
 struct Loaded {
   PqLibrary lib;
@@ -40,7 +29,7 @@ bool load_pq_library(const char* soname, PqLibrary& lib, std::string& error) {
   PqLibrary l;
   // The name looked up is spelled from the member's, so the two cannot
   // drift apart; the member's type comes from the header's declaration.
-#define CULPRIT_PQ_FUNCTION(member) resolve(handle, soname, "PQ" #member, l.member, error)
+#define CULPRIT_PQ_FUNCTION(member) resolve_function(handle, soname, "PQ" #member, l.member, error)
   bool ok = CULPRIT_PQ_FUNCTION(connectdbParams) && CULPRIT_PQ_FUNCTION(status) &&
             CULPRIT_PQ_FUNCTION(errorMessage) && CULPRIT_PQ_FUNCTION(finish) && CULPRIT_PQ_FUNCTION(exec) &&
             CULPRIT_PQ_FUNCTION(execParams) && CULPRIT_PQ_FUNCTION(resultStatus) &&

@@ -5,7 +5,6 @@
 #include "compiler/catalog_image.h"
 
 #include <doctest/doctest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -13,17 +12,12 @@
 
 #include "compiler/catalog_loader.h"
 
+#include "tests/support/test_support.h"
+
 using namespace culprit;
 namespace fs = std::filesystem;
 
 namespace {
-
-fs::path fresh_dir(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("culprit-image-" + std::to_string(getpid())) / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
 
 // Every field the executors read, compared one by one (the image's own
 // encoding is not trusted to judge itself).
@@ -180,7 +174,10 @@ TEST_CASE("catalog image: bad bytes are refused with a reason") {
 }
 
 TEST_CASE("catalog image: the loader reuses an image for the same files only") {
-  fs::path rules = fresh_dir("rules"), cache = fresh_dir("cache");
+  testing::TempDir rules_dir;
+  const fs::path& rules = rules_dir.path();
+  testing::TempDir cache_dir;
+  const fs::path& cache = cache_dir.path();
   std::string text = R"attr(catalog "site" version "1.0.0"
 extractor Err from app {
   match /ERR (?<code>\d+)/
@@ -217,7 +214,8 @@ extractor Err from app {
 
   // The same bytes under another path compile again: diagnostics and test
   // locations name the path.
-  fs::path moved = fresh_dir("moved");
+  testing::TempDir moved_dir;
+  const fs::path& moved = moved_dir.path();
   fs::copy_file(rules / "a.attr", moved / "a.attr");
   LoadedCatalog elsewhere = load_catalog({moved.string()}, cache.string());
   REQUIRE(elsewhere.ok());
@@ -234,7 +232,10 @@ extractor Err from app {
 }
 
 TEST_CASE("catalog image: files with a warning are compiled every time, so the warning is said every time") {
-  fs::path rules = fresh_dir("warned"), cache = fresh_dir("warned-cache");
+  testing::TempDir rules_dir;
+  const fs::path& rules = rules_dir.path();
+  testing::TempDir cache_dir;
+  const fs::path& cache = cache_dir.path();
   std::ofstream(rules / "a.attr") << R"attr(extractor Err from app {
   match /ERR (?<code>\d+)/
   emit app.err { code: int(code) }

@@ -4,7 +4,6 @@
 #include "runtime/self_test_record.h"
 
 #include <doctest/doctest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -13,17 +12,12 @@
 #include "compiler/jit/cache.h"
 #include "runtime/attributor.h"
 
+#include "tests/support/test_support.h"
+
 using namespace culprit;
 namespace fs = std::filesystem;
 
 namespace {
-
-fs::path fresh_dir(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("culprit-record-" + std::to_string(getpid())) / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
 
 const char* kRules = R"attr(
 catalog "site" version "1.0.0"
@@ -61,7 +55,10 @@ AttributorConfig config_for(const fs::path& rules, const fs::path& cache) {
 
 TEST_CASE("self-test record: the second start-up reads what the first one ran") {
   REQUIRE_FALSE(build_id().empty());  // the build links with a build ID (Debian's default)
-  fs::path rules = fresh_dir("rules"), cache = fresh_dir("cache");
+  testing::TempDir rules_dir;
+  const fs::path& rules = rules_dir.path();
+  testing::TempDir cache_dir;
+  const fs::path& cache = cache_dir.path();
   std::ofstream(rules / "rules.attr") << kRules;
   AttributorConfig cfg = config_for(rules, cache);
 
@@ -123,7 +120,10 @@ TEST_CASE("self-test record: the second start-up reads what the first one ran") 
 }
 
 TEST_CASE("self-test record: a failing catalog is never recorded and keeps failing") {
-  fs::path rules = fresh_dir("failing"), cache = fresh_dir("failing-cache");
+  testing::TempDir rules_dir;
+  const fs::path& rules = rules_dir.path();
+  testing::TempDir cache_dir;
+  const fs::path& cache = cache_dir.path();
   std::string text = kRules;
   text.replace(text.find("expect app.err { code: 7 }"), 26, "expect app.err { code: 8 }");
   std::ofstream(rules / "rules.attr") << text;
@@ -139,7 +139,8 @@ TEST_CASE("self-test record: a failing catalog is never recorded and keeps faili
 }
 
 TEST_CASE("self-test record: store refuses a report with a failure; load refuses a bad entry") {
-  fs::path cache = fresh_dir("direct");
+  testing::TempDir cache_dir;
+  const fs::path& cache = cache_dir.path();
   TestReport report;
   TestResult ok;
   ok.kind = "line";
