@@ -13,7 +13,6 @@ namespace {
 struct Search {
   uintptr_t address = 0;  // an address inside the object we want
   std::string hex;
-  bool found_object = false;
 };
 
 // The build ID note of one loaded object, if `address` lies in one of its
@@ -28,7 +27,6 @@ int visit(struct dl_phdr_info* info, size_t, void* data) {
     inside = ph.p_type == PT_LOAD && s->address >= begin && s->address < begin + ph.p_memsz;
   }
   if (!inside) return 0;
-  s->found_object = true;
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
     if (ph.p_type != PT_NOTE) continue;
@@ -57,13 +55,15 @@ int visit(struct dl_phdr_info* info, size_t, void* data) {
 
 }  // namespace
 
+std::string build_id_of(const void* address) {
+  Search s;
+  s.address = reinterpret_cast<uintptr_t>(address);
+  dl_iterate_phdr(visit, &s);
+  return s.hex;
+}
+
 const std::string& build_id() {
-  static const std::string id = [] {
-    Search s;
-    s.address = reinterpret_cast<uintptr_t>(&visit);
-    dl_iterate_phdr(visit, &s);
-    return s.hex;
-  }();
+  static const std::string id = build_id_of(reinterpret_cast<const void*>(&visit));
   return id;
 }
 

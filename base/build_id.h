@@ -11,8 +11,14 @@
 // callers must then not cache such results, since nothing would tell two
 // builds apart.
 //
-// Thread-safety: computed once, on the first call; safe from any thread.
-// Nothing here throws.
+// build_id_of() does the same for the loaded object (a shared library) that
+// holds `address`: a cache key that depends on what a library computes (RE2
+// accepting a regex, ANTLR parsing) names the library's build with it, so an
+// upgrade of the library, which leaves the executable as it was, is another
+// key.
+//
+// Thread-safety: build_id() is computed once, on the first call; both are
+// safe from any thread. Nothing here throws.
 #pragma once
 
 #include <string>
@@ -20,5 +26,8 @@
 namespace culprit {
 
 const std::string& build_id();
+
+// "" when no loaded object holds `address`, or it has no build ID.
+std::string build_id_of(const void* address);
 
 }  // namespace culprit

@@ -15,8 +15,6 @@
 #include <cerrno>
 #include <cstring>
 
-#include <hs/hs.h>
-
 #include "base/build_id.h"
 #include "base/limits.h"
 #include "compiler/catalog_image.h"
@@ -200,7 +198,8 @@ struct RuleText {
 // depends on. The files enter with the paths they were loaded by (diagnostics
 // and test locations name them) and their bytes; the code that analyzes them
 // is named by this build's ID and the libraries it loads that judge syntax
-// (ANTLR's runtime parses; Hyperscan accepts or refuses every regex).
+// (ANTLR's runtime parses; Hyperscan and RE2 accept or refuse every regex),
+// by their versions and build IDs: a library upgrade is another key.
 std::string image_key(const std::vector<RuleText>& texts, const std::vector<ir::CatalogPartInfo>& infos) {
   Sha256 h;
   for (const auto& info : infos) h.update(fmt::format("part {} {} {} {}\n", info.root.size(), info.root, info.name.size(), info.name));
@@ -211,8 +210,8 @@ std::string image_key(const std::vector<RuleText>& texts, const std::vector<ir::
   }
   std::string files;
   for (uint8_t b : h.finish()) files += fmt::format("{:02x}", b);
-  return fmt::format("culprit-catalog-image\nbuild {}\nantlr {}\nhyperscan {}\nfiles {}\n", build_id(),
-                     antlr_runtime_version(), hs_version(), files);
+  return fmt::format("culprit-catalog-image\nbuild {}\nantlr {}\nregex {}\nfiles {}\n", build_id(),
+                     antlr_runtime_identity(), regex_engines_identity(), files);
 }
 
 }  // namespace

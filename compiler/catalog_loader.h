@@ -32,7 +32,8 @@ struct LoadedCatalog {
 // stored there as an image (compiler/catalog_image.h), and the next load of
 // the same files (same paths, same bytes) by the same build reads it back
 // instead of parsing and analyzing them again; the result is the same
-// Catalog. Files with a warning, or that cannot all be read, always compile.
+// Catalog. An upgrade of the ANTLR, Hyperscan or RE2 library is another key
+// (their build IDs are in it), so it compiles again. Files with a warning, or that cannot all be read, always compile.
 LoadedCatalog load_catalog(const std::vector<std::string>& paths, const std::string& cache_dir = "");
 
 // Compiles in-memory sources (name, text) as one part; for tests and tools.

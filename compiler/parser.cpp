@@ -6,6 +6,7 @@
 #include <charconv>
 #include <mutex>
 
+#include "base/build_id.h"
 #include "base/limits.h"
 #include "base/text_util.h"
 
@@ -1028,4 +1029,11 @@ bool lex_attr(const SourceFile& source, std::vector<AttrToken>& out) {
 }
 
 std::string antlr_runtime_version() { return antlr4::RuntimeMetaData::VERSION; }
+
+std::string antlr_runtime_identity() {
+  // A function's address, not a variable's: data may be copied into the
+  // executable (copy relocations), code never is.
+  auto in_runtime = static_cast<size_t (*)()>(&antlr4::misc::MurmurHash::initialize);
+  return antlr_runtime_version() + " " + build_id_of(reinterpret_cast<const void*>(in_runtime));
+}
 }  // namespace culprit

@@ -44,4 +44,8 @@ bool lex_attr(const SourceFile& source, std::vector<AttrToken>& out);
 
 // Version of the ANTLR C++ runtime the parser runs on (e.g. "4.9").
 std::string antlr_runtime_version();
+
+// The version and the build ID of the loaded ANTLR runtime library (for
+// cache keys: base/build_id.h), e.g. "4.9 4f1c...".
+std::string antlr_runtime_identity();
 }  // namespace culprit

@@ -14,6 +14,7 @@
 #include <set>
 #include <system_error>
 
+#include "base/build_id.h"
 #include "base/limits.h"
 #include "compiler/jit/cache.h"
 #include "base/sha256.h"
@@ -289,6 +290,13 @@ RegexCheck check_regex(const std::string& pattern, bool caseless, bool dotall, b
   }
   r.ok = r.hyperscan_error.empty() && r.re2_error.empty();
   return r;
+}
+
+std::string regex_engines_identity() {
+  // Functions' addresses (code is never copied into the executable).
+  auto in_re2 = static_cast<std::string (*)(const re2::StringPiece&)>(&RE2::QuoteMeta);
+  return fmt::format("hyperscan {} {} re2 {}", hs_version(), build_id_of(reinterpret_cast<const void*>(&hs_version)),
+                     build_id_of(reinterpret_cast<const void*>(in_re2)));
 }
 
 void precheck_regexes(const std::vector<RegexToCheck>& all, unsigned threads) {

@@ -38,6 +38,11 @@ struct RegexCheck {
 // empty), which on a cold start saved a Hyperscan compile per such regex.
 RegexCheck check_regex(const std::string& pattern, bool caseless, bool dotall, bool scanned = true);
 
+// Hyperscan's version and the build IDs of the loaded Hyperscan and RE2
+// libraries (base/build_id.h): what judges a regex, for the keys of caches
+// that keep such judgements (catalog images, self-test records).
+std::string regex_engines_identity();
+
 // Runs check_regex on every pattern of `patterns`, on up to `threads` threads,
 // for its side effect: the acceptances Hyperscan gives are remembered (in the
 // process, and in the verdict cache when set), so that the later check_regex

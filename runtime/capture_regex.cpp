@@ -7,6 +7,8 @@
 
 #include <algorithm>
 
+#include "base/build_id.h"
+
 namespace culprit {
 
 namespace {
@@ -231,6 +233,10 @@ void* CaptureScratch::data_for(const CaptureRegex& re) {
     data_ = pcre2_match_data_create(static_cast<uint32_t>(data_pairs_), nullptr);
   }
   return data_;
+}
+
+std::string pcre2_identity() {
+  return pcre2_version() + " " + build_id_of(reinterpret_cast<const void*>(&pcre2_compile_8));
 }
 
 std::string pcre2_version() {

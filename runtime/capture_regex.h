@@ -105,4 +105,8 @@ class CaptureScratch {
 // PCRE2's version ("10.42"), for the verdict's engine block and --version.
 std::string pcre2_version();
 
+// Its version and the build ID of the loaded library (base/build_id.h), for
+// cache keys.
+std::string pcre2_identity();
+
 }  // namespace culprit

@@ -7,6 +7,7 @@
 #include "base/build_id.h"
 #include "base/sha256.h"
 #include "compiler/jit/cache.h"
+#include "compiler/regex_check.h"
 #include "runtime/capture_regex.h"
 #include "runtime/native_code.h"
 
@@ -32,9 +33,9 @@ std::string self_test_record_key(const Program& program) {
   // part of the key as well as the digest of their contents.
   std::string files;
   for (const auto& f : catalog.files) files += fmt::format("{} {}\n", f.size(), f);
-  return fmt::format("{}\nbuild {}\nculprit {}\nhyperscan {}\nre2 {}\npcre2 {}\ncatalog {}\nfiles {}\nscan {}\ncode {}\n",
-                     kRecordFormat, build, CULPRIT_VERSION, hyperscan_version(), re2_version(), pcre2_version(),
-                     catalog.digest, sha256_hex(files), sha256_hex(program.scan_cache_key()), code);
+  return fmt::format("{}\nbuild {}\nculprit {}\nregex {}\npcre2 {}\ncatalog {}\nfiles {}\nscan {}\ncode {}\n",
+                     kRecordFormat, build, CULPRIT_VERSION, regex_engines_identity(), pcre2_identity(), catalog.digest,
+                     sha256_hex(files), sha256_hex(program.scan_cache_key()), code);
 }
 
 namespace {

@@ -6,7 +6,8 @@
 // text, the program that compiled it (this build of Culprit and the regex
 // libraries it loads), the Hyperscan databases and the native code. The key
 // names all of these (record_key()): the catalog digest, the build ID of the
-// executable (base/build_id.h), the versions of Hyperscan, RE2 and PCRE2,
+// executable (base/build_id.h), the versions and build IDs of the loaded
+// Hyperscan, RE2 and PCRE2 libraries,
 // the Hyperscan cache key (every pattern, its flags, the CPU tuning), the
 // evaluator and the SHA-256 of the native code that was linked. When any
 // of them differs, the tests run. Only a report in which every test passed
