@@ -8,16 +8,11 @@
 #endif
 
 namespace culprit {
-namespace {
 
-constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
-constexpr std::string_view kEllipsis = "\xE2\x80\xA6";     // U+2026
-
-// Length of the well-formed sequence starting at s[i], or the length of its maximal ill-formed
-// subpart as a negative number (at least one byte is always consumed). The second byte's range
-// depends on the lead byte; that is where overlongs (E0, F0), surrogates (ED) and code points
-// above U+10FFFF (F4) are excluded, per Unicode Table 3-7.
-int sequence_length(std::string_view s, size_t i) noexcept {
+// Table 3-7 of the Unicode standard: the second byte's range depends on the
+// lead byte; that is where overlongs (E0, F0), surrogates (ED) and code points
+// above U+10FFFF (F4) are excluded.
+int utf8_sequence_length(std::string_view s, size_t i) noexcept {
   const auto b0 = static_cast<unsigned char>(s[i]);
   if (b0 < 0x80) return 1;
   int len;
@@ -45,6 +40,11 @@ int sequence_length(std::string_view s, size_t i) noexcept {
   return len;
 }
 
+namespace {
+
+constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+constexpr std::string_view kEllipsis = "\xE2\x80\xA6";     // U+2026
+
 constexpr bool is_unwanted_control(unsigned char c) noexcept { return c < 0x20 && c != '\t'; }
 
 // Index of the first byte sanitize_utf8 would change, or s.size().
@@ -57,7 +57,7 @@ size_t first_dirty(std::string_view s) noexcept {
       continue;
     }
     if (is_unwanted_control(c)) return i;
-    const int n = sequence_length(s, i);
+    const int n = utf8_sequence_length(s, i);
     if (n < 0) return i;
     i += static_cast<size_t>(n);
   }
@@ -190,7 +190,7 @@ bool is_valid_utf8(std::string_view s) noexcept {
   while (i < s.size()) {
     i += ascii_prefix_length(s.substr(i));
     if (i == s.size()) break;
-    const int n = sequence_length(s, i);
+    const int n = utf8_sequence_length(s, i);
     if (n < 0) return false;
     i += static_cast<size_t>(n);
   }
@@ -210,7 +210,7 @@ std::string sanitize_utf8(std::string_view s) noexcept {
       ++i;
       continue;
     }
-    const int n = sequence_length(s, i);
+    const int n = utf8_sequence_length(s, i);
     if (n > 0) {
       out.append(s.data() + i, static_cast<size_t>(n));
       i += static_cast<size_t>(n);

@@ -21,6 +21,10 @@ namespace culprit {
 // characters, including NUL, are well-formed.
 bool is_valid_utf8(std::string_view s) noexcept;
 
+// Length of the well-formed UTF-8 sequence starting at s[i] (1 to 4; 1 for an ASCII byte),
+// or minus the length of its maximal ill-formed subpart (at least one byte). i < s.size().
+int utf8_sequence_length(std::string_view s, size_t i) noexcept;
+
 // Length of the longest prefix of `s` made of ASCII bytes (< 0x80); equal to
 // s.size() for pure ASCII text. Word-at-a-time: cheap enough for every buffer.
 size_t ascii_prefix_length(std::string_view s) noexcept;

@@ -567,7 +567,7 @@ std::optional<int64_t> parse_rfc3339(std::string_view s) noexcept {
   return t;
 }
 
-std::string format_rfc3339(int64_t ns) noexcept {
+size_t format_rfc3339_to(int64_t ns, char* out) noexcept {
   int64_t secs = ns / kNsPerSec;
   int64_t frac = ns % kNsPerSec;
   if (frac < 0) {
@@ -582,8 +582,7 @@ std::string format_rfc3339(int64_t ns) noexcept {
   }
   const Civil d = civil_from_days(days);
   // int64 nanoseconds span years 1677..2262, so four year digits always suffice.
-  char buf[40];
-  char* p = buf;
+  char* p = out;
   auto put = [&p](int64_t v, int width) {
     for (int i = width - 1; i >= 0; --i) {
       p[i] = static_cast<char>('0' + v % 10);
@@ -612,7 +611,12 @@ std::string format_rfc3339(int64_t ns) noexcept {
     put(frac, width);
   }
   *p++ = 'Z';
-  return std::string(buf, p);
+  return static_cast<size_t>(p - out);
+}
+
+std::string format_rfc3339(int64_t ns) noexcept {
+  char buf[kRfc3339MaxBytes];
+  return std::string(buf, format_rfc3339_to(ns, buf));
 }
 
 namespace {

@@ -122,6 +122,11 @@ std::optional<int64_t> parse_rfc3339(std::string_view s) noexcept;
 // parse_rfc3339(format_rfc3339(x)) == x.
 std::string format_rfc3339(int64_t ns) noexcept;
 
+// The same text written to `out`, which has room for kRfc3339MaxBytes; returns its length.
+// For writers of many times (a verdict's evidence), which need no string per time.
+inline constexpr size_t kRfc3339MaxBytes = 32;
+size_t format_rfc3339_to(int64_t ns, char* out) noexcept;
+
 // Parses a duration as written on the command line and in rules: one or more <integer><unit>
 // groups, units in strictly decreasing order, no spaces: "30s", "500ms", "3m", "1h", "2d",
 // "10us", "5ns", "1m30s", "1h0m5s". Units: d (86400 s), h, m, s, ms, us, ns. An optional

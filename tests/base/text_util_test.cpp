@@ -66,6 +66,21 @@ TEST_CASE("is_valid_utf8 rejects ill-formed text") {
   }
 }
 
+TEST_CASE("utf8_sequence_length measures one sequence, or its ill-formed part") {
+  using culprit::utf8_sequence_length;
+  CHECK(utf8_sequence_length("a", 0) == 1);
+  CHECK(utf8_sequence_length("\xC3\xA9x", 0) == 2);
+  CHECK(utf8_sequence_length("\xE2\x82\xAC", 0) == 3);
+  CHECK(utf8_sequence_length("\xF0\x9F\x98\x80", 0) == 4);
+  CHECK(utf8_sequence_length("x\xC3\xA9", 1) == 2);
+  CHECK(utf8_sequence_length("\xFF", 0) == -1);          // never a lead
+  CHECK(utf8_sequence_length("\x80", 0) == -1);          // a continuation alone
+  CHECK(utf8_sequence_length("\xE2\x82", 0) == -2);      // cut at the end
+  CHECK(utf8_sequence_length("\xED\xA0\x80", 0) == -1); // a surrogate: the second byte is out of range
+  CHECK(utf8_sequence_length("\xF4\x90\x80\x80", 0) == -1);  // above U+10FFFF
+  CHECK(utf8_sequence_length("\xC3\x28", 0) == -1);      // bad continuation
+}
+
 TEST_CASE("sanitize_utf8 keeps clean text byte for byte") {
   const std::string clean = "NCCL WARN\tcaf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80 \x7F";
   CHECK(sanitize_utf8(clean) == clean);

@@ -537,6 +537,17 @@ TEST_CASE("format_rfc3339") {
   CHECK(format_rfc3339(std::numeric_limits<int64_t>::min()) == "1677-09-21T00:12:43.145224192Z");
 }
 
+TEST_CASE("format_rfc3339_to writes format_rfc3339's text, within kRfc3339MaxBytes") {
+  for (int64_t ns : {int64_t{0}, int64_t{-1}, int64_t{1767261600123400000}, int64_t{1234567890123456789},
+                     std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()}) {
+    CAPTURE(ns);
+    char buf[culprit::kRfc3339MaxBytes];
+    const size_t n = culprit::format_rfc3339_to(ns, buf);
+    CHECK(n <= culprit::kRfc3339MaxBytes);
+    CHECK(std::string(buf, n) == format_rfc3339(ns));
+  }
+}
+
 TEST_CASE("format_rfc3339 and parse_rfc3339 round-trip over the whole int64 range") {
   constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();

@@ -204,3 +204,51 @@ TEST_CASE("verdict JSON: streamed output is byte for byte the document") {
   write_verdict_json(out, empty, true);
   CHECK(out.str() == verdict_to_json_text(empty, true));
 }
+
+TEST_CASE("verdict JSON: streamed strings match nlohmann's on every byte mix, and past a flush") {
+  auto program = program_for(kCatalog);
+  const WorkloadContext ctx = sample_context();
+  Verdict v = as_verdict(ctx, run_engine(*program, ctx, kHostSources, sample_events(program->catalog())));
+  REQUIRE(!v.symptoms.empty());
+  REQUIRE(!v.symptoms.front().evidence.empty());
+  // The streamed writer finds the bytes to look at 16 at a time: texts of
+  // every length around that width, with escapes, multi-byte sequences
+  // (whole, across a 16-byte boundary, cut at the end) and invalid bytes at
+  // every position.
+  const std::vector<std::string> pieces = {"a", "Z", " ", "\"", "\\", "\n", "\t", "\x01", "\x1f", "\x7f",
+                                           "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xff", "\xc3", "\xe2\x82",
+                                           "\xed\xa0\x80", "\xc0\x80", "\xf4\x90\x80\x80"};
+  std::mt19937 rng(11);
+  const Symptom base = v.symptoms.front();
+  std::vector<Symptom> extra;
+  for (int i = 0; i < 600; ++i) {
+    std::string text;
+    const size_t want = static_cast<size_t>(i % 70);
+    while (text.size() < want) {
+      // Mostly ASCII letters, so runs longer than 16 bytes occur.
+      if (rng() % 4 != 0) text += static_cast<char>('a' + rng() % 26);
+      else text += pieces[rng() % pieces.size()];
+    }
+    Symptom s = base;
+    s.id = "mix@node-01#" + std::to_string(i);
+    s.summary = text;
+    s.evidence.resize(1);
+    s.evidence[0].text = text;
+    s.evidence[0].file = text.substr(0, text.size() / 2);
+    extra.push_back(std::move(s));
+  }
+  // And enough large symptoms that the writer flushes its buffer (1 MiB) more than once.
+  for (int i = 0; i < 40; ++i) {
+    Symptom s = base;
+    s.id = "big@node-01#" + std::to_string(i);
+    s.evidence.assign(20, base.evidence.front());
+    for (auto& e : s.evidence) e.text = std::string(4000, static_cast<char>('a' + i % 26)) + "\"end\"";
+    extra.push_back(std::move(s));
+  }
+  for (auto& s : extra) v.symptoms.push_back(std::move(s));
+  std::ostringstream out;
+  write_verdict_json(out, v, false);
+  const std::string expected = verdict_to_json_text(v, false);
+  REQUIRE(expected.size() > (size_t{3} << 20));
+  CHECK(out.str() == expected);
+}
