@@ -12,6 +12,7 @@
 // any thread. It reads the Program (shared, immutable) and owns the rest.
 #pragma once
 
+#include <deque>
 #include <vector>
 
 #include "runtime/model.h"
@@ -20,7 +21,7 @@
 namespace culprit {
 
 struct EngineResult {
-  std::vector<Symptom> symptoms;       // sorted by id
+  std::deque<Symptom> symptoms;        // sorted by id
   Outcome outcome;
   std::vector<std::string> affected_nodes;
   std::vector<TrailEntry> trail;

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <deque>
 #include <vector>
 
 #include "base/chunked_vector.h"
@@ -217,7 +218,7 @@ struct Verdict {
   WorkloadContext workload;
   Outcome outcome;
   std::vector<std::string> affected_nodes;
-  std::vector<Symptom> symptoms;      // sorted by id
+  std::deque<Symptom> symptoms;       // sorted by id
   Coverage coverage;
   EngineInfo engine;
   std::vector<TrailEntry> trail;      // derivation trail (always collected; printed by --explain)
