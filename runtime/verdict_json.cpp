@@ -595,7 +595,7 @@ void write_verdict_json(std::ostream& out, const Verdict& v, bool include_trail,
     out << "[]";
   } else {
     // Symptoms are written a megabyte at a time: one symptom is a few
-    // kilobytes, and a stream write each cost a system call each (a
+    // kilobytes, and writing each to the stream cost a system call (a
     // 447 MB verdict made 100,000 of them).
     constexpr size_t kFlushBytes = size_t{1} << 20;
     std::string text;
