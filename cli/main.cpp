@@ -27,7 +27,7 @@
 #include "cli/dashboard_command.h"
 #include "cli/eval.h"
 #include "cli/export_patterns.h"
-#include "cli/huge_pages.h"
+#include "cli/allocator.h"
 #include "cli/remote_diagnose.h"
 #include "cli/run_command.h"
 #include "cli/serve_command.h"
@@ -206,7 +206,9 @@ int cmd_diagnose(int argc, char** argv) {
   if (!culprit::cli::text_options(a, text_opt, err)) return usage_error("diagnose", err);
 
 #ifdef __GLIBC__
-  // One malloc arena for the whole process. The scan threads allocate the
+  // With glibc's malloc (cli/allocator.h; a no-op under mimalloc, whose
+  // threads hand freed blocks back to the heap that made them): one malloc
+  // arena for the whole process. The scan threads allocate the
   // events, the main thread then builds symptoms while the engine frees
   // events kind by kind; with per-thread arenas that freed memory could not
   // be reused by the main thread and peak RSS grew by about a third (4,000
@@ -258,10 +260,10 @@ int cmd_diagnose(int argc, char** argv) {
         "timings: start-up {:.1f} ms (bundle, catalog, self-tests); read {:.1f} ms; scan {:.1f} ms ({} thread{}); "
         "engine {:.1f} ms; output {:.1f} ms\n"
         "timings: {} events, {} symptoms; engine {:.0f} events/s; whole diagnosis (read to output) {:.0f} events/s; "
-        "malloc huge pages {}\n",
+        "malloc {}\n",
         startup_ms, timings.read_ms, timings.scan_ms, timings.threads, timings.threads == 1 ? "" : "s", timings.engine_ms,
         output_ms, timings.events, timings.symptoms, per_s(timings.events, timings.engine_ms), per_s(timings.events, whole_ms),
-        culprit::cli::malloc_huge_pages() ? "on" : "off");
+        culprit::cli::malloc_description());
     std::string slow;
     for (const auto& [name, ms] : timings.slowest_rules) slow += fmt::format("{}{} {:.1f} ms", slow.empty() ? "" : ", ", name, ms);
     if (!slow.empty()) std::cerr << "timings: slowest rules: " << slow << "\n";

@@ -8,6 +8,7 @@ packages=(
   llvm-19-dev                           # LLVM ORC (the JIT evaluator)
   libhyperscan-dev libre2-dev           # one-pass scanning + captures
   libpcre2-dev                          # fast captures where a regex means the same to PCRE2 (runtime/capture_regex.h)
+  libmimalloc-dev                       # the culprit executable's malloc (cli/allocator.h)
   libfmt-dev nlohmann-json3-dev doctest-dev
   libcpp-httplib-dev libsqlite3-dev
   libyaml-cpp-dev libpq-dev zlib1g-dev  # the blueprint: configuration, PostgreSQL store, gzip logs; gzip bodies of the service

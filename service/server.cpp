@@ -1153,7 +1153,8 @@ void request_stop() { g_stop.store(true); }
 int run_server(const ServiceConfig& config) {
   signal(SIGPIPE, SIG_IGN);  // a client that hangs up is a failed write, not a dead process
 #ifdef __GLIBC__
-  // Few malloc arenas: memory freed by one worker is reused by the next
+  // With glibc's malloc (the executable may bring mimalloc instead, on which
+  // this is a no-op), few malloc arenas: memory freed by one worker is reused by the next
   // request on another, so RSS follows what requests hold instead of growing
   // with every thread that once held a large request.
   mallopt(M_ARENA_MAX, 2);

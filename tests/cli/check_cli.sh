@@ -4,11 +4,14 @@
 # the interface (cli/main.cpp: 0 ok, 1 tests failed, 2 bad input), so every
 # check states the status it expects and what the user must be told.
 #
-# Usage: tests/cli/check_cli.sh BIN    (run from the repository root)
+# Usage: tests/cli/check_cli.sh BIN [mimalloc|glibc]    (run from the repository root)
+# The second argument is the malloc the build links (cli/allocator.h); without
+# it, the one BIN reports is taken as expected.
 # Stops at the first failed check, saying which one and why.
 set -u
 
-bin=${1:?usage: tests/cli/check_cli.sh path/to/culprit}
+bin=${1:?usage: tests/cli/check_cli.sh path/to/culprit [mimalloc|glibc]}
+expected_malloc=${2:-}
 [ -x "$bin" ] || { echo "FAIL: '$bin' is not an executable" >&2; exit 1; }
 [ -d examples/nvlink-xid149 ] || { echo "FAIL: run from the repository root (examples/ not found)" >&2; exit 1; }
 
@@ -593,22 +596,37 @@ expect_in out '^[0-9]+ passed, 0 failed$' "the formatted catalog passing its tes
 run fmt --check "$tmp/stdlib-fmt"
 expect_status 0
 
-# ------------------------------------------------- huge pages (cli/huge_pages.h)
-# A large bundle makes diagnose run itself again with glibc's huge-page
-# tunable; CULPRIT_HUGE_PAGES=1 does so for any size, 0 never. The verdict
-# must not change, and --timings says which way the process ran.
+# ------------------------------------------------- malloc (cli/allocator.h)
+# --timings names the malloc the process runs on. With mimalloc (the normal
+# build) the huge-page rerun is never made: CULPRIT_HUGE_PAGES=1 changes
+# nothing. With glibc's (the sanitized build) a large bundle makes diagnose
+# run itself again with glibc's huge-page tunable; CULPRIT_HUGE_PAGES=1 does so
+# for any size, 0 never. Either way the verdict must not change.
 CULPRIT_HUGE_PAGES=0 run diagnose examples/nvlink-xid149 --format json --timings --skip-self-test
 expect_status 0
-expect_in err 'malloc huge pages off$' "--timings saying malloc runs without huge pages"
+expect_in err 'malloc (mimalloc|glibc, huge pages off)$' "--timings naming the malloc"
 cp "$tmp/out" "$tmp/verdict-small-pages.json"
-CULPRIT_HUGE_PAGES=1 run diagnose examples/nvlink-xid149 --format json --timings --skip-self-test
-expect_status 0
-expect_in err 'malloc huge pages on$' "--timings saying the process was run again with huge pages"
+if [ -z "$expected_malloc" ]; then
+  grep -q 'malloc mimalloc$' "$tmp/err" && expected_malloc=mimalloc || expected_malloc=glibc
+fi
+if [ "$expected_malloc" = mimalloc ]; then
+  expect_in err 'malloc mimalloc$' "--timings saying the build's mimalloc is malloc"
+  CULPRIT_HUGE_PAGES=1 run diagnose examples/nvlink-xid149 --format json --timings --skip-self-test
+  expect_status 0
+  expect_in err 'malloc mimalloc$' "no huge-page rerun under mimalloc"
+else
+  expect_in err 'malloc glibc, huge pages off$' "--timings saying malloc is glibc's, without huge pages"
+  CULPRIT_HUGE_PAGES=1 run diagnose examples/nvlink-xid149 --format json --timings --skip-self-test
+  expect_status 0
+  expect_in err 'malloc glibc, huge pages on$' "--timings saying the process was run again with huge pages"
+fi
 checks=$((checks + 1))
 cmp -s "$tmp/out" "$tmp/verdict-small-pages.json" || fail "$what: the verdict differs from the one without huge pages"
-GLIBC_TUNABLES=glibc.malloc.hugetlb=0 CULPRIT_HUGE_PAGES=1 run diagnose examples/nvlink-xid149 --format json --timings --skip-self-test
-expect_status 0
-expect_in err 'malloc huge pages off$' "the user's own GLIBC_TUNABLES setting standing"
+if [ "$expected_malloc" = glibc ]; then
+  GLIBC_TUNABLES=glibc.malloc.hugetlb=0 CULPRIT_HUGE_PAGES=1 run diagnose examples/nvlink-xid149 --format json --timings --skip-self-test
+  expect_status 0
+  expect_in err 'malloc glibc, huge pages off$' "the user's own GLIBC_TUNABLES setting standing"
+fi
 
 # --------------------------------------------------------------- version
 run --version
