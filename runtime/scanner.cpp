@@ -334,11 +334,21 @@ class Scanner::Window {
     unique_ids.assign(ids.begin(), ids.end());
     std::sort(unique_ids.begin(), unique_ids.end());
     unique_ids.erase(std::unique(unique_ids.begin(), unique_ids.end()), unique_ids.end());
+    // The evidence text is made once per line and shared by its events; a
+    // clean line (nearly all) is copied straight from the read window.
+    SharedString line;
     for (int32_t x : unique_ids) {
       Event ev;
       if (!extract(x, text, ev)) continue;
-      ev.where.text = sanitize_utf8(text);
-      if (ev.where.text.size() > opt_.max_text) ev.where.text = truncate_utf8(ev.where.text, opt_.max_text);
+      if (line.empty() && !text.empty()) {
+        if (is_clean_text(text)) {
+          line = text.size() > opt_.max_text ? SharedString(truncate_utf8(text, opt_.max_text)) : SharedString(text);
+        } else {
+          std::string fixed = sanitize_utf8(text);
+          line = fixed.size() > opt_.max_text ? SharedString(truncate_utf8(fixed, opt_.max_text)) : SharedString(fixed);
+        }
+      }
+      ev.where.text = line;
       out.push_back(std::move(ev));
       from.push_back(x);
     }

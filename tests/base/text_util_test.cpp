@@ -9,6 +9,7 @@
 #include <vector>
 
 using culprit::glob_kind_match;
+using culprit::is_clean_text;
 using culprit::is_valid_utf8;
 using culprit::sanitize_utf8;
 using culprit::split;
@@ -130,6 +131,40 @@ TEST_CASE("sanitize_utf8 output is always valid and control-free") {
     for (char c : out) REQUIRE((static_cast<unsigned char>(c) >= 0x20 || c == '\t'));
     // Sanitising is idempotent.
     REQUIRE(sanitize_utf8(out) == out);
+  }
+}
+
+TEST_CASE("is_clean_text says exactly whether sanitize_utf8 would change the text") {
+  // Lines of printable ASCII with one byte of each interesting class (TAB, a
+  // control, DEL, a valid 2-, 3- and 4-byte sequence, a cut one, a lone
+  // continuation byte) at every position around the 16-byte steps.
+  const std::vector<std::string> inserts = {"\t", "\x01", "\x1f", "\x7f", "\xC3\xA9", "\xE2\x82\xAC",
+                                            "\xF0\x9F\x98\x80", "\xE2\x82", "\x80", "\xFF", std::string(1, '\0')};
+  for (size_t len = 0; len <= 40; ++len) {
+    const std::string base(len, 'a');
+    CHECK(is_clean_text(base));
+    for (const auto& ins : inserts)
+      for (size_t at = 0; at <= len; ++at) {
+        std::string s = base;
+        s.insert(at, ins);
+        CAPTURE(s);
+        CHECK(is_clean_text(s) == (sanitize_utf8(s) == s));
+      }
+  }
+  // Random bytes, mostly ASCII, at lengths across several 16-byte steps.
+  uint64_t x = 0x9E3779B97F4A7C15ULL;
+  for (int i = 0; i < 5000; ++i) {
+    std::string s;
+    const int n = 1 + i % 70;
+    for (int k = 0; k < n; ++k) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      const auto b = static_cast<unsigned char>(x & 0xFF);
+      s.push_back(static_cast<char>((x >> 8) % 16 == 0 ? b : 0x20 + b % 0x5F));
+    }
+    CAPTURE(s);
+    CHECK(is_clean_text(s) == (sanitize_utf8(s) == s));
   }
 }
 
