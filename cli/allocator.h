@@ -5,7 +5,7 @@
 // (CMake option CULPRIT_MIMALLOC, on unless the build is sanitized), which
 // replaces malloc, free and operator new for the whole process: on the
 // 4,096-node bench bundle glibc's malloc, free and their consolidation were
-// a sixth of the run, and the same binary took 7.7-10.2 s with mimalloc
+// a sixth of the run, and the same binary took 7.7-12.1 s with mimalloc
 // against 13.3-17.5 s with glibc's (bench/README.md, eighth pass).
 //
 // With glibc's malloc (a sanitized build, or CULPRIT_MIMALLOC=OFF), huge pages
