@@ -22,12 +22,12 @@
 #include <iostream>
 #include <map>
 
+#include "cli/allocator.h"
 #include "cli/args.h"
 #include "cli/catalog_choice.h"
 #include "cli/dashboard_command.h"
 #include "cli/eval.h"
 #include "cli/export_patterns.h"
-#include "cli/allocator.h"
 #include "cli/remote_diagnose.h"
 #include "cli/run_command.h"
 #include "cli/serve_command.h"
@@ -208,11 +208,11 @@ int cmd_diagnose(int argc, char** argv) {
 #ifdef __GLIBC__
   // With glibc's malloc (cli/allocator.h; a no-op under mimalloc, whose
   // threads hand freed blocks back to the heap that made them): one malloc
-  // arena for the whole process. The scan threads allocate the
-  // events, the main thread then builds symptoms while the engine frees
-  // events kind by kind; with per-thread arenas that freed memory could not
-  // be reused by the main thread and peak RSS grew by about a third (4,000
-  // nodes: 133 MB vs 103 MB). Events are few per byte scanned, so the scan
+  // arena for the whole process. The scan threads allocate the events, the
+  // main thread then builds symptoms while the engine frees events kind by
+  // kind; with per-thread arenas that freed memory could not be reused by
+  // the main thread and peak RSS grew by about a third (4,000 nodes: 133 MB
+  // vs 103 MB). Events are few per byte scanned, so the scan
   // threads hardly contend for the lock.
   mallopt(M_ARENA_MAX, 1);
 #endif

@@ -118,10 +118,10 @@ int cmd_serve(int argc, char** argv) {
   if (!catalog_config(a, {}, cfg.catalog, err)) return usage(err);
   // With glibc's malloc (a build without mimalloc, cli/allocator.h; this is
   // a no-op under mimalloc): request bodies and their observations are
-  // megabytes each, allocated and freed by different threads. glibc raises its mmap threshold after the
-  // first such block is freed, so later ones come from per-thread heaps that
-  // keep the freed memory: RSS then outgrows --max-total-bytes, which counts
-  // what requests hold, by tens of MB. A fixed threshold keeps every block of
+  // megabytes each, allocated and freed by different threads. glibc raises
+  // its mmap threshold after the first such block is freed, so later ones
+  // come from per-thread heaps that keep the freed memory: RSS then outgrows
+  // --max-total-bytes, which counts what requests hold, by tens of MB. A fixed threshold keeps every block of
   // 1 MiB or more in its own mapping, returned to the system when freed.
   (void)mallopt(M_MMAP_THRESHOLD, 1 << 20);
   return service::run_server(cfg);
