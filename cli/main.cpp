@@ -364,6 +364,7 @@ int timings_run(const culprit::AttributorConfig& config) {
     out["jit_link"] = num(st->link_ms);
     out["jit_cached"] = st->cache_hit ? "1" : "0";
     out["native_exprs"] = fmt::format("{}/{}", st->compiled, st->expressions);
+    out["distinct_exprs"] = std::to_string(st->distinct);
     out["object_bytes"] = std::to_string(st->object_bytes);
   }
   out["total"] = num(ms_since(t0));
@@ -476,7 +477,9 @@ int check_timings(const Args& a, const culprit::AttributorConfig& engine) {
   row("in-process total", "total");
   std::cout << fmt::format("{:<34} {:>22.1f} {:>22.1f}\n", "process wall time", wall[0], wall[1]);
   std::cout << fmt::format("evaluator: {}", cell(0, "evaluator"));
-  if (engine.jit) std::cout << fmt::format("; native expressions: {}; object code: {} bytes", cell(0, "native_exprs"), cell(0, "object_bytes"));
+  if (engine.jit)
+    std::cout << fmt::format("; native expressions: {} ({} distinct); object code: {} bytes", cell(0, "native_exprs"),
+                             cell(0, "distinct_exprs"), cell(0, "object_bytes"));
   std::cout << fmt::format("\nself-tests: {}\n", cell(0, "tests"));
   std::cout << fmt::format("query plans: {}\n", cell(0, "plans"));
   if (engine.jit) std::cout << "* summed over the threads that compile modules in parallel\n";

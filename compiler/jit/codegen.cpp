@@ -23,11 +23,13 @@
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/DerivedTypes.h>
 #include <llvm/IR/Function.h>
+#include <llvm/IR/GlobalAlias.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <algorithm>
 #include <limits>
 #include <map>
 
@@ -973,17 +975,20 @@ void erase(llvm::Function* f, const std::vector<llvm::Function*>& children) {
 }  // namespace
 
 Generated generate(llvm::LLVMContext& context, const ir::Catalog& catalog, const std::vector<const ir::Expr*>& exprs,
-                   const std::vector<size_t>& indices, const std::string& module_name, const std::string& prefix,
-                   const ValueLayout& layout, std::string& error) {
+                   const std::vector<size_t>& indices, const std::vector<std::vector<size_t>>& copies,
+                   const std::string& module_name, const std::string& prefix, const ValueLayout& layout,
+                   std::string& error) {
   Generated out;
   auto module = std::make_unique<llvm::Module>(module_name, context);
   ModuleGen mg(context, *module, catalog, layout);
   out.compiled.assign(exprs.size(), false);
+  std::vector<std::pair<size_t, std::string>> failed;  // by index, reported in index order
   for (size_t i : indices) {
     std::string name = symbol_name(prefix, i);
     auto* f = llvm::Function::Create(mg.fn_type, llvm::GlobalValue::ExternalLinkage, name, *module);
     f->setDoesNotThrow();
     std::vector<llvm::Function*> children;
+    std::string why;
     try {
       FnGen g(mg, f, name);
       try {
@@ -992,15 +997,27 @@ Generated generate(llvm::LLVMContext& context, const ir::Catalog& catalog, const
         children = g.children;
         throw;
       }
-      out.compiled[i] = true;
     } catch (const Unsupported& u) {
-      erase(f, children);
-      out.not_compiled.push_back(fmt::format("{}: {}", where_of(*exprs[i]), u.why));
+      why = u.why.empty() ? "unsupported" : u.why;
     } catch (const std::exception& x) {
+      why = x.what();
+    }
+    const std::vector<size_t> none;
+    const std::vector<size_t>& same = i < copies.size() ? copies[i] : none;
+    if (why.empty()) {
+      out.compiled[i] = true;
+      for (size_t j : same) {
+        llvm::GlobalAlias::create(llvm::GlobalValue::ExternalLinkage, symbol_name(prefix, j), f);
+        out.compiled[j] = true;
+      }
+    } else {
       erase(f, children);
-      out.not_compiled.push_back(fmt::format("{}: {}", where_of(*exprs[i]), x.what()));
+      failed.emplace_back(i, fmt::format("{}: {}", where_of(*exprs[i]), why));
+      for (size_t j : same) failed.emplace_back(j, fmt::format("{}: {}", where_of(*exprs[j]), why));
     }
   }
+  std::sort(failed.begin(), failed.end());
+  for (auto& [index, message] : failed) out.not_compiled.push_back(std::move(message));
   std::string problems;
   llvm::raw_string_ostream os(problems);
   if (llvm::verifyModule(*module, &os)) {

@@ -32,10 +32,14 @@ std::string symbol_name(const std::string& prefix, size_t index);
 // verified: a module that fails verification is not returned (error set).
 // Only the expressions at `indices` go into this module (the JIT compiles
 // several modules in parallel); `compiled` is still indexed like `exprs`.
+// `copies[i]` lists the other expressions whose tree is identical to that
+// of `i`: they get no code of their own, only an alias of `i`'s symbol (and
+// share its fate: compiled, or reported each with its own location).
 // With `layout.usable`, custom fields are read in place (see
 // jit::ValueLayout); the catalog's schemas are then baked into the module.
 Generated generate(llvm::LLVMContext& context, const ir::Catalog& catalog, const std::vector<const ir::Expr*>& exprs,
-                   const std::vector<size_t>& indices, const std::string& module_name, const std::string& prefix,
-                   const ValueLayout& layout, std::string& error);
+                   const std::vector<size_t>& indices, const std::vector<std::vector<size_t>>& copies,
+                   const std::string& module_name, const std::string& prefix, const ValueLayout& layout,
+                   std::string& error);
 
 }  // namespace culprit::jit::detail

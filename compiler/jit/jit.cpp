@@ -33,7 +33,9 @@
 #include <cstdlib>
 #include <mutex>
 #include <set>
+#include <string_view>
 #include <thread>
+#include <unordered_map>
 
 #include "compiler/jit/cache.h"
 #include "compiler/jit/codegen.h"
@@ -46,7 +48,7 @@ namespace {
 
 // Bump when generated code or the cache payload changes meaning: old cache
 // entries then stop matching.
-constexpr const char* kCodegenVersion = "culprit-jit-9";
+constexpr const char* kCodegenVersion = "culprit-jit-10";
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -268,8 +270,9 @@ struct Part {
   double codegen_ms = 0, optimize_ms = 0, emit_ms = 0;
 };
 
-void compile_part(const ir::Catalog& catalog, const std::vector<const ir::Expr*>& exprs, const Options& options,
-                  const std::string& prefix, size_t number, Part& part) {
+void compile_part(const ir::Catalog& catalog, const std::vector<const ir::Expr*>& exprs,
+                  const std::vector<std::vector<size_t>>& copies, const Options& options, const std::string& prefix,
+                  size_t number, Part& part) {
   auto t0 = std::chrono::steady_clock::now();
   auto tm = host_target_machine(options.codegen_level, part.error);
   if (!tm) return;
@@ -280,7 +283,8 @@ void compile_part(const ir::Catalog& catalog, const std::vector<const ir::Expr*>
   if (options.opt_level < 3) tm->setFastISel(true);
   llvm::LLVMContext context;
   std::string name = fmt::format("{}_m{}", prefix, number);
-  detail::Generated gen = detail::generate(context, catalog, exprs, part.indices, name, prefix, options.layout, part.error);
+  detail::Generated gen = detail::generate(context, catalog, exprs, part.indices, copies, name, prefix, options.layout,
+                                               part.error);
   if (!gen.module) return;
   gen.module->setDataLayout(tm->createDataLayout());
   gen.module->setTargetTriple(tm->getTargetTriple().str());
@@ -360,33 +364,60 @@ size_t tree_size(const ir::Expr& e) {
   return n;
 }
 
-// Splits the expressions into contiguous parts of about equal size and
-// compiles them on as many threads as the host has cores (at most 8, and
+// Expressions whose trees are identical (equal fingerprints) share one
+// function: rules repeat the same filters, keys and field copies, and about
+// a third of the bundled catalog's expressions repeat an earlier one. Only
+// the first of each is compiled; the others become aliases of its symbol
+// (codegen.h), which costs LLVM nothing.
+struct Repeats {
+  std::vector<size_t> firsts;               // the expressions compiled, in order
+  std::vector<std::vector<size_t>> copies;  // by first: the later identical ones
+};
+
+Repeats find_repeats(const std::vector<std::string>& fingerprints) {
+  Repeats r;
+  r.copies.resize(fingerprints.size());
+  std::unordered_map<std::string_view, size_t> first_of;
+  for (size_t i = 0; i < fingerprints.size(); ++i) {
+    auto [it, fresh] = first_of.emplace(fingerprints[i], i);
+    if (fresh) {
+      r.firsts.push_back(i);
+    } else {
+      r.copies[it->second].push_back(i);
+    }
+  }
+  return r;
+}
+
+// Splits the distinct expressions into contiguous parts of about equal size
+// and compiles them on as many threads as the host has cores (at most 8, and
 // only when there is enough work to pay for a thread).
-bool build_object(const ir::Catalog& catalog, const std::vector<const ir::Expr*>& exprs, const Options& options,
-                  Payload& payload, Stats& stats, std::string& error) {
+bool build_object(const ir::Catalog& catalog, const std::vector<const ir::Expr*>& exprs, const Repeats& repeats,
+                  const Options& options, Payload& payload, Stats& stats, std::string& error) {
   auto t0 = std::chrono::steady_clock::now();
+  const std::vector<size_t>& firsts = repeats.firsts;
+  const std::vector<std::vector<size_t>>& copies = repeats.copies;
   size_t total = 0;
   std::vector<size_t> sizes;
-  for (const auto* e : exprs) total += sizes.emplace_back(tree_size(*e));
+  for (size_t i : firsts) total += sizes.emplace_back(tree_size(*exprs[i]));
   size_t threads = std::max<size_t>(1, std::min<size_t>({std::thread::hardware_concurrency(), 8, total / 400 + 1}));
   std::vector<Part> parts(threads);
   size_t done = 0;
-  for (size_t i = 0, p = 0; i < exprs.size(); ++i) {
-    parts[p].indices.push_back(i);
-    done += sizes[i];
+  for (size_t k = 0, p = 0; k < firsts.size(); ++k) {
+    parts[p].indices.push_back(firsts[k]);
+    done += sizes[k];
     if (p + 1 < threads && done * threads >= total * (p + 1)) ++p;
   }
   std::vector<std::thread> workers;
   for (size_t p = 1; p < threads; ++p) {
     try {
-      workers.emplace_back(compile_part, std::cref(catalog), std::cref(exprs), std::cref(options), std::cref(payload.prefix),
-                           p, std::ref(parts[p]));
+      workers.emplace_back(compile_part, std::cref(catalog), std::cref(exprs), std::cref(copies), std::cref(options),
+                           std::cref(payload.prefix), p, std::ref(parts[p]));
     } catch (const std::exception&) {
-      compile_part(catalog, exprs, options, payload.prefix, p, parts[p]);  // no thread: do it here
+      compile_part(catalog, exprs, copies, options, payload.prefix, p, parts[p]);  // no thread: do it here
     }
   }
-  compile_part(catalog, exprs, options, payload.prefix, 0, parts[0]);
+  compile_part(catalog, exprs, copies, options, payload.prefix, 0, parts[0]);
   for (auto& w : workers) w.join();
 
   payload.compiled.assign(exprs.size(), false);
@@ -397,7 +428,10 @@ bool build_object(const ir::Catalog& catalog, const std::vector<const ir::Expr*>
       error = part.error;
       return false;
     }
-    for (size_t i : part.indices) payload.compiled[i] = part.compiled[i];
+    for (size_t i : part.indices) {
+      payload.compiled[i] = part.compiled[i];
+      for (size_t j : copies[i]) payload.compiled[j] = part.compiled[j];
+    }
     payload.not_compiled.insert(payload.not_compiled.end(), part.not_compiled.begin(), part.not_compiled.end());
     payload.objects.push_back(std::move(part.object));
     stats.codegen_ms += part.codegen_ms;
@@ -577,8 +611,12 @@ std::shared_ptr<const CompiledCatalog> compile(const ir::Catalog& catalog, const
   std::vector<const ir::Expr*> exprs = top_level_expressions(catalog);
   stats.expressions = exprs.size();
 
+  std::vector<std::string> fingerprints(exprs.size());
   std::string ir_print;
-  for (const auto* e : exprs) fingerprint(*e, ir_print);
+  for (size_t i = 0; i < exprs.size(); ++i) {
+    fingerprint(*exprs[i], fingerprints[i]);
+    ir_print += fingerprints[i];
+  }
   // Field slots per kind are baked into the code when fields are read in place.
   for (const auto* kinds : {&catalog.event_kinds, &catalog.symptom_kinds}) {
     put(ir_print, static_cast<int64_t>(kinds->size()));
@@ -588,6 +626,8 @@ std::shared_ptr<const CompiledCatalog> compile(const ir::Catalog& catalog, const
     }
   }
   std::string ir_digest = sha256_hex(ir_print);
+  Repeats repeats = find_repeats(fingerprints);
+  stats.distinct = repeats.firsts.size();
   Payload payload;
   payload.expressions = exprs.size();
   payload.prefix = "cx" + sha256_hex(catalog.digest + "\n" + ir_digest).substr(0, 16);
@@ -629,7 +669,7 @@ std::shared_ptr<const CompiledCatalog> compile(const ir::Catalog& catalog, const
   }
 
   if (!linked) {
-    if (!build_object(catalog, exprs, options, payload, stats, error)) return nullptr;
+    if (!build_object(catalog, exprs, repeats, options, payload, stats, error)) return nullptr;
     if (!options.cache_dir.empty()) {
       auto t0 = std::chrono::steady_clock::now();
       std::string note, encoded = encode(payload);

@@ -108,6 +108,8 @@ struct Options {
 struct Stats {
   size_t expressions = 0;                 // top-level expressions
   size_t compiled = 0;                    // of which run natively
+  size_t distinct = 0;                    // distinct trees among them: each is compiled
+                                          // once, its repeats alias its code
   std::vector<std::string> not_compiled;  // "file:line: why" for the others
   bool cache_hit = false;
   std::string cache_note;                 // why the cache was not used, if it was not

@@ -8,12 +8,15 @@
 #include <atomic>
 #include <cstring>
 #include <filesystem>
+#include <set>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
 #include "compiler/jit/cache.h"
 #include "compiler/jit/jit.h"
+#include "runtime/diagnose.h"
+#include "runtime/verdict_json.h"
 #include "runtime/interpreter.h"
 #include "runtime/native_code.h"
 #include "runtime/self_test.h"
@@ -136,6 +139,8 @@ TEST_CASE("jit: every expression of the bundled catalog runs natively and its te
   for (const auto& why : st->not_compiled) MESSAGE("not compiled: " << why);
   CHECK(st->expressions > 100);
   CHECK(st->compiled == st->expressions);
+  CHECK(st->distinct > 0);
+  CHECK(st->distinct < st->expressions);  // rules repeat filters and field copies
   CHECK(st->object_bytes > 0);
   auto report = run_inline_tests(p);
   for (const auto& r : report.results)
@@ -143,6 +148,63 @@ TEST_CASE("jit: every expression of the bundled catalog runs natively and its te
   CHECK(report.failed == 0);
   CHECK(report.passed > 100);
   CHECK(agree_on_constants(*p) > 0);
+}
+
+TEST_CASE("jit: identical expressions share one function, also from the cache") {
+  // A second rule with the same expressions as the first (only the symptom
+  // kind differs) adds expressions but no distinct tree: its functions are
+  // aliases of the first rule's. Both rules
+  // must act, natively, on a cold compile and on a warm load of the object.
+  auto rule = [](const std::string& name, const std::string& kind) {
+    return "rule " + name + " stage symptoms {\n  for e: event app.err where e.code > 3 and e.dev != \"x\"\n  symptom " + kind +
+           " { n: e.code * 2, device: e.dev }\n}\n";
+  };
+  auto one = jit_program(culprit::testing::compile_ok(std::string(culprit::testing::kErrExtractor) + rule("A", "app.bad")));
+  culprit::testing::TempDir dir;
+  std::string cache = (dir.path() / "cache").string();
+  const std::string both = std::string(culprit::testing::kErrExtractor) + rule("A", "app.bad") + rule("B", "app.also") +
+                           "rule C stage symptoms {\n  for e: event app.err where e.code > 4\n"
+                           "  symptom app.odd { n: e.code }\n}\n";
+  for (int pass = 0; pass < 2; ++pass) {
+    CAPTURE(pass);
+    auto two = jit_program(culprit::testing::compile_ok(both), cache);
+    const jit::Stats* a = native_stats(one->native());
+    const jit::Stats* b = native_stats(two->native());
+    REQUIRE(a);
+    REQUIRE(b);
+    CHECK(b->cache_hit == (pass == 1));
+    CHECK(b->compiled == b->expressions);
+    CHECK(b->expressions > a->expressions);
+    // Rule C's filter differs from A's in one constant: a new tree.
+    CHECK(b->distinct > a->distinct);
+    CHECK(b->distinct < b->expressions);
+    DiagnoseRequest req;
+    req.context.workload_id = "w";
+    req.context.nodes = {"n1"};
+    for (const char* line : {"ERR 5 dev=a", "ERR 4 dev=b", "ERR 9 dev=x"}) {
+      Observation o;
+      o.host = "n1";
+      o.source = "app";
+      o.text = line;
+      o.file = "app.log";
+      req.observations.push_back(o);
+    }
+    // The same verdict, trail included, as the interpreter's; all three
+    // rules acted (A and B on codes 5 and 4, C on 5 and 9).
+    std::string error;
+    auto interp = Program::build(culprit::testing::compile_ok(both), error);
+    REQUIRE(interp);
+    Verdict native_v, interp_v;
+    REQUIRE(diagnose(two, req, {}, native_v, error));
+    REQUIRE(diagnose(interp, req, {}, interp_v, error));
+    CHECK(native_v.engine.evaluator == "jit");
+    CHECK(verdict_to_json_text(native_v, true).size() > 0);
+    std::set<std::string> acted;
+    for (const auto& t : native_v.trail) acted.insert(t.rule);
+    CHECK(acted == std::set<std::string>{"A", "B", "C"});
+    native_v.engine = interp_v.engine;  // which evaluator ran, and timings
+    CHECK(verdict_to_json_text(native_v, true) == verdict_to_json_text(interp_v, true));
+  }
 }
 
 TEST_CASE("jit: the interpreter is chosen when asked, and reports it") {
