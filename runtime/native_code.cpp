@@ -74,6 +74,9 @@ struct CallContext {
 CallContext& context_of(void* ctx) { return *static_cast<CallContext*>(ctx); }
 
 // Every member is written, so generated code never reads undefined bytes.
+// (Generated code itself writes only the tag and that type's payload member:
+// see to_jv in compiler/jit/codegen.cpp; every reader here looks at a payload
+// member only under its tag.)
 void set_null(CulpritJitValue* out) {
   out->type = 0;
   out->reserved = 0;
@@ -607,8 +610,11 @@ class JitCode final : public NativeCode {
       out.type = static_cast<Type>(r.type);
       out.b = b;
     }
-    out.i = r.type == static_cast<int32_t>(Type::Bool) || r.type == static_cast<int32_t>(Type::Float) ? 0 : r.i;
-    out.f = r.f;
+    // Generated code writes the tag and that type's payload member only.
+    const bool int_like = r.type == static_cast<int32_t>(Type::Int) || r.type == static_cast<int32_t>(Type::Time) ||
+                          r.type == static_cast<int32_t>(Type::Duration);
+    out.i = int_like ? r.i : 0;
+    out.f = r.type == static_cast<int32_t>(Type::Float) ? r.f : 0.0;
     if (r.type == static_cast<int32_t>(Type::String)) out.s.assign(r.s, static_cast<size_t>(r.n));
     else if (!out.s.empty()) out.s.clear();
     return true;

@@ -48,7 +48,7 @@ namespace {
 
 // Bump when generated code or the cache payload changes meaning: old cache
 // entries then stop matching.
-constexpr const char* kCodegenVersion = "culprit-jit-11";
+constexpr const char* kCodegenVersion = "culprit-jit-12";
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
