@@ -140,16 +140,21 @@ class RegexCollector {
   }
 };
 
-std::vector<RegexToCheck> regexes_of(const std::vector<CatalogPart>& parts) {
+std::vector<RegexToCheck> regexes_of(const ast::File& file) {
   RegexCollector c;
-  for (const auto& part : parts)
-    for (const auto& f : part.files) c.file(f);
+  c.file(file);
   return std::move(c.out);
 }
 
+// Analysis checks every regex with Hyperscan, a compile of a few
+// milliseconds each when the verdict cache does not know it. The parser
+// runs on one thread (under a lock), so those compiles start on the other
+// cores as soon as a file is parsed, and use every core once all are.
+unsigned precheck_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
+
 // `infos` has one entry per part with root and files filled in; the names,
 // versions and digests come from the parsed headers and the file texts.
-LoadedCatalog finish(std::vector<CatalogPart>& parts, Diagnostics& diags,
+LoadedCatalog finish(std::vector<CatalogPart>& parts, Diagnostics& diags, RegexPrecheck& precheck,
                      const std::vector<std::pair<std::string, std::string>>& digest_inputs,
                      std::vector<std::string> files, std::vector<ir::CatalogPartInfo> infos) {
   LoadedCatalog out;
@@ -162,10 +167,7 @@ LoadedCatalog finish(std::vector<CatalogPart>& parts, Diagnostics& diags,
           infos[i].version = f.catalog->version;
           break;
         }
-    // Analysis checks every regex with Hyperscan, a compile of a few
-    // milliseconds each when the verdict cache does not know it: do those
-    // compiles on every core first.
-    precheck_regexes(regexes_of(parts), std::max(1u, std::thread::hardware_concurrency()));
+    precheck.finish();
     auto cat = std::make_shared<ir::Catalog>(analyze(parts, diags));
     cat->digest = digest_of(digest_inputs, 0, digest_inputs.size());
     size_t at = 0;
@@ -177,6 +179,7 @@ LoadedCatalog finish(std::vector<CatalogPart>& parts, Diagnostics& diags,
     cat->files = std::move(files);
     if (!diags.has_errors()) out.catalog = std::move(cat);
   }
+  precheck.cancel();  // no analysis: its verdicts are not needed (no-op after finish())
   out.sema_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - sema_start).count();
   out.diagnostics = std::move(diags);
   return out;
@@ -313,17 +316,19 @@ LoadedCatalog load_catalog(const std::vector<std::string>& paths, const std::str
   std::vector<std::pair<std::string, std::string>> digest_inputs;
   std::vector<std::string> files;
   double parse_ms = 0;
+  RegexPrecheck precheck(precheck_threads());
   for (auto& t : texts) {
     auto src = make_source_file(t.path.string(), t.text);
     ast::File file;
     auto parse_start = std::chrono::steady_clock::now();
     parse_attr(src, file, diags);
     parse_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - parse_start).count();
+    if (!diags.has_errors()) precheck.add(regexes_of(file));
     parts[t.part].files.push_back(std::move(file));
     files.push_back(t.path.string());
     digest_inputs.emplace_back(std::move(t.rel), std::move(t.text));
   }
-  LoadedCatalog out = finish(parts, diags, digest_inputs, std::move(files), std::move(infos));
+  LoadedCatalog out = finish(parts, diags, precheck, digest_inputs, std::move(files), std::move(infos));
   out.parse_ms = parse_ms;
   if (use_image && out.ok() && out.diagnostics.all().empty()) {
     std::string image = encode_catalog(*out.catalog), note;
@@ -338,6 +343,7 @@ LoadedCatalog compile_sources(const std::vector<std::pair<std::string, std::stri
   std::vector<CatalogPart> parts(1);
   std::vector<std::string> files;
   size_t total_bytes = 0;
+  RegexPrecheck precheck(precheck_threads());
   for (const auto& [name, text] : sources) {
     total_bytes += text.size();
     if (text.size() > limits::kRuleFileBytes || total_bytes > limits::kCatalogBytes) {
@@ -351,13 +357,14 @@ LoadedCatalog compile_sources(const std::vector<std::pair<std::string, std::stri
     }
     ast::File file;
     parse_attr(make_source_file(name, text), file, diags);
+    if (!diags.has_errors()) precheck.add(regexes_of(file));
     parts[0].files.push_back(std::move(file));
     files.push_back(name);
   }
   ir::CatalogPartInfo info;
   info.name = "sources";
   for (const auto& [name, text] : sources) info.files.push_back(name);
-  return finish(parts, diags, sources, std::move(files), {std::move(info)});
+  return finish(parts, diags, precheck, sources, std::move(files), {std::move(info)});
 }
 
 std::string stdlib_directory() {

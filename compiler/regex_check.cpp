@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cctype>
 #include <atomic>
+#include <condition_variable>
+#include <deque>
 #include <mutex>
 #include <thread>
 #include <set>
@@ -55,21 +57,29 @@ struct Verdicts {
     return accepted.count(id) > 0;
   }
   // Known to this process from now on; written to the cache now, or (with
-  // `deferred`) by the next flush().
+  // `deferred`) by the last undefer().
   void remember(const std::string& id) {
     std::lock_guard<std::mutex> lock(mu);
     load_locked();
     if (!accepted.insert(id).second) return;
-    if (deferred) {
+    if (deferred > 0) {
       unsaved = true;
       return;
     }
     store_locked();
   }
-  void flush() {
+  // Between defer() and undefer(), acceptances are written once, by the
+  // last undefer(): a cold start would otherwise rewrite the entry per regex.
+  void defer() {
     std::lock_guard<std::mutex> lock(mu);
-    if (unsaved) store_locked();
-    unsaved = false;
+    ++deferred;
+  }
+  void undefer() {
+    std::lock_guard<std::mutex> lock(mu);
+    if (--deferred == 0 && unsaved) {
+      store_locked();
+      unsaved = false;
+    }
   }
   void store_locked() {
     if (dir.empty()) return;
@@ -77,7 +87,7 @@ struct Verdicts {
     for (const auto& a : accepted) payload += a + "\n";
     cache::store(dir, "regex-verdicts", key(), payload, note);  // best effort
   }
-  bool deferred = false;  // set while precheck_regexes runs: one write at its end
+  int deferred = 0;  // RegexPrecheck objects alive
   bool unsaved = false;
 };
 
@@ -299,37 +309,89 @@ std::string regex_engines_identity() {
                      build_id_of(reinterpret_cast<const void*>(in_re2)));
 }
 
-void precheck_regexes(const std::vector<RegexToCheck>& all, unsigned threads) {
-  // Only those Hyperscan has not accepted before (a warm start: none).
-  Verdicts& v = verdicts();
-  std::vector<RegexToCheck> patterns;
-  for (const auto& x : all)
-    if (x.scanned && !v.known(verdict_id(hyperscan_flags(x.caseless, x.dotall), to_hyperscan_syntax(x.pattern))))
-      patterns.push_back(x);
-  if (patterns.empty()) return;
-  threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(patterns.size())));
-  {
-    std::lock_guard<std::mutex> lock(v.mu);
-    v.deferred = true;
-  }
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < patterns.size();)
-      static_cast<void>(check_regex(patterns[i].pattern, patterns[i].caseless, patterns[i].dotall));
-  };
+struct RegexPrecheck::State {
+  unsigned threads = 1;
+  std::mutex mu;
+  std::condition_variable wake;
+  std::deque<RegexToCheck> queue;
+  bool closing = false;  // finish() was called: background threads end when the queue is empty
   std::vector<std::thread> pool;
-  try {
-    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
-  } catch (const std::system_error&) {
-    // No more threads to be had: those started and this one do the rest.
+
+  // Takes patterns off the queue until it is empty (`until_closed`: and
+  // finish() was called; a background thread waits for more meanwhile).
+  void work(bool until_closed) {
+    std::unique_lock<std::mutex> lock(mu);
+    for (;;) {
+      if (queue.empty()) {
+        if (!until_closed || closing) return;
+        wake.wait(lock);
+        continue;
+      }
+      RegexToCheck x = std::move(queue.front());
+      queue.pop_front();
+      lock.unlock();
+      static_cast<void>(check_regex(x.pattern, x.caseless, x.dotall));
+      lock.lock();
+    }
   }
-  work();
-  for (auto& t : pool) t.join();
+};
+
+RegexPrecheck::RegexPrecheck(unsigned threads) : state_(std::make_unique<State>()) {
+  state_->threads = std::max(1u, threads);
+  verdicts().defer();
+}
+
+RegexPrecheck::~RegexPrecheck() { finish(); }
+
+void RegexPrecheck::add(const std::vector<RegexToCheck>& patterns) {
+  Verdicts& v = verdicts();
+  std::vector<RegexToCheck> unknown;
+  for (const auto& x : patterns)
+    if (x.scanned && !v.known(verdict_id(hyperscan_flags(x.caseless, x.dotall), to_hyperscan_syntax(x.pattern))))
+      unknown.push_back(x);
+  if (unknown.empty()) return;
+  State& s = *state_;
   {
-    std::lock_guard<std::mutex> lock(v.mu);
-    v.deferred = false;
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (s.closing) return;
+    for (auto& x : unknown) s.queue.push_back(std::move(x));
   }
-  v.flush();
+  s.wake.notify_all();
+  while (s.pool.size() + 1 < s.threads) {
+    try {
+      s.pool.emplace_back([&s] { s.work(true); });
+    } catch (const std::system_error&) {
+      break;  // no more threads to be had: finish() does the rest on the caller's
+    }
+  }
+}
+
+void RegexPrecheck::finish() {
+  State& s = *state_;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (s.closing && s.pool.empty()) return;
+    s.closing = true;
+  }
+  s.wake.notify_all();
+  s.work(false);
+  for (auto& t : s.pool) t.join();
+  s.pool.clear();
+  verdicts().undefer();
+}
+
+void RegexPrecheck::cancel() {
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    state_->queue.clear();
+  }
+  finish();
+}
+
+void precheck_regexes(const std::vector<RegexToCheck>& all, unsigned threads) {
+  RegexPrecheck precheck(threads);
+  precheck.add(all);
+  precheck.finish();
 }
 
 }  // namespace culprit

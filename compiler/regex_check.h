@@ -7,6 +7,7 @@
 // Safe to call from any thread; the only state is the optional verdict cache.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -43,17 +44,44 @@ RegexCheck check_regex(const std::string& pattern, bool caseless, bool dotall, b
 // that keep such judgements (catalog images, self-test records).
 std::string regex_engines_identity();
 
-// Runs check_regex on every pattern of `patterns`, on up to `threads` threads,
-// for its side effect: the acceptances Hyperscan gives are remembered (in the
-// process, and in the verdict cache when set), so that the later check_regex
-// of each answers without compiling. A cold start's semantic analysis was
-// mostly one Hyperscan compile per regex, one after another. Saves time
-// only: results are the same with or without it.
+// Asks Hyperscan about patterns ahead of time, for the side effect: the
+// acceptances it gives are remembered (in the process, and in the verdict
+// cache when set), so that the later check_regex of each answers without
+// compiling. Saves time only: every verdict is the same with or without it.
+// A cold start's analysis was mostly one Hyperscan compile per regex (a few
+// milliseconds each), one after another; a RegexPrecheck makes them on
+// other threads while the caller goes on (parsing the next rule file), and
+// on every core once the caller has nothing else to do.
 struct RegexToCheck {
   std::string pattern;
   bool caseless = false, dotall = false;
   bool scanned = true;  // as check_regex's: false patterns need no Hyperscan compile, so none is made
 };
+
+class RegexPrecheck {
+ public:
+  // Up to `threads` threads in all: threads - 1 in the background from the
+  // first add(), and the caller's own in finish().
+  explicit RegexPrecheck(unsigned threads);
+  RegexPrecheck(const RegexPrecheck&) = delete;
+  RegexPrecheck& operator=(const RegexPrecheck&) = delete;
+  ~RegexPrecheck();  // finish()
+
+  // Queues patterns; those Hyperscan has accepted before are dropped here.
+  void add(const std::vector<RegexToCheck>& patterns);
+  // Checks what is still queued on this thread too, and returns when every
+  // queued pattern has been checked and the background threads have ended.
+  void finish();
+  // Drops what is still queued (the result is not needed, e.g. the parse
+  // failed), then finish().
+  void cancel();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// The same, all at once: returns when every pattern has been checked.
 void precheck_regexes(const std::vector<RegexToCheck>& patterns, unsigned threads);
 
 // The counted repeats of `pattern`: the sum of their bounds ({n} and {n,}

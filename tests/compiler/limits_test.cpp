@@ -138,6 +138,58 @@ TEST_CASE("diagnostics: a huge token gives a short diagnostic, the caret under i
   }
 }
 
+TEST_CASE("RegexPrecheck: patterns added while the caller works, finish, cancel") {
+  // Added in parts (as each rule file is parsed), the verdicts are those of
+  // check_regex alone; a cancelled precheck leaves nothing half-known; the
+  // verdict cache is written once, when the last precheck ends.
+  culprit::testing::TempDir dir;
+  const std::vector<RegexToCheck> patterns = {{"ERR (?<code>\\d{1,4}) A", false, false},
+                                              {"nvlink (?<n>\\d+) down B", true, false},
+                                              {"x*", false, false},
+                                              {"link (?<l>\\d+) flap(?:ped)? C", false, true}};
+  std::vector<RegexCheck> alone;
+  set_regex_verdict_cache("");
+  for (const auto& p : patterns) alone.push_back(check_regex(p.pattern, p.caseless, p.dotall));
+  set_regex_verdict_cache(dir.path().string());
+  auto verdict_entries = [&] {
+    size_t n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir.path()))
+      n += e.path().filename().string().rfind("regex-verdicts-", 0) == 0;
+    return n;
+  };
+  {
+    RegexPrecheck outer(2);
+    {
+      RegexPrecheck precheck(2);
+      precheck.add({patterns[0]});
+      precheck.add({patterns[1], patterns[2]});
+      precheck.add({});
+      precheck.finish();
+      precheck.finish();  // a second finish is a no-op
+    }
+    CHECK(verdict_entries() == 0);  // `outer` is still open: not written yet
+  }
+  CHECK(verdict_entries() == 1);
+  {
+    RegexPrecheck cancelled(2);
+    cancelled.add({patterns[3]});
+    cancelled.cancel();
+    cancelled.add({patterns[3]});  // after the end: ignored
+  }
+  for (size_t i = 0; i < patterns.size(); ++i) {
+    CAPTURE(patterns[i].pattern);
+    auto after = check_regex(patterns[i].pattern, patterns[i].caseless, patterns[i].dotall);
+    CHECK(after.ok == alone[i].ok);
+    CHECK(after.hyperscan_error == alone[i].hyperscan_error);
+    CHECK(after.capture_names == alone[i].capture_names);
+  }
+  CHECK(alone[0].ok);
+  CHECK(alone[1].ok);
+  CHECK_FALSE(alone[2].hyperscan_error.empty());
+  CHECK(alone[3].ok);
+  set_regex_verdict_cache("");
+}
+
 TEST_CASE("precheck_regexes: checks on every core first, the same verdicts after") {
   // Accepted by both engines, refused by RE2, refused by Hyperscan only (it
   // matches the empty string), over a limit: each must be judged afterwards
