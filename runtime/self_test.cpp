@@ -3,8 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <exception>
+#include <mutex>
 #include <set>
+#include <system_error>
+#include <thread>
 
 #include "runtime/diagnose.h"
 #include "runtime/scanner.h"
@@ -209,26 +214,60 @@ TestResult run_scenario(std::shared_ptr<const Program> program, Scanner& scanner
 
 TestReport run_inline_tests(std::shared_ptr<const Program> program, const TestSelection& selection) {
   TestReport rep;
-  Scanner scanner(program);
   const auto& cat = program->catalog();
   auto selected = [&](const char* kind, const std::string& name, const SourceRange& where) {
     return !selection.select || selection.select(kind, name, where.file ? where.file->path : "");
   };
-  auto timed = [](auto&& run) {
-    auto t0 = std::chrono::steady_clock::now();
-    TestResult r = run();
-    r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    return r;
+  // The selected tests in report order: line tests by extractor, then scenarios.
+  struct Job {
+    int32_t extractor = -1;               // a line test of this extractor, or
+    const ir::LineTest* line = nullptr;
+    const ir::Scenario* scenario = nullptr;  // a scenario
   };
+  std::vector<Job> jobs;
   for (size_t i = 0; i < cat.extractors.size(); ++i)
-    for (const auto& t : cat.extractors[i].tests) {
-      if (!selected("line", line_test_name(cat.extractors[i], t), t.where)) continue;
-      rep.results.push_back(timed([&] { return run_line_test(scanner, *program, static_cast<int32_t>(i), t); }));
+    for (const auto& t : cat.extractors[i].tests)
+      if (selected("line", line_test_name(cat.extractors[i], t), t.where)) jobs.push_back({static_cast<int32_t>(i), &t, nullptr});
+  for (const auto& sc : cat.scenarios)
+    if (selected("scenario", sc.title, sc.where)) jobs.push_back({-1, nullptr, &sc});
+
+  // Tests are independent (each scans its own lines or diagnoses its own
+  // scenario), so they run on every core, each thread with its own scanner,
+  // and each result lands at its test's index: the report is the same
+  // whatever the thread count. A start-up runs hundreds of them.
+  rep.results.resize(jobs.size());
+  std::atomic<size_t> next{0};
+  std::mutex failure_mu;
+  std::exception_ptr failure;  // the first exception of a thread, rethrown on the caller's as before
+  auto work = [&] {
+    try {
+      Scanner scanner(program);
+      for (size_t k; (k = next.fetch_add(1)) < jobs.size();) {
+        const Job& job = jobs[k];
+        auto t0 = std::chrono::steady_clock::now();
+        TestResult r = job.line ? run_line_test(scanner, *program, job.extractor, *job.line)
+                                : run_scenario(program, scanner, *job.scenario);
+        r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        rep.results[k] = std::move(r);
+      }
+    } catch (...) {
+      next = jobs.size();
+      std::lock_guard<std::mutex> lock(failure_mu);
+      if (!failure) failure = std::current_exception();
     }
-  for (const auto& sc : cat.scenarios) {
-    if (!selected("scenario", sc.title, sc.where)) continue;
-    rep.results.push_back(timed([&] { return run_scenario(program, scanner, sc); }));
+  };
+  size_t threads = std::min<size_t>({std::max(1u, std::thread::hardware_concurrency()), 8, jobs.size() / 32 + 1});
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) {
+    try {
+      pool.emplace_back(work);
+    } catch (const std::system_error&) {
+      break;  // no more threads to be had: this one does the rest
+    }
   }
+  work();
+  for (auto& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
   for (const auto& r : rep.results) (r.passed ? rep.passed : rep.failed)++;
   return rep;
 }

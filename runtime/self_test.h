@@ -58,6 +58,9 @@ struct TestSelection {
   std::function<bool(const std::string& kind, const std::string& name, const std::string& file)> select;
 };
 
+// Runs the selected tests on every core (up to 8 threads); the report lists
+// them in catalog order (line tests by extractor, then scenarios) whatever
+// the thread count, and only the `ms` of each depends on the run.
 TestReport run_inline_tests(std::shared_ptr<const Program> program, const TestSelection& selection = {});
 
 }  // namespace culprit

@@ -147,6 +147,16 @@ TEST_CASE("jit: every expression of the bundled catalog runs natively and its te
     if (!r.passed) MESSAGE(r.location << " " << r.name << ": " << r.message);
   CHECK(report.failed == 0);
   CHECK(report.passed > 100);
+  // The tests run on every core; the report keeps catalog order: line tests
+  // by extractor, then scenarios.
+  std::vector<std::string> order;
+  for (const auto& x : p->catalog().extractors)
+    for (const auto& t : x.tests) order.push_back("line " + (t.where.file ? t.where.file->path : "") + ":" + std::to_string(t.where.line));
+  for (const auto& sc : p->catalog().scenarios)
+    order.push_back("scenario " + (sc.where.file ? sc.where.file->path : "") + ":" + std::to_string(sc.where.line));
+  std::vector<std::string> got;
+  for (const auto& r : report.results) got.push_back(r.kind + " " + r.location);
+  CHECK(got == order);
   CHECK(agree_on_constants(*p) > 0);
 }
 
