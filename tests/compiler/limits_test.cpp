@@ -138,6 +138,31 @@ TEST_CASE("diagnostics: a huge token gives a short diagnostic, the caret under i
   }
 }
 
+namespace {
+
+// Every pattern is judged now exactly as check_regex judged it alone.
+void check_same_verdicts(const std::vector<RegexToCheck>& patterns, const std::vector<RegexCheck>& alone) {
+  for (size_t i = 0; i < patterns.size(); ++i) {
+    CAPTURE(patterns[i].pattern);
+    auto after = check_regex(patterns[i].pattern, patterns[i].caseless, patterns[i].dotall);
+    CHECK(after.ok == alone[i].ok);
+    CHECK(after.limit_code == alone[i].limit_code);
+    CHECK(after.re2_error == alone[i].re2_error);
+    CHECK(after.hyperscan_error == alone[i].hyperscan_error);
+    CHECK(after.capture_names == alone[i].capture_names);
+  }
+}
+
+// The regex verdict entries in a cache directory.
+size_t verdict_entries(const std::filesystem::path& dir) {
+  size_t n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    n += e.path().filename().string().rfind("regex-verdicts-", 0) == 0;
+  return n;
+}
+
+}  // namespace
+
 TEST_CASE("RegexPrecheck: patterns added while the caller works, finish, cancel") {
   // Added in parts (as each rule file is parsed), the verdicts are those of
   // check_regex alone; a cancelled precheck leaves nothing half-known; the
@@ -151,12 +176,6 @@ TEST_CASE("RegexPrecheck: patterns added while the caller works, finish, cancel"
   set_regex_verdict_cache("");
   for (const auto& p : patterns) alone.push_back(check_regex(p.pattern, p.caseless, p.dotall));
   set_regex_verdict_cache(dir.path().string());
-  auto verdict_entries = [&] {
-    size_t n = 0;
-    for (const auto& e : std::filesystem::directory_iterator(dir.path()))
-      n += e.path().filename().string().rfind("regex-verdicts-", 0) == 0;
-    return n;
-  };
   {
     RegexPrecheck outer(2);
     {
@@ -167,22 +186,16 @@ TEST_CASE("RegexPrecheck: patterns added while the caller works, finish, cancel"
       precheck.finish();
       precheck.finish();  // a second finish is a no-op
     }
-    CHECK(verdict_entries() == 0);  // `outer` is still open: not written yet
+    CHECK(verdict_entries(dir.path()) == 0);  // `outer` is still open: not written yet
   }
-  CHECK(verdict_entries() == 1);
+  CHECK(verdict_entries(dir.path()) == 1);
   {
     RegexPrecheck cancelled(2);
     cancelled.add({patterns[3]});
     cancelled.cancel();
     cancelled.add({patterns[3]});  // after the end: ignored
   }
-  for (size_t i = 0; i < patterns.size(); ++i) {
-    CAPTURE(patterns[i].pattern);
-    auto after = check_regex(patterns[i].pattern, patterns[i].caseless, patterns[i].dotall);
-    CHECK(after.ok == alone[i].ok);
-    CHECK(after.hyperscan_error == alone[i].hyperscan_error);
-    CHECK(after.capture_names == alone[i].capture_names);
-  }
+  check_same_verdicts(patterns, alone);
   CHECK(alone[0].ok);
   CHECK(alone[1].ok);
   CHECK_FALSE(alone[2].hyperscan_error.empty());
@@ -205,19 +218,8 @@ TEST_CASE("precheck_regexes: checks on every core first, the same verdicts after
   for (const auto& p : patterns) alone.push_back(check_regex(p.pattern, p.caseless, p.dotall));
   set_regex_verdict_cache(dir.path().string());
   precheck_regexes(patterns, 2);
-  size_t entries = 0;
-  for (const auto& e : std::filesystem::directory_iterator(dir.path()))
-    entries += e.path().filename().string().rfind("regex-verdicts-", 0) == 0;
-  CHECK(entries == 1);
-  for (size_t i = 0; i < patterns.size(); ++i) {
-    CAPTURE(patterns[i].pattern);
-    auto after = check_regex(patterns[i].pattern, patterns[i].caseless, patterns[i].dotall);
-    CHECK(after.ok == alone[i].ok);
-    CHECK(after.limit_code == alone[i].limit_code);
-    CHECK(after.re2_error == alone[i].re2_error);
-    CHECK(after.hyperscan_error == alone[i].hyperscan_error);
-    CHECK(after.capture_names == alone[i].capture_names);
-  }
+  CHECK(verdict_entries(dir.path()) == 1);
+  check_same_verdicts(patterns, alone);
   CHECK(alone[0].ok);
   CHECK(alone[1].ok);
   CHECK_FALSE(alone[2].re2_error.empty());
