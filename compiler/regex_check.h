@@ -58,6 +58,8 @@ struct RegexToCheck {
   bool scanned = true;  // as check_regex's: false patterns need no Hyperscan compile, so none is made
 };
 
+// One thread owns a RegexPrecheck: it adds, finishes or cancels; the
+// checks themselves run on the threads the object starts.
 class RegexPrecheck {
  public:
   // Up to `threads` threads in all: threads - 1 in the background from the
