@@ -388,10 +388,4 @@ void RegexPrecheck::cancel() {
   finish();
 }
 
-void precheck_regexes(const std::vector<RegexToCheck>& all, unsigned threads) {
-  RegexPrecheck precheck(threads);
-  precheck.add(all);
-  precheck.finish();
-}
-
 }  // namespace culprit

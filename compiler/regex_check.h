@@ -62,8 +62,8 @@ struct RegexToCheck {
 // checks themselves run on the threads the object starts.
 class RegexPrecheck {
  public:
-  // Up to `threads` threads in all: threads - 1 in the background from the
-  // first add(), and the caller's own in finish().
+  // Up to `threads` threads in all: threads - 1 in the background, started
+  // by the first add() that queues a pattern, and the caller's own in finish().
   explicit RegexPrecheck(unsigned threads);
   RegexPrecheck(const RegexPrecheck&) = delete;
   RegexPrecheck& operator=(const RegexPrecheck&) = delete;
@@ -82,9 +82,6 @@ class RegexPrecheck {
   struct State;
   std::unique_ptr<State> state_;
 };
-
-// The same, all at once: returns when every pattern has been checked.
-void precheck_regexes(const std::vector<RegexToCheck>& patterns, unsigned threads);
 
 // The counted repeats of `pattern`: the sum of their bounds ({n} and {n,}
 // count n, {n,m} counts m), each multiplied by the bounds of the repeated

@@ -203,7 +203,7 @@ TEST_CASE("RegexPrecheck: patterns added while the caller works, finish, cancel"
   set_regex_verdict_cache("");
 }
 
-TEST_CASE("precheck_regexes: checks on every core first, the same verdicts after") {
+TEST_CASE("RegexPrecheck: checks on every core first, the same verdicts after") {
   // Accepted by both engines, refused by RE2, refused by Hyperscan only (it
   // matches the empty string), over a limit: each must be judged afterwards
   // exactly as check_regex judges it alone, and the acceptances written to
@@ -217,7 +217,10 @@ TEST_CASE("precheck_regexes: checks on every core first, the same verdicts after
   set_regex_verdict_cache("");
   for (const auto& p : patterns) alone.push_back(check_regex(p.pattern, p.caseless, p.dotall));
   set_regex_verdict_cache(dir.path().string());
-  precheck_regexes(patterns, 2);
+  {
+    RegexPrecheck precheck(2);
+    precheck.add(patterns);
+  }  // finished by its destructor
   CHECK(verdict_entries(dir.path()) == 1);
   check_same_verdicts(patterns, alone);
   CHECK(alone[0].ok);
@@ -227,7 +230,10 @@ TEST_CASE("precheck_regexes: checks on every core first, the same verdicts after
   CHECK(alone[4].limit_code == "E0707");
   // A new process (cache reloaded) knows the acceptances without compiling.
   set_regex_verdict_cache(dir.path().string());
-  precheck_regexes({patterns[0], patterns[1]}, 2);
+  {
+    RegexPrecheck precheck(2);
+    precheck.add({patterns[0], patterns[1]});
+  }
   CHECK(check_regex(patterns[1].pattern, true, false).ok);
   set_regex_verdict_cache("");
 }
