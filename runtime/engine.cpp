@@ -10,13 +10,13 @@
 #include <memory>
 #include <set>
 #include <tuple>
-#include <unordered_map>
 
 #include "base/limits.h"
 #include "base/sha256.h"
 #include "base/text_util.h"
 #include "compiler/query_plan.h"
 #include "runtime/interpreter.h"
+#include "runtime/string_map.h"
 
 namespace culprit {
 
@@ -123,9 +123,9 @@ struct Index {
   bool built = false;
   uint64_t version = 0;   // events: the kinds' versions summed when built
   Env env;                // evaluates the plan's candidate-side keys (slots of plan->rule)
-  std::unordered_map<std::string, Bucket<const Event*>> events;
+  StringMap<Bucket<const Event*>> events;
   const std::vector<const Event*>* alias = nullptr;  // events of one kind, no node or key: the kind's list itself
-  std::unordered_map<std::string, Bucket<const Symptom*>> symptoms;
+  StringMap<Bucket<const Symptom*>> symptoms;
   Index* unkeyed = nullptr;  // the same grouping without keys, for a probe of an unexpected type
 };
 
@@ -142,7 +142,7 @@ struct PlanState {
   Value memo;
   // Memoized by parameters (QueryPlan::params): one value per parameter
   // tuple, all computed while the inputs stood at `by_params_inputs`.
-  std::unordered_map<std::string, Value> by_params;
+  StringMap<Value> by_params;
   uint64_t by_params_inputs = 0;
   std::string param_key;     // recall()'s key, for the remember() that follows
 };
@@ -306,8 +306,9 @@ class Engine final : public World {
     for (size_t p = 0; p < n; ++p) from[p] = by_id[p].second;
     by_id = {};  // its views die with the moves below
     permute(symptoms_, from);
-    for (const auto& [name, id] : node_ids_)
-      if (id < workload_node_ids_ && affected[static_cast<size_t>(id)]) out.affected_nodes.push_back(name);
+    node_ids_.for_each([&](std::string_view name, int32_t id) {
+      if (id < workload_node_ids_ && affected[static_cast<size_t>(id)]) out.affected_nodes.emplace_back(name);
+    });
     std::sort(out.affected_nodes.begin(), out.affected_nodes.end());
     symptom_ids_.clear();
     out.symptoms = std::move(symptoms_);
@@ -357,9 +358,9 @@ class Engine final : public World {
       hi = q.direction == ir::WithinDirection::Before ? *anchor : *anchor + q.within_ns;
     }
     if (q.symptom) {
-      auto it = ix->symptoms.find(key);
-      if (it == ix->symptoms.end()) return;
-      Bucket<const Symptom*>& b = it->second;
+      Bucket<const Symptom*>* found = ix->symptoms.find(key);
+      if (!found) return;
+      Bucket<const Symptom*>& b = *found;
       if (b.swept != state_changes_) {
         // A demoted or scrubbed symptom never becomes active again, and no
         // state changes while a query walks: drop them here, once, so that a
@@ -390,9 +391,9 @@ class Engine final : public World {
     }
     const std::vector<const Event*>* found = ix->alias;
     if (!found) {
-      auto it = ix->events.find(key);
-      if (it == ix->events.end()) return;
-      found = &it->second.items;
+      const Bucket<const Event*>* b = ix->events.find(key);
+      if (!b) return;
+      found = &b->items;
     }
     const std::vector<const Event*>& list = *found;
     auto begin = list.begin(), end = list.end();
@@ -442,8 +443,7 @@ class Engine final : public World {
         key.append(reinterpret_cast<const char*>(&len), sizeof len);
         key.append(n);
       }
-      auto it = ps->by_params.find(key);
-      return it == ps->by_params.end() ? nullptr : &it->second;
+      return ps->by_params.find(key);
     }
     if (!ps->memo_valid) return nullptr;
     if (ps->memo_stamp == global_version_) return &ps->memo;
@@ -458,7 +458,7 @@ class Engine final : public World {
     if (!ps->plan->params.empty() || !ps->plan->param_node_slots.empty()) {
       // The inputs cannot have changed since recall(): evaluating a query
       // changes no event or symptom.
-      if (ps->by_params.size() < kMaxParamMemo) ps->by_params.emplace(std::move(ps->param_key), v);
+      if (ps->by_params.size() < kMaxParamMemo) ps->by_params.try_emplace(ps->param_key, v);
       return;
     }
     ps->memo = v;
@@ -623,9 +623,7 @@ class Engine final : public World {
   }
 
   int32_t node_id(std::string_view node) const {
-    auto it = node_ids_.find(node);
-    if (it == node_ids_.end()) it = node_ids_.emplace(std::string(node), static_cast<int32_t>(node_ids_.size())).first;
-    return it->second;
+    return *node_ids_.try_emplace(node, static_cast<int32_t>(node_ids_.size())).first;
   }
   // Whether `name` is a node of the workload (a hash lookup, not the ordered set's compares).
   bool workload_node(std::string_view name) const {
@@ -633,8 +631,8 @@ class Engine final : public World {
     return id >= 0 && id < workload_node_ids_;
   }
   int32_t find_node(std::string_view node) const {
-    auto it = node_ids_.find(node);
-    return it == node_ids_.end() ? -1 : it->second;
+    const int32_t* id = node_ids_.find(node);
+    return id ? *id : -1;
   }
 
   Index* new_index(const plan::QueryPlan& p) const {
@@ -792,8 +790,7 @@ class Engine final : public World {
     std::string& key = scratch_key_;
     for (Index* ix : sy_indexes_[static_cast<size_t>(s->kind)]) {
       if (!candidate_key(*ix, Item{nullptr, s}, key)) continue;
-      auto it = ix->symptoms.find(key);
-      if (it != ix->symptoms.end()) it->second.sorted = false;
+      if (Bucket<const Symptom*>* b = ix->symptoms.find(key)) b->sorted = false;
     }
   }
 
@@ -1141,10 +1138,10 @@ class Engine final : public World {
       id += '#';
       id += key;
     }
-    auto it = symptom_ids_.find(id);
+    Symptom** known = symptom_ids_.find(id);
     Symptom* s = nullptr;
     bool created = false;
-    if (it == symptom_ids_.end()) {
+    if (!known) {
       Symptom fresh;
       fresh.id = id;
       fresh.kind = a.kind_id;
@@ -1162,12 +1159,12 @@ class Engine final : public World {
       fresh.summary = truncate_utf8(a.summary ? run_expression(*a.summary, env).s : id, limits::kSummaryBytes);
       symptoms_.push_back(std::move(fresh));
       s = &symptoms_.back();
-      symptom_ids_.emplace(id, s);
+      symptom_ids_.try_emplace(id, s);
       symptoms_by_kind_[static_cast<size_t>(a.kind_id)].push_back(s);
       trail(r, "symptom", [&] { return std::pair(s->id, s->summary); });
       created = true;
     } else {
-      s = it->second;
+      s = *known;
     }
     // `at` gives the time of this evidence (e.g. the instant a banner states),
     // instead of the items' line times; it counts as their own time.
@@ -1262,7 +1259,7 @@ class Engine final : public World {
   std::vector<Event> pending_events_;
   std::vector<std::vector<const Event*>> by_kind_;   // canonical order
   std::deque<Symptom> symptoms_;
-  std::unordered_map<std::string, Symptom*> symptom_ids_;
+  StringMap<Symptom*> symptom_ids_;
   std::vector<std::vector<const Symptom*>> symptoms_by_kind_;  // creation order
 
   // Query plans and their indexes (candidates() builds lazily, hence mutable).
@@ -1271,12 +1268,7 @@ class Engine final : public World {
   mutable std::vector<Index*> index_by_id_;                 // by QueryPlan::index_id; null until first used
   mutable std::vector<std::vector<Index*>> ev_indexes_;     // by event kind: indexes over it
   mutable std::vector<std::vector<Index*>> sy_indexes_;     // by symptom kind: built indexes over it
-  // Heterogeneous lookup: nodes are asked for by string_view.
-  struct NameHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>()(s); }
-  };
-  mutable std::unordered_map<std::string, int32_t, NameHash, std::equal_to<>> node_ids_;  // nodes and hosts, numbered as met
+  mutable StringMap<int32_t> node_ids_;  // nodes and hosts, numbered as met
   int32_t workload_node_ids_ = 0;  // node_ids_ below this are the workload's nodes
   mutable Value key_value_;                                 // candidate_key() scratch
   std::string id_buf_;                                      // symptom(): the id being looked up
