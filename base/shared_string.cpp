@@ -18,13 +18,9 @@ SharedString::Rep* SharedString::make(std::string_view s) {
   return r;
 }
 
-void SharedString::release() noexcept {
-  // acq_rel: the last owner must see every write the others made before
-  // letting go (the usual reference-count ordering).
-  if (rep_ && rep_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    rep_->~Rep();
-    std::free(rep_);
-  }
+void SharedString::destroy(Rep* r) noexcept {
+  r->~Rep();
+  std::free(r);
 }
 
 std::ostream& operator<<(std::ostream& os, const SharedString& s) { return os << s.view(); }
