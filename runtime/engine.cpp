@@ -584,33 +584,50 @@ class Engine final : public World {
     std::vector<int32_t> rank(ids.size());
     int32_t next = 0;
     for (const auto& [triple, id] : ids) rank[static_cast<size_t>(id)] = next++;  // the map is in lexicographic order
-    // One kind at a time, so the keys of only one kind exist at once.
+    // One kind at a time, so the keys of only one kind exist at once. A
+    // key is two words and the event: its time (sign bit flipped, so that
+    // unsigned order is signed order) and its place, the file's rank in the
+    // high bits and the line in the low ones. Untimed events sort after
+    // all timed ones and are keyed apart, so no time value stands for
+    // "none". A place is a monotone image of (file, line): a line or rank
+    // too large for its bits is clamped, and events whose places tie are
+    // ordered by event_canonical_less, which decides exactly.
     struct Key {
-      bool untimed;
-      int64_t ts;
-      int32_t file;
-      int64_t line;
+      uint64_t t;
+      uint64_t place;
       const Event* e;
     };
+    constexpr int kLineBits = 40;
+    constexpr uint64_t kMaxLine = (uint64_t{1} << kLineBits) - 1;
+    constexpr uint64_t kMaxRank = (uint64_t{1} << (64 - kLineBits)) - 1;
+    auto place_of = [&](uint64_t file_rank, int64_t line) {
+      if (file_rank >= kMaxRank) return (kMaxRank << kLineBits) | kMaxLine;  // all such places tie
+      const uint64_t l = line < 0 ? 0 : std::min<uint64_t>(static_cast<uint64_t>(line), kMaxLine);
+      return (file_rank << kLineBits) | l;
+    };
     auto less = [](const Key& a, const Key& b) {
-      if (a.untimed != b.untimed) return b.untimed;
-      if (a.ts != b.ts) return a.ts < b.ts;
-      if (a.file != b.file) return a.file < b.file;
-      if (a.line != b.line) return a.line < b.line;
+      if (a.t != b.t) return a.t < b.t;
+      if (a.place != b.place) return a.place < b.place;
       return event_canonical_less(*a.e, *b.e);
     };
-    std::vector<Key> keys;
+    std::vector<Key> keys, untimed;
     for (size_t k = 0; k < by_kind_.size(); ++k) {
       auto& list = by_kind_[k];
       keys.clear();
+      untimed.clear();
       keys.reserve(list.size());
       for (size_t i = 0; i < list.size(); ++i) {
         const Event& e = *list[i];
-        keys.push_back({!e.where.ts.has_value(), e.where.ts.value_or(0), rank[static_cast<size_t>(file_of[k][i])], e.where.line, &e});
+        const uint64_t place = place_of(static_cast<uint64_t>(rank[static_cast<size_t>(file_of[k][i])]), e.where.line);
+        if (e.where.ts) keys.push_back({static_cast<uint64_t>(*e.where.ts) ^ (uint64_t{1} << 63), place, &e});
+        else untimed.push_back({0, place, &e});
       }
       file_of[k] = {};
       std::sort(keys.begin(), keys.end(), less);
-      for (size_t i = 0; i < keys.size(); ++i) list[i] = keys[i].e;
+      std::sort(untimed.begin(), untimed.end(), less);
+      size_t at = 0;
+      for (const Key& key : keys) list[at++] = key.e;
+      for (const Key& key : untimed) list[at++] = key.e;
     }
   }
 
