@@ -12,8 +12,9 @@
 // entry, and a miss is usually the slot alone (a different hash).
 //
 // Contract: keys are compared by bytes; find() and try_emplace() take any
-// std::string_view. Entries are never removed one by one, only all at once
-// (clear()); a value's address stays valid until then, through any number of
+// std::string_view shorter than 4 GiB (a key's length is stored in 32
+// bits). Entries are never removed one by one, only all at once (clear());
+// a value's address stays valid until then, through any number of
 // insertions. Iteration (for_each) is in insertion order, which makes it as
 // deterministic as the insertions.
 //
