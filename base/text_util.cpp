@@ -240,6 +240,45 @@ std::string sanitize_utf8(std::string_view s) noexcept {
   return out;
 }
 
+std::string escape_for_terminal(std::string_view s) noexcept {
+  static constexpr char kHex[] = "0123456789abcdef";
+  auto hex = [](std::string& out, std::string_view prefix, unsigned v, int digits) {
+    out += prefix;
+    for (int k = digits - 1; k >= 0; --k) out += kHex[(v >> (4 * k)) & 0xF];
+  };
+  std::string out;
+  out.reserve(s.size());
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c < 0x7F) {
+      out += static_cast<char>(c);
+      ++i;
+    } else if (c == '\t') {
+      out += "\\t", ++i;
+    } else if (c == '\n') {
+      out += "\\n", ++i;
+    } else if (c == '\r') {
+      out += "\\r", ++i;
+    } else if (c < 0x80) {  // the other C0 controls and DEL
+      hex(out, "\\x", c, 2), ++i;
+    } else {
+      const int n = utf8_sequence_length(s, i);
+      if (n < 0) {  // ill-formed, a lone 8-bit C1 byte (0x9B is CSI) among them
+        for (int k = 0; k < -n; ++k) hex(out, "\\x", static_cast<unsigned char>(s[i + k]), 2);
+        i += static_cast<size_t>(-n);
+      } else if (n == 2 && c == 0xC2 && static_cast<unsigned char>(s[i + 1]) <= 0x9F) {  // U+0080..U+009F
+        hex(out, "\\u", static_cast<unsigned char>(s[i + 1]), 4);
+        i += 2;
+      } else {
+        out.append(s.substr(i, static_cast<size_t>(n)));
+        i += static_cast<size_t>(n);
+      }
+    }
+  }
+  return out;
+}
+
 void append_utf8(std::string& out, uint32_t cp) {
   if (cp < 0x80) {
     out += static_cast<char>(cp);

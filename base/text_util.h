@@ -50,6 +50,20 @@ std::string sanitize_utf8(std::string_view s) noexcept;
 // matched line, so that a clean line (nearly all) is copied once, not twice.
 bool is_clean_text(std::string_view s) noexcept;
 
+// A copy of `s` that is safe to print on a terminal: every C0 control (U+0000..U+001F), DEL
+// (U+007F) and C1 control (U+0080..U+009F) becomes a visible escape, so text taken from evidence
+// (a workload id, a log line, a node or file name) can neither move the cursor, set the window
+// title, write the clipboard (OSC 52) nor forge a line of its own:
+//  * TAB, LF and CR become "\t", "\n" and "\r";
+//  * other C0 controls and DEL become "\x" and two lowercase hex digits ("\x1b", "\x7f");
+//  * C1 controls, well-formed (two UTF-8 bytes) or not, become "\u0080".."\u009f";
+//  * each byte of ill-formed UTF-8 becomes "\x" and its two hex digits ("\xff"), so a
+//    terminal in an 8-bit mode never sees a raw 0x9B (CSI) either.
+// Well-formed UTF-8 text without controls, backslashes included, is returned byte for byte.
+// Only text from input goes through it: the colour escapes the program writes itself are
+// added around the escaped text. JSON output has its own escaping and does not use it.
+std::string escape_for_terminal(std::string_view s) noexcept;
+
 // Appends code point `cp` (at most U+10FFFF; the caller has checked it) encoded as UTF-8:
 // one to four bytes.
 void append_utf8(std::string& out, uint32_t cp);

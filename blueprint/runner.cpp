@@ -5,6 +5,7 @@
 #include <chrono>
 #include <thread>
 
+#include "base/text_util.h"
 #include "base/timestamp.h"
 #include "blueprint/config.h"
 #include "blueprint/files_collector.h"
@@ -43,11 +44,14 @@ class Progress {
   int64_t bytes = 0;
   std::string current;
 
+  // `text` quotes attempt keys, node names, verdicts and error messages
+  // taken from the scheduler and the evidence: it is escaped whole, so a
+  // control character in them can neither forge a line nor drive the terminal.
   void line(const std::string& text) {
     if (!log_) return;
     if (terminal_) *log_ << "\r\033[K";
     int64_t t = now_ns();
-    *log_ << fmt::format("{} culprit run: {}\n", format_rfc3339(t - t % 1000000), text);
+    *log_ << fmt::format("{} culprit run: {}\n", format_rfc3339(t - t % 1000000), escape_for_terminal(text));
     if (terminal_) draw();
     log_->flush();
   }
@@ -63,7 +67,7 @@ class Progress {
     *log_ << fmt::format("\r\033[Kdiscovered {} · skipped {} · attributed {} · failed {} · {} ({}/s){}", counts.discovered,
                          counts.skipped, counts.attributed, counts.failed, human_bytes(static_cast<double>(bytes)),
                          human_bytes(secs > 0 ? static_cast<double>(bytes) / secs : 0),
-                         current.empty() ? "" : " · " + current);
+                         current.empty() ? "" : " · " + escape_for_terminal(current));
     log_->flush();
   }
   void end() {
@@ -107,12 +111,15 @@ std::string verdict_line(const ojson& v) {
   return what;
 }
 
+// Every line is escaped (escape_for_terminal): keys, node names, summaries
+// and warnings come from the scheduler and the evidence.
 void write_text(std::ostream& out, const Attempt& a, const ojson& v) {
-  out << fmt::format("{}  {}{}  nodes {}\n", a.key, a.state.empty() ? "?" : a.state,
-                     a.exit_code ? fmt::format(" exit {}", *a.exit_code) : "", fmt::join(a.nodes, ","));
-  out << "  " << verdict_line(v) << "\n";
-  if (v["root_cause"].is_object()) out << "  " << v["root_cause"].value("summary", "") << "\n";
-  for (const auto& w : v["coverage"]["warnings"]) out << "  warning: " << w.get<std::string>() << "\n";
+  out << escape_for_terminal(fmt::format("{}  {}{}  nodes {}", a.key, a.state.empty() ? "?" : a.state,
+                                         a.exit_code ? fmt::format(" exit {}", *a.exit_code) : "", fmt::join(a.nodes, ",")))
+      << "\n";
+  out << "  " << escape_for_terminal(verdict_line(v)) << "\n";
+  if (v["root_cause"].is_object()) out << "  " << escape_for_terminal(v["root_cause"].value("summary", "")) << "\n";
+  for (const auto& w : v["coverage"]["warnings"]) out << "  warning: " << escape_for_terminal(w.get<std::string>()) << "\n";
 }
 
 // What the policy decided for each recommendation (stdout jsonl: "recovery").
@@ -135,8 +142,9 @@ ojson recovery_json(const std::vector<RecommendationRecord>& records) {
 // One line per recommended action: "recommended: drain node-02 -> act (no policy)".
 void write_recovery_text(std::ostream& out, const std::vector<RecommendationRecord>& records) {
   for (const auto& r : records)
-    out << fmt::format("  recommended: {}{} -> {} ({})\n", r.action, r.node.empty() ? "" : " " + r.node, r.decision,
-                       r.decided_by);
+    out << escape_for_terminal(
+               fmt::format("  recommended: {}{} -> {} ({})", r.action, r.node.empty() ? "" : " " + r.node, r.decision, r.decided_by))
+        << "\n";
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include <iostream>
 #include <map>
 
+#include "base/text_util.h"
 #include "cli/allocator.h"
 #include "cli/args.h"
 #include "cli/catalog_choice.h"
@@ -160,7 +161,7 @@ Exit status: 0 the rules compile, 2 they do not.
 )";
 
 int usage_error(const std::string& cmd, const std::string& msg) {
-  std::cerr << fmt::format("culprit {}: {}\nTry 'culprit {} --help'.\n", cmd, msg, cmd);
+  std::cerr << fmt::format("culprit {}: {}\nTry 'culprit {} --help'.\n", cmd, culprit::escape_for_terminal(msg), cmd);
   return kBadInput;
 }
 
@@ -219,7 +220,7 @@ int cmd_diagnose(int argc, char** argv) {
   auto t_start = std::chrono::steady_clock::now();
   culprit::Bundle bundle;
   if (!culprit::load_bundle(a.positionals[0], bundle, err)) {
-    std::cerr << "culprit diagnose: " << err << "\n";
+    std::cerr << "culprit diagnose: " << culprit::escape_for_terminal(err) << "\n";
     return kBadInput;
   }
   {
@@ -243,7 +244,7 @@ int cmd_diagnose(int argc, char** argv) {
   auto owned_verdict = std::make_unique<culprit::Verdict>();
   culprit::Verdict& verdict = *owned_verdict;
   if (!attributor->attribute(culprit::request_from_bundle(std::move(bundle)), opt, verdict, err)) {
-    std::cerr << "culprit diagnose: " << err << "\n";
+    std::cerr << "culprit diagnose: " << culprit::escape_for_terminal(err) << "\n";
     return kBadInput;
   }
   auto t_output = std::chrono::steady_clock::now();
@@ -552,7 +553,7 @@ int run(int argc, char** argv) {
   std::string hint;
   if (auto m = culprit::closest_match(cmd, {"diagnose", "test", "check", "eval", "serve", "export-patterns", "match", "fmt", "run", "dashboard", "offenders", "help"}))
     hint = fmt::format(" (did you mean '{}'?)", *m);
-  std::cerr << fmt::format("culprit: unknown command '{}'{}\n\n{}", cmd, hint, kMainHelp);
+  std::cerr << fmt::format("culprit: unknown command '{}'{}\n\n{}", culprit::escape_for_terminal(cmd), hint, kMainHelp);
   return kBadInput;
 }
 

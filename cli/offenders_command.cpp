@@ -8,6 +8,7 @@
 #include <chrono>
 #include <iostream>
 
+#include "base/text_util.h"
 #include "base/timestamp.h"
 #include "blueprint/config.h"
 #include "blueprint/store_reader.h"
@@ -44,7 +45,7 @@ Exit status: 0 listed, 2 bad usage, 3 the store cannot be opened or read.
 )";
 
 int usage(const std::string& msg) {
-  std::cerr << fmt::format("culprit offenders: {}\nTry 'culprit offenders --help'.\n", msg);
+  std::cerr << fmt::format("culprit offenders: {}\nTry 'culprit offenders --help'.\n", escape_for_terminal(msg));
   return 2;
 }
 
@@ -75,12 +76,12 @@ int cmd_offenders(int argc, char** argv) {
   std::string warning;
   auto reader = blueprint::StoreReader::open(url, password, err, warning);
   if (!reader) {
-    std::cerr << "culprit offenders: " << err << "\n";
+    std::cerr << "culprit offenders: " << escape_for_terminal(err) << "\n";
     return 3;
   }
   std::vector<blueprint::Offender> offenders;
   if (!reader->offenders(q.from_ns, q.until_ns, q.min_attempts, -1, offenders, err)) {
-    std::cerr << "culprit offenders: " << err << "\n";
+    std::cerr << "culprit offenders: " << escape_for_terminal(err) << "\n";
     return 3;
   }
   if (format == "json") {
@@ -92,13 +93,14 @@ int cmd_offenders(int argc, char** argv) {
                            format_rfc3339(q.from_ns), format_rfc3339(q.until_ns), reader->url());
   if (offenders.empty()) return 0;
   size_t w = 4;
-  for (const auto& o : offenders) w = std::max(w, o.node.size());
+  for (const auto& o : offenders) w = std::max(w, escape_for_terminal(o.node).size());
   std::cout << fmt::format("{:<{}}  attempts  {:<20}  causes\n", "node", w, "last");
   for (const auto& o : offenders) {
     std::string causes;
     for (const auto& [c, n] : o.causes) causes += fmt::format("{}{} {}", causes.empty() ? "" : ", ", c, n);
-    std::cout << fmt::format("{:<{}}  {:<8}  {:<20}  {}\n", o.node, w, o.attempts,
-                             o.last_end_ns ? format_rfc3339(*o.last_end_ns) : "-", causes);
+    // Node names and causes come from stored verdicts, that is from evidence.
+    std::cout << fmt::format("{:<{}}  {:<8}  {:<20}  {}\n", escape_for_terminal(o.node), w, o.attempts,
+                             o.last_end_ns ? format_rfc3339(*o.last_end_ns) : "-", escape_for_terminal(causes));
   }
   return std::cout.good() ? 0 : 3;
 }

@@ -52,7 +52,7 @@ service, 3 the service could not be reached.
 
 
 int usage(const std::string& msg) {
-  std::cerr << fmt::format("culprit diagnose: {}\nTry 'culprit diagnose --help'.\n", msg);
+  std::cerr << fmt::format("culprit diagnose: {}\nTry 'culprit diagnose --help'.\n", escape_for_terminal(msg));
   return 2;
 }
 
@@ -157,7 +157,7 @@ int report_error(const httplib::Result& r, const std::string& url) {
     msg = j["error"]["message"].get<std::string>();
     if (j["error"].contains("details") && !j["error"]["details"].empty()) msg += " " + j["error"]["details"].dump();
   }
-  std::cerr << fmt::format("culprit diagnose: the service answered {}: {}\n", r->status, msg);
+  std::cerr << fmt::format("culprit diagnose: the service answered {}: {}\n", r->status, escape_for_terminal(msg));
   return 2;
 }
 
@@ -193,7 +193,7 @@ int cmd_diagnose_remote(int argc, char** argv) {
 
   Bundle bundle;
   if (!load_bundle(a.positionals[0], bundle, err)) {
-    std::cerr << "culprit diagnose: " << err << "\n";
+    std::cerr << "culprit diagnose: " << escape_for_terminal(err) << "\n";
     return 2;
   }
   std::ifstream cin_(bundle.root + "/context.json", std::ios::binary);
@@ -207,7 +207,7 @@ int cmd_diagnose_remote(int argc, char** argv) {
   // the same defaults and the same messages; the log files are streamed.
   std::vector<Observation> observations;
   if (!bundle.observations_path.empty() && !read_observations_file(bundle.observations_path, observations, err)) {
-    std::cerr << "culprit diagnose: " << err << "\n";
+    std::cerr << "culprit diagnose: " << escape_for_terminal(err) << "\n";
     return 2;
   }
   NdjsonObservationWriter writer(std::move(observations), bundle.files);

@@ -1,5 +1,6 @@
 // `culprit run`: options, configuration and the attribution backend; the
 // loop itself is blueprint/runner.h.
+#include "base/text_util.h"
 #include "cli/run_command.h"
 
 #include <fmt/format.h>
@@ -81,7 +82,7 @@ std::atomic<bool> g_stop{false};
 void on_signal(int) { g_stop.store(true); }
 
 int usage(const std::string& msg) {
-  std::cerr << fmt::format("culprit run: {}\nTry 'culprit run --help'.\n", msg);
+  std::cerr << fmt::format("culprit run: {}\nTry 'culprit run --help'.\n", escape_for_terminal(msg));
   return 2;
 }
 
@@ -224,15 +225,15 @@ int cmd_run(int argc, char** argv) {
       if (a.last(local)) return usage(fmt::format("--{} does not apply with --service (the service's catalog applies)", local));
     auto svc = blueprint::ServiceAttribution::make(*cfg.attribution.service, cfg.output.explain, err);
     if (!svc) {
-      std::cerr << "culprit run: " << err << "\n";
+      std::cerr << "culprit run: " << escape_for_terminal(err) << "\n";
       return 2;
     }
     if (!svc->ready(err)) {
-      std::cerr << "culprit run: " << err << "\n";
+      std::cerr << "culprit run: " << escape_for_terminal(err) << "\n";
       return 3;
     }
     if (!svc->authorized(err)) {
-      std::cerr << "culprit run: " << err << "\n";
+      std::cerr << "culprit run: " << escape_for_terminal(err) << "\n";
       return 2;
     }
     if (cfg.loki.enabled && cfg.loki.push_down) {
@@ -240,7 +241,7 @@ int cmd_run(int argc, char** argv) {
       // it is the one the service runs (same digest), else read unfiltered.
       std::string digest;
       if (!svc->catalog_digest(digest, err)) {
-        std::cerr << "culprit run: " << err << "\n";
+        std::cerr << "culprit run: " << escape_for_terminal(err) << "\n";
         return 3;
       }
       AttributorConfig acfg;
@@ -295,11 +296,11 @@ int cmd_run(int argc, char** argv) {
     }
   setup.store = blueprint::Store::open(cfg.store.url, password, err);
   if (!setup.store) {
-    std::cerr << "culprit run: " << err << "\n";
+    std::cerr << "culprit run: " << escape_for_terminal(err) << "\n";
     return 3;
   }
   if (!blueprint::make_pipeline(cfg, setup, err)) {
-    std::cerr << "culprit run: " << err << "\n";
+    std::cerr << "culprit run: " << escape_for_terminal(err) << "\n";
     return 2;
   }
   std::ofstream emit_file;

@@ -53,13 +53,16 @@ std::string cut(std::string_view s, size_t cols) {
 }
 
 // One output line built from styled pieces and cut to the width: the
-// columns are counted on the text only, never on the escape codes.
+// columns are counted on the text only, never on the escape codes. Every
+// piece of text is escaped (escape_for_terminal): evidence, ids and summaries
+// come from the input, and a control character in them must not reach the
+// terminal; only `style`, the report's own colour codes, is written as is.
 class Line {
  public:
   Line(size_t width, const Style& st) : width_(width), st_(st) {}
   Line& add(std::string_view text, const std::string& style = "") {
     if (full_ || text.empty()) return *this;
-    std::string piece(text);
+    std::string piece = escape_for_terminal(text);
     size_t w = columns(piece);
     if (width_ && cols_ + w > width_) {
       piece = cut(piece, width_ - cols_);
@@ -86,6 +89,8 @@ class Line {
 // `text` wrapped at spaces to the width, the first line after `first`, the
 // others after `indent` (sentences wrap; evidence is cut). A word longer
 // than a whole line (a path, a hash) is split, so nothing is dropped.
+// `text` is printed as given: callers pass it through escape_for_terminal
+// (only the recap adds colour codes of its own between escaped pieces).
 std::string wrapped(std::string_view first, std::string_view indent, std::string_view text, size_t width,
                     const std::string& style, const Style& st) {
   size_t room = width > columns(indent) + 10 ? width - columns(indent) : 0;
@@ -299,7 +304,7 @@ std::string Report::render() {
     out_ += l.str();
   }
   if (!o.root_cause.empty() && !o.root_cause_summary.empty())
-    out_ += wrapped("  ", "  ", o.root_cause_summary, opt_.width, "", st_);
+    out_ += wrapped("  ", "  ", escape_for_terminal(o.root_cause_summary), opt_.width, "", st_);
   if (o.status == "attributed")
     out_ += line()
                 .add("  culprit nodes: ")
@@ -307,9 +312,9 @@ std::string Report::render() {
                      st_.bold())
                 .str();
   if (o.status == "attributed") {
-    if (std::string next = next_steps(v_.recommendation); !next.empty()) out_ += wrapped("  next: ", "    ", next, opt_.width, "", st_);
+    if (std::string next = next_steps(v_.recommendation); !next.empty()) out_ += wrapped("  next: ", "    ", escape_for_terminal(next), opt_.width, "", st_);
   }
-  if (!o.overridden_by.empty()) out_ += wrapped("  ", "    ", fmt::format("decided by {}: {}", o.overridden_by, o.override_reason), opt_.width, "", st_);
+  if (!o.overridden_by.empty()) out_ += wrapped("  ", "    ", escape_for_terminal(fmt::format("decided by {}: {}", o.overridden_by, o.override_reason)), opt_.width, "", st_);
   if (o.status == "unattributed" && o.overridden_by.empty())
     out_ += wrapped("  ", "  ", "no rule established a cause from the evidence; the symptoms below are not enough to name one",
                     opt_.width, "", st_);
@@ -366,8 +371,9 @@ std::string Report::render() {
     std::set<std::string> nodes;
     for (const Symptom* d : list) nodes.insert(node_label(*d));
     std::string whose = causes.size() == 1 ? "" : fmt::format(" of {} on {}", c->kind_name, node_label(*c));
+    out_ += "\n";
     out_ += line()
-                .add(fmt::format("\nDownstream{}, demoted: {} on {}", whose, count_of(static_cast<int64_t>(list.size()), "symptom"),
+                .add(fmt::format("Downstream{}, demoted: {} on {}", whose, count_of(static_cast<int64_t>(list.size()), "symptom"),
                                  count_of(static_cast<int64_t>(nodes.size()), "node")))
                 .str();
     if (detailed()) {
@@ -406,8 +412,8 @@ std::string Report::render() {
       std::vector<std::string> items;
       for (const auto& g : group_symptoms(scrubbed, no_reason, no_reason))
         items.push_back(fmt::format("{} ×{} on {}", g.kind, g.count, node_list(g.nodes)));
-      out_ += "\n" + wrapped("", "  ", fmt::format("{} scrubbed as noise: {}", count_of(static_cast<int64_t>(scrubbed.size()), "symptom"),
-                                                  fmt::join(items, "; ")),
+      out_ += "\n" + wrapped("", "  ", escape_for_terminal(fmt::format("{} scrubbed as noise: {}", count_of(static_cast<int64_t>(scrubbed.size()), "symptom"),
+                                                  fmt::join(items, "; "))),
                              opt_.width, "", st_);
     }
   }
@@ -417,7 +423,7 @@ std::string Report::render() {
   // ------------------------------------------------------------ coverage
   if (!v_.coverage.warnings.empty()) {
     out_ += fmt::format("\n{}Coverage {}:{}\n", st_.yellow(), v_.coverage.warnings.size() == 1 ? "warning" : "warnings", st_.reset());
-    for (const auto& w : v_.coverage.warnings) out_ += wrapped("  ! ", "    ", w, opt_.width, "", st_);
+    for (const auto& w : v_.coverage.warnings) out_ += wrapped("  ! ", "    ", escape_for_terminal(w), opt_.width, "", st_);
   }
 
   // ----------------------------------------------------- what was read, recap
@@ -437,10 +443,10 @@ std::string Report::render() {
     for (const auto& [id, list] : cascade) demoted += list.size();
     // The answer again, last, where the prompt returns: one line at any
     // usual width, wrapped (never cut) at a narrow one.
-    std::string recap = status_color + o.status + st_.reset();
-    if (!o.domain.empty()) recap += fmt::format(" {} / {}", o.domain, o.sub_domain);
+    std::string recap = status_color + escape_for_terminal(o.status) + st_.reset();
+    if (!o.domain.empty()) recap += escape_for_terminal(fmt::format(" {} / {}", o.domain, o.sub_domain));
     if (o.status == "attributed" && !o.culprit_nodes.empty())
-      recap += fmt::format(" on {}", node_list(std::set<std::string>(o.culprit_nodes.begin(), o.culprit_nodes.end())));
+      recap += escape_for_terminal(fmt::format(" on {}", node_list(std::set<std::string>(o.culprit_nodes.begin(), o.culprit_nodes.end()))));
     if (o.status == "ambiguous") recap += fmt::format(" between {}", count_of(static_cast<int64_t>(o.candidates.size()), "candidate"));
     std::vector<std::string> counts;
     if (!causes.empty()) counts.push_back(count_of(static_cast<int64_t>(causes.size()), "cause"));
@@ -458,9 +464,9 @@ std::string Report::render() {
     for (const auto& t : v_.trail) {
       if (t.stage != stage) {
         stage = t.stage;
-        out_ += fmt::format("  [{}]\n", stage);
+        out_ += fmt::format("  [{}]\n", escape_for_terminal(stage));
       }
-      out_ += fmt::format("    {} {} {}: {}\n", t.rule, t.action, t.target, t.detail);
+      out_ += escape_for_terminal(fmt::format("    {} {} {}: {}", t.rule, t.action, t.target, t.detail)) + "\n";
     }
   }
   return out_;

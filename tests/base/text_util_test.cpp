@@ -297,3 +297,27 @@ TEST_CASE("append_utf8: one to four bytes, at each length's bounds") {
                          1 + 1 + 1 + 2 + 2 + 3 + 2 + 3 + 3 + 4 + 4 + 4));
   CHECK(culprit::is_valid_utf8(s));
 }
+
+TEST_CASE("escape_for_terminal makes every control character visible") {
+  using culprit::escape_for_terminal;
+  // Clean text, backslashes and multi-byte characters included, is unchanged.
+  CHECK(escape_for_terminal("") == "");
+  CHECK(escape_for_terminal("node-01 caf\xC3\xA9 \xE2\x80\xA6 a\\b") == "node-01 caf\xC3\xA9 \xE2\x80\xA6 a\\b");
+  // The repro of issue 38: an OSC title sequence and a forged line in a workload id.
+  CHECK(escape_for_terminal("60101\x1b]0;PWNED\x07\nFAKE line") == "60101\\x1b]0;PWNED\\x07\\nFAKE line");
+  CHECK(escape_for_terminal("a\tb\rc\nd") == "a\\tb\\rc\\nd");
+  CHECK(escape_for_terminal(bytes("\0", 1)) == "\\x00");
+  CHECK(escape_for_terminal("\x1f\x7f") == "\\x1f\\x7f");
+  CHECK(escape_for_terminal("\x1b[2J\x1b]52;c;SGVsbG8=\x07") == "\\x1b[2J\\x1b]52;c;SGVsbG8=\\x07");
+  // C1 controls: encoded in UTF-8 (U+009B is CSI) and as raw 8-bit bytes.
+  CHECK(escape_for_terminal("\xC2\x9B" "31m") == "\\u009b31m");
+  CHECK(escape_for_terminal("\xC2\x80\xC2\x9F\xC2\xA0") == "\\u0080\\u009f\xC2\xA0");  // U+00A0 is not a control
+  CHECK(escape_for_terminal("\x9B" "2J") == "\\x9b2J");
+  // Ill-formed UTF-8: each byte of the ill-formed subpart is shown.
+  CHECK(escape_for_terminal("a\xFF" "b") == "a\\xffb");
+  CHECK(escape_for_terminal("\xE2\x82") == "\\xe2\\x82");
+  // Nothing the result holds is a control byte.
+  std::string all;
+  for (int c = 0; c < 256; ++c) all += static_cast<char>(c);
+  for (unsigned char c : escape_for_terminal(all)) CHECK((c >= 0x20 && c != 0x7F && !(c >= 0x80 && c <= 0x9F)));
+}
