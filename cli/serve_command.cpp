@@ -33,6 +33,9 @@ Options:
   --threads N              HTTP worker threads (default 8)
   --token-file FILE        require "Authorization: Bearer <token>" (the file's
                            first line); /healthz, /readyz and /v1/openapi.json stay open
+  --allow-host NAME        a name the Host header may carry besides localhost,
+                           127.0.0.0/8, [::1] and the --listen address (repeatable);
+                           other Hosts get 421 when there is no token or this is given
   --max-body SIZE          largest request body (default 64M) -> 413
   --max-session-bytes SIZE memory one session or request may hold (default 512M) -> 413
   --max-total-bytes SIZE   memory all sessions and requests may hold (default 2G) -> 429
@@ -68,7 +71,7 @@ int usage(const std::string& msg) {
 
 int cmd_serve(int argc, char** argv) {
   ArgSpec spec = with_catalog_options({{"no-access-log", "help"},
-                                       {"listen", "threads", "token-file", "max-body", "max-session-bytes",
+                                       {"listen", "threads", "token-file", "allow-host", "max-body", "max-session-bytes",
                                         "max-total-bytes", "max-sessions", "max-connections", "session-ttl",
                                         "header-timeout", "request-timeout", "write-timeout", "keep-alive",
                                         "drain-timeout", "port-file"}});
@@ -112,6 +115,11 @@ int cmd_serve(int argc, char** argv) {
   }
   if (auto f = a.last("token-file"))
     if (!read_token_file(*f, cfg.token, err)) return usage(err);
+  for (const auto& h : a.all("allow-host")) {
+    if (h.empty() || h.find_first_of(" \t/@") != std::string::npos)
+      return usage("--allow-host takes a host name or address without scheme, path or port");
+    cfg.allow_hosts.push_back(h);
+  }
   cfg.access_log = !a.has("no-access-log");
   cfg.port_file = a.last("port-file").value_or("");
 

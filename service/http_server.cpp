@@ -52,6 +52,7 @@ struct Connection {
   enum class State { Reading, Dispatched, Writing, Lingering } state = State::Reading;
   Clock::time_point deadline;
   Clock::time_point request_start, head_done;
+  Clock::time_point idle_since;   // accepted, or last answer sent: when it began waiting for a request
   bool head_checked = false;
   bool close_after_write = false;
   bool in_epoll = false;
@@ -271,6 +272,7 @@ struct HttpServer::Impl {
       return;
     }
     ++c.served;
+    c.idle_since = Clock::now();
     c.state = Connection::State::Reading;
     c.head_checked = false;
     c.head_done = {};
@@ -383,6 +385,34 @@ struct HttpServer::Impl {
 
   // --------------------------------------------------------- accepting
 
+  // Whether `c` waits for a request that has not begun: nothing parsed,
+  // nothing buffered, nothing unread in the socket.
+  static bool is_idle(const Connection& c) {
+    if (c.state != Connection::State::Reading || c.parser.started() || !c.in.empty()) return false;
+    char byte;
+    ssize_t n = ::recv(c.fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+  }
+
+  // When the table is full, a new connection takes the place of the one
+  // that has waited longest for a request (keep-alive or never used):
+  // otherwise --max-connections sockets that send nothing keep every
+  // client, /healthz included, at 503 until the keep-alive deadline, and
+  // open again as soon as they are closed. Only when every connection has a
+  // request in progress does the new one get 503. True when one was closed.
+  bool evict_oldest_idle() {
+    uint64_t victim = 0;
+    Clock::time_point oldest = Clock::time_point::max();
+    for (auto& [id, c] : conns)
+      if (c->idle_since < oldest && is_idle(*c)) {
+        oldest = c->idle_since;
+        victim = id;
+      }
+    if (!victim) return false;
+    close_conn(victim);
+    return true;
+  }
+
   void accept_all() {
     for (;;) {
       sockaddr_storage addr{};
@@ -405,6 +435,7 @@ struct HttpServer::Impl {
       else if (addr.ss_family == AF_INET6)
         inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&addr)->sin6_addr, host, sizeof host);
       bool full = conns.size() >= cfg.max_connections;
+      if (full && !draining && evict_oldest_idle()) full = conns.size() >= cfg.max_connections;
       // Beyond the limit, a connection only gets its 503 (with a lingering
       // close, so the client reads it); beyond a margin above that, none.
       if (full && conns.size() >= cfg.max_connections + kRefusalMargin) {
@@ -416,6 +447,7 @@ struct HttpServer::Impl {
       c->id = next_id++;
       c->remote = host;
       c->deadline = Clock::now() + std::chrono::seconds(cfg.header_timeout_s);
+      c->idle_since = Clock::now();
       Connection& ref = *c;
       conns.emplace(c->id, std::move(c));
       if (full) {

@@ -19,8 +19,10 @@
 // request_timeout (408 otherwise); an answer must be taken by the client
 // within write_timeout; an idle keep-alive connection is closed after
 // keep_alive. Pipelined requests are answered in order. A connection is
-// closed after max_requests_per_connection answers; beyond max_connections
-// new connections get 503 and are closed.
+// closed after max_requests_per_connection answers. At max_connections a
+// new connection replaces the one idle longest (no request begun, nothing
+// unread); only when every connection has a request in progress does it
+// get 503 and is closed.
 //
 // Body bytes are charged, as they arrive, to the handler's BodyCharge (the
 // service's memory budget): when it refuses, the request gets 429 at once.

@@ -32,6 +32,7 @@
 #include "runtime/self_test.h"
 #include "runtime/verdict_json.h"
 #include "runtime/verdict_text.h"
+#include "service/host_check.h"
 #include "service/http.h"
 #include "service/http_server.h"
 #include "service/metrics.h"
@@ -390,7 +391,7 @@ const char* method_label(const std::string& m) {
 class Service : public HttpHandler {
  public:
   explicit Service(const ServiceConfig& cfg)
-      : cfg_(cfg), budget_(cfg.max_total_bytes),
+      : cfg_(cfg), hosts_(cfg.host, cfg.allow_hosts), budget_(cfg.max_total_bytes),
         store_(SessionLimits{cfg.max_sessions, cfg.max_session_bytes, cfg.session_ttl}, budget_) {}
 
   int run();
@@ -437,6 +438,7 @@ class Service : public HttpHandler {
   void answer_fast_route(const Route& r, HttpResponse& res);
 
   const ServiceConfig& cfg_;
+  HostAllowList hosts_;
   Metrics metrics_;
   MemoryBudget budget_;
   SessionStore store_;
@@ -820,6 +822,20 @@ bool Service::on_head(HttpRequest& req, HttpResponse& res) {
     return true;
   }
   req.matches = {id};
+  // DNS rebinding (docs/service.md, "Host check"): without a token, or when
+  // --allow-host names the service's names, a Host the service does not know
+  // is refused before anything is read or answered. The probes stay open to
+  // what probes them: load balancers and scrapers address the service by
+  // whatever IP they found it at.
+  bool host_checked = cfg_.token.empty() || !cfg_.allow_hosts.empty();
+  bool probe = r->id == RouteId::Healthz || r->id == RouteId::Readyz || r->id == RouteId::Metrics;
+  if (host_checked && !probe && !hosts_.allowed(req.header("host"))) {
+    send_error(res, 421, "misdirected_request",
+               fmt::format("this service does not answer for Host '{}'; use localhost, the --listen address, or a name "
+                           "given with --allow-host",
+                           truncate_utf8(sanitize_utf8(req.header("host")), 128)));
+    return true;
+  }
   std::string method = req.method == "HEAD" ? "GET" : req.method;
   if (std::find(r->methods.begin(), r->methods.end(), method) == r->methods.end()) {
     std::string allow;
@@ -848,6 +864,15 @@ bool Service::on_head(HttpRequest& req, HttpResponse& res) {
   if (r->takes_body || req.has_body()) {
     BodyKind k = body_kind(req);
     bool ok = k == BodyKind::Json || k == BodyKind::Ndjson || (k == BodyKind::None && !req.has_body());
+    if (r->id == RouteId::Workloads && k == BodyKind::Ndjson) {
+      // The session's context is one JSON object; NDJSON belongs to the
+      // observations that follow it, or to a one-shot attribution.
+      send_error(res, 415, "unsupported_media_type",
+                 "POST /v1/workloads takes the workload's context as one application/json object; send NDJSON "
+                 "observations to POST /v1/workloads/{id}/observations once the session exists, or the context line "
+                 "and its observations in one request to POST /v1/attributions");
+      return true;
+    }
     if (r->id == RouteId::Workloads) ok = k == BodyKind::Json;
     if (!ok) {
       send_error(res, 415, "unsupported_media_type",
@@ -1018,6 +1043,12 @@ HttpServerConfig server_config(const ServiceConfig& cfg) {
 }
 
 int Service::run() {
+  // Said before binding, so that it is said even when binding fails.
+  if (cfg_.token.empty() && !is_loopback_host(cfg_.host))
+    std::cerr << fmt::format("culprit serve: warning: --listen {} is not a loopback address and there is no "
+                             "--token-file: anyone who can reach it can post evidence and read every verdict; give "
+                             "--token-file, or listen on 127.0.0.1\n",
+                             is_wildcard_host(cfg_.host) ? cfg_.host + " (every interface)" : cfg_.host);
   HttpServer server(server_config(cfg_), *this);
   std::string error;
   int port = server.bind(error);
@@ -1048,6 +1079,7 @@ int Service::run() {
     }
   });
   std::cerr << fmt::format("{{\"event\":\"starting\",\"listen\":\"{}:{}\"}}\n", cfg_.host, port);
+
   int rc = 0;
   if (!load_catalog_and_test()) {
     rc = start_failure_;

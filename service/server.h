@@ -48,6 +48,10 @@ struct ServiceConfig {
   int keep_alive_s = limits::kKeepAliveSeconds;           // idle connection: closed
   int drain_timeout_s = limits::kDrainTimeoutSeconds;     // SIGTERM: requests in flight get this long
   std::string token;                      // bearer token; "" = no authentication
+  // --allow-host: names (besides loopback and `host`) the Host header may
+  // carry. Checked on every route but the probes when `token` is empty, or
+  // when this list is not (service/host_check.h; 421 otherwise).
+  std::vector<std::string> allow_hosts;
   AttributorConfig catalog;               // rule paths and evaluator; the service always self-tests
   bool access_log = true;                 // one JSON line per request on stderr
   std::string port_file;                  // write the bound port here once ready (tests)

@@ -154,7 +154,7 @@ def slow_client():
     while not stop.is_set():
         try:
             s = socket.create_connection(("127.0.0.1", port), timeout=30)
-            s.sendall(b"POST /v1/attributions HTTP/1.1\r\nHost: x\r\n")
+            s.sendall(b"POST /v1/attributions HTTP/1.1\r\nHost: localhost\r\n")
             i = 0
             slow_connected.append(1)
             try:

@@ -479,7 +479,7 @@ def limits_and_lifecycle():
 
         def slow_client():
             s = socket.create_connection(("127.0.0.1", srv.port), timeout=30)
-            s.sendall((f"POST /v1/attributions HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-ndjson\r\n"
+            s.sendall((f"POST /v1/attributions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-ndjson\r\n"
                        f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n").encode())
             half = len(payload) // 2
             s.sendall(payload[:half])

@@ -210,7 +210,7 @@ def _():
     socks = []
     for _ in range(200):
         s = socket.create_connection(("127.0.0.1", main.port), timeout=30)
-        s.sendall(b"POST /v1/attributions HTTP/1.1\r\nHost: x\r\n")
+        s.sendall(b"POST /v1/attributions HTTP/1.1\r\nHost: localhost\r\n")
         socks.append(s)
 
     def drip():
@@ -266,7 +266,7 @@ def _():
         report_time(time.time() - t0 < 4, f"after {time.time() - t0:.1f}s")
         # A body that trickles in is cut by --request-timeout, not by each read.
         s = socket.create_connection(("127.0.0.1", srv.port), timeout=20)
-        s.sendall(b"POST /v1/attributions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n")
+        s.sendall(b"POST /v1/attributions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n")
         t0 = time.time()
         out = b""
         s.settimeout(1)
@@ -327,7 +327,7 @@ def _():
     socks = []
     for _ in range(8):
         s = socket.create_connection(("127.0.0.1", srv.port), timeout=60)
-        s.sendall(b"POST /v1/attributions HTTP/1.1\r\nHost: x\r\n")
+        s.sendall(b"POST /v1/attributions HTTP/1.1\r\nHost: localhost\r\n")
         socks.append(s)
     stop = threading.Event()
 
@@ -397,12 +397,12 @@ def _():
 # ---------------------------------------------------------------- 14, 16
 @case("14: three pipelined requests get three answers, in order")
 def _():
-    req = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /readyz HTTP/1.1\r\nHost: x\r\n\r\nGET /nothing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    req = b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\nGET /readyz HTTP/1.1\r\nHost: localhost\r\n\r\nGET /nothing HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
     out = main.raw(req)
     heads = re.findall(rb"HTTP/1\.1 (\d\d\d) ", out)
     expect(heads == [b"200", b"200", b"404"], f"{heads}")
-    post = (b"POST /v1/attributions HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-ndjson\r\nContent-Length: "
-            + str(len(SMALL)).encode() + b"\r\n\r\n" + SMALL + b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    post = (b"POST /v1/attributions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-ndjson\r\nContent-Length: "
+            + str(len(SMALL)).encode() + b"\r\n\r\n" + SMALL + b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
     out = main.raw(post, timeout=30)
     heads = re.findall(rb"HTTP/1\.1 (\d\d\d) ", out)
     expect(heads == [b"200", b"200"], f"POST + GET pipelined: {heads}")
@@ -412,21 +412,21 @@ def _():
 def _():
     body = json.dumps({"workload_id": "dup-cl", "nodes": ["n1"]}).encode()
     cl = b"Content-Length: %d\r\n" % len(body)
-    out = main.raw(b"POST /v1/workloads HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" + cl + cl + b"\r\n" + body)
+    out = main.raw(b"POST /v1/workloads HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n" + cl + cl + b"\r\n" + body)
     expect(out.startswith(b"HTTP/1.1 400") and b"Content-Length" in out, f"{out[:200]!r}")
 
 
 @case("16: malformed framing and oversized heads get their status")
 def _():
     cases = [
-        (b"POST /v1/workloads HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n", b"400"),
-        (b"POST /v1/workloads HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", b"501"),
-        (b"GET /healthz HTTP/2.0\r\nHost: x\r\n\r\n", b"505"),
-        (b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 9000 + b"\r\n\r\n", b"431"),
-        (b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", b"414"),
+        (b"POST /v1/workloads HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n", b"400"),
+        (b"POST /v1/workloads HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", b"501"),
+        (b"GET /healthz HTTP/2.0\r\nHost: localhost\r\n\r\n", b"505"),
+        (b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Big: " + b"a" * 9000 + b"\r\n\r\n", b"431"),
+        (b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: localhost\r\n\r\n", b"414"),
         (b"GET /healthz HTTP/1.1\r\n" + b"".join(b"X-%d: y\r\n" % i for i in range(150)) + b"\r\n", b"431"),
-        (b"GET /healthz HTTP/1.1\r\nHost: x\r\n folded\r\n\r\n", b"400"),
-        (b"POST /v1/workloads HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n", b"400"),
+        (b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n folded\r\n\r\n", b"400"),
+        (b"POST /v1/workloads HTTP/1.1\r\nHost: localhost\r\nContent-Length: -1\r\n\r\n", b"400"),
         (b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03 tls hello\r\n\r\n", b"400"),
     ]
     for raw, want in cases:
@@ -467,18 +467,111 @@ def _():
 def _():
     srv = Server("--max-connections", "4", "--threads", "2", name="conns")
     try:
+        # Every connection with a request in progress (its head begun):
+        # nothing can be closed to make room.
         held = [socket.create_connection(("127.0.0.1", srv.port), timeout=10) for _ in range(4)]
+        for s in held:
+            s.sendall(b"GET /healthz HTTP/1.1\r\n")
         time.sleep(0.3)
-        out = srv.raw(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        out = srv.raw(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
         expect(out.startswith(b"HTTP/1.1 503"), f"{out[:100]!r}")
         for s in held:
             s.close()
         time.sleep(0.3)
-        out = srv.raw(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n" * 1005, timeout=30)
+        out = srv.raw(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n" * 1005, timeout=30)
         n = out.count(b"HTTP/1.1 200")
         expect(n == 1000, f"{n} answers on one connection")
     finally:
         srv.stop()
+
+
+@case("issue 38: --max-connections idle sockets do not make /healthz answer 503")
+def _():
+    srv = Server("--max-connections", "4", "--threads", "2", name="idle")
+    try:
+        # Four sockets that never send anything...
+        held = [socket.create_connection(("127.0.0.1", srv.port), timeout=10) for _ in range(4)]
+        time.sleep(0.3)
+        for i in range(3):
+            out = srv.raw(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+            expect(out.startswith(b"HTTP/1.1 200"), f"with 4 idle sockets, /healthz #{i}: {out[:100]!r}")
+        for s in held:
+            s.close()
+        # ...and four keep-alive connections waiting after an answer.
+        kept = []
+        for _ in range(4):
+            s = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
+            s.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            expect(s.recv(4096).startswith(b"HTTP/1.1 200"), "a keep-alive request")
+            kept.append(s)
+        out = srv.raw(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        expect(out.startswith(b"HTTP/1.1 200"), f"with 4 idle keep-alive connections: {out[:100]!r}")
+        for s in kept:
+            s.close()
+    finally:
+        srv.stop()
+
+
+@case("issue 38: without a token a foreign Host gets 421 (DNS rebinding); the probes stay open")
+def _():
+    for path in ("/v1/catalog", "/v1/openapi.json"):
+        out = main.raw(f"GET {path} HTTP/1.1\r\nHost: attacker.example:{main.port}\r\nConnection: close\r\n\r\n".encode())
+        expect(out.startswith(b"HTTP/1.1 421 Misdirected Request"), f"{path}: {out[:100]!r}")
+        body = json.loads(out.split(b"\r\n\r\n", 1)[1])
+        expect(body["error"]["code"] == "misdirected_request", f"{body}")
+    post = main.raw(b"POST /v1/workloads HTTP/1.1\r\nHost: attacker.example\r\nContent-Type: application/json\r\n"
+                    b"Content-Length: 2\r\nConnection: close\r\n\r\n{}")
+    expect(post.startswith(b"HTTP/1.1 421"), f"POST: {post[:100]!r}")
+    for host in ("localhost", f"127.0.0.1:{main.port}", "127.9.9.9", "[::1]:1"):
+        out = main.raw(f"GET /v1/catalog HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+        expect(out.startswith(b"HTTP/1.1 200"), f"Host {host}: {out[:100]!r}")
+    for path in ("/healthz", "/readyz", "/metrics"):
+        out = main.raw(f"GET {path} HTTP/1.1\r\nHost: attacker.example\r\nConnection: close\r\n\r\n".encode())
+        expect(out.startswith(b"HTTP/1.1 200"), f"{path}: {out[:100]!r}")
+
+
+@case("issue 38: with a token Host is checked only when --allow-host is given")
+def _():
+    tf = os.path.join(TMP, "token-hosts")
+    open(tf, "w").write("tok-456\n")
+    auth = "Authorization: Bearer tok-456\r\n"
+    srv = Server("--token-file", tf, "--threads", "2", name="tokhost")
+    named = Server("--token-file", tf, "--threads", "2", "--allow-host", "culprit.internal", name="allowhost")
+    try:
+        out = srv.raw(f"GET /v1/catalog HTTP/1.1\r\nHost: anything.example\r\n{auth}Connection: close\r\n\r\n".encode())
+        expect(out.startswith(b"HTTP/1.1 200"), f"token, no --allow-host: {out[:100]!r}")
+        out = named.raw(f"GET /v1/catalog HTTP/1.1\r\nHost: anything.example\r\n{auth}Connection: close\r\n\r\n".encode())
+        expect(out.startswith(b"HTTP/1.1 421"), f"token and --allow-host, a foreign Host: {out[:100]!r}")
+        out = named.raw(f"GET /v1/catalog HTTP/1.1\r\nHost: CULPRIT.internal:443\r\n{auth}Connection: close\r\n\r\n".encode())
+        expect(out.startswith(b"HTTP/1.1 200"), f"token and --allow-host, the allowed name: {out[:100]!r}")
+    finally:
+        srv.stop()
+        named.stop()
+
+
+@case("issue 38: a token-less service on a non-loopback address warns on stderr")
+def _():
+    # 192.0.2.1 (TEST-NET-1) is not this machine's: binding fails, after the warning.
+    p = subprocess.run([BIN, "serve", "--listen", "192.0.2.1:0", "--no-access-log"], capture_output=True, timeout=60)
+    err = p.stderr.decode(errors="replace")
+    expect(p.returncode == 2, f"exit {p.returncode}: {err[-300:]}")
+    expect("warning: --listen 192.0.2.1 is not a loopback address and there is no --token-file" in err, err[-400:])
+    tf = os.path.join(TMP, "token-warn")
+    open(tf, "w").write("tok-789\n")
+    p = subprocess.run([BIN, "serve", "--listen", "192.0.2.1:0", "--token-file", tf, "--no-access-log"],
+                       capture_output=True, timeout=60)
+    expect("warning" not in p.stderr.decode(errors="replace"), f"with a token: {p.stderr[-300:]!r}")
+    expect("warning" not in open(main.log_path, errors="replace").read(), "the loopback main server warned")
+
+
+@case("issue 38: NDJSON posted to /v1/workloads is told which routes take NDJSON")
+def _():
+    st, _, data = main.request("POST", "/v1/workloads", body=b'{"workload_id":"w","nodes":["n1"]}\n',
+                               headers={"Content-Type": "application/x-ndjson"})
+    expect(st == 415, f"{st} {data[:200]!r}")
+    msg = json.loads(data)["error"]["message"]
+    expect("/v1/workloads/{id}/observations" in msg and "/v1/attributions" in msg, msg)
+    expect("send application/json or application/x-ndjson" not in msg, msg)
 
 
 main.stop()

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/limits.h"
+#include "service/host_check.h"
 #include "service/server.h"
 #include "tests/support/test_support.h"
 
@@ -166,7 +167,7 @@ extractor Err from app {
 }
 
 std::string post(const std::string& path, const std::string& type, const std::string& body, const std::string& extra = "") {
-  return "POST " + path + " HTTP/1.1\r\nHost: x\r\nContent-Type: " + type + "\r\nContent-Length: " +
+  return "POST " + path + " HTTP/1.1\r\nHost: localhost\r\nContent-Type: " + type + "\r\nContent-Length: " +
          std::to_string(body.size()) + "\r\n" + extra + "\r\n" + body;
 }
 
@@ -202,4 +203,60 @@ TEST_CASE("InProcessService: pipelined requests answered in order, limits as err
   out = svc.handle_bytes(post("/v1/attributions", "application/x-ndjson", ndjson, "Content-Encoding: br\r\n"));
   CHECK(out.find("HTTP/1.1 415") == 0);
   CHECK(svc.budget_in_use() == 0);  // nothing of these requests is still charged
+}
+
+TEST_CASE("HostAllowList: loopback, the listen address and --allow-host names; nothing else") {
+  using culprit::service::HostAllowList;
+  HostAllowList wildcard("0.0.0.0", {});
+  for (const char* ok : {"localhost", "LOCALHOST:8080", "localhost.", "127.0.0.1", "127.1.2.3:80", "[::1]", "[::1]:8081"})
+    CHECK_MESSAGE(wildcard.allowed(ok), ok);
+  for (const char* bad : {"", "attacker.example", "attacker.example:8081", "0.0.0.0", "127.0.0.1.attacker.example",
+                          "128.0.0.1", "127.0.0.256", "localhost:80:80", "localhost:", "localhost:8o", "[::1", "[::2]",
+                          "::1", "localhost.attacker.example", "x"})
+    CHECK_MESSAGE(!wildcard.allowed(bad), bad);
+  HostAllowList named("10.0.0.5", {"culprit.internal", "::5"});
+  CHECK(named.allowed("10.0.0.5:8080"));
+  CHECK(named.allowed("Culprit.Internal"));
+  CHECK(named.allowed("[::5]:8080"));
+  CHECK(!named.allowed("10.0.0.6"));
+  CHECK(culprit::service::is_loopback_host("127.0.0.1"));
+  CHECK(culprit::service::is_loopback_host("::1"));
+  CHECK(!culprit::service::is_loopback_host("0.0.0.0"));
+}
+
+TEST_CASE("InProcessService: without a token a foreign Host gets 421, the probes stay open") {
+  ServiceConfig cfg;
+  cfg.access_log = false;
+  InProcessService svc(cfg, tiny_attributor());
+  std::string out = svc.handle_bytes("GET /v1/catalog HTTP/1.1\r\nHost: attacker.example\r\n\r\n");
+  CHECK(out.find("HTTP/1.1 421 Misdirected Request") == 0);
+  CHECK(out.find("misdirected_request") != std::string::npos);
+  CHECK(svc.handle_bytes("GET /v1/catalog HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n").find("HTTP/1.1 200") == 0);
+  for (const char* probe : {"/healthz", "/readyz", "/metrics"})
+    CHECK(svc.handle_bytes(std::string("GET ") + probe + " HTTP/1.1\r\nHost: attacker.example\r\n\r\n").find("HTTP/1.1 200") == 0);
+  // With a token the token is the defence: Host is not checked...
+  ServiceConfig tok;
+  tok.access_log = false;
+  tok.token = "s3cret";
+  InProcessService with_token(tok, tiny_attributor());
+  CHECK(with_token.handle_bytes("GET /v1/catalog HTTP/1.1\r\nHost: attacker.example\r\nAuthorization: Bearer s3cret\r\n\r\n")
+            .find("HTTP/1.1 200") == 0);
+  // ...unless --allow-host says which names are the service's.
+  tok.allow_hosts = {"culprit.internal"};
+  InProcessService named(tok, tiny_attributor());
+  CHECK(named.handle_bytes("GET /v1/catalog HTTP/1.1\r\nHost: attacker.example\r\nAuthorization: Bearer s3cret\r\n\r\n")
+            .find("HTTP/1.1 421") == 0);
+  CHECK(named.handle_bytes("GET /v1/catalog HTTP/1.1\r\nHost: culprit.internal:8080\r\nAuthorization: Bearer s3cret\r\n\r\n")
+            .find("HTTP/1.1 200") == 0);
+}
+
+TEST_CASE("InProcessService: NDJSON posted to /v1/workloads is told where NDJSON goes") {
+  ServiceConfig cfg;
+  cfg.access_log = false;
+  InProcessService svc(cfg, tiny_attributor());
+  std::string out = svc.handle_bytes(post("/v1/workloads", "application/x-ndjson", "{\"workload_id\":\"w\",\"nodes\":[]}\n"));
+  CHECK(out.find("HTTP/1.1 415") == 0);
+  CHECK(out.find("/v1/workloads/{id}/observations") != std::string::npos);
+  CHECK(out.find("/v1/attributions") != std::string::npos);
+  CHECK(out.find("send application/json or application/x-ndjson") == std::string::npos);
 }
