@@ -39,6 +39,13 @@ inline constexpr size_t kJsonDepth = 64;
 // ------------------------------------------------------------- context
 inline constexpr size_t kContextBytes = 4u << 20;   // context.json, or the context of a request
 inline constexpr size_t kContextNodes = 32768;      // entries of "nodes"
+// Node names a verdict lists where the list would repeat for every source
+// (coverage.sources.*.nodes_missing) or fill a warning: the first this many
+// in sort order, the count given beside them. The one complete list is
+// coverage.nodes_without_logs. Without it a 3.6 MB context of 32,768 long
+// node names and no evidence got a 50.9 MB answer (14 times the request):
+// every name once per source and again in the warnings; now 7.8 MB.
+inline constexpr size_t kCoverageNodeNames = 64;
 
 // -------------------------------------------------------- observations
 inline constexpr size_t kObservationLine = 16u << 20;  // one NDJSON line (observations.jsonl, bodies)

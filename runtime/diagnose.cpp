@@ -546,14 +546,22 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
   std::sort(cov.collectors.begin(), cov.collectors.end(), [](const CollectorReport& a, const CollectorReport& b) {
     return std::tie(a.collector, a.source, a.status, a.reason) < std::tie(b.collector, b.source, b.status, b.reason);
   });
+  // A warning names at most limits::kCoverageNodeNames nodes: the complete
+  // list is coverage.nodes_without_logs, once.
+  auto some_nodes = [](const std::vector<std::string>& names) {
+    const size_t shown = std::min(names.size(), limits::kCoverageNodeNames);
+    std::string out = fmt::format("{}", fmt::join(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(shown), ", "));
+    if (shown < names.size()) out += fmt::format(", … and {} more", names.size() - shown);
+    return out;
+  };
   if (!cov.nodes_without_logs.empty())
     cov.warnings.push_back(fmt::format("no logs at all from {} of {} nodes: {}", cov.nodes_without_logs.size(), ctx.nodes.size(),
-                                       fmt::join(cov.nodes_without_logs, ", ")));
+                                       some_nodes(cov.nodes_without_logs)));
   for (const char* s : {"kernel", "app"}) {
     const auto& sc = cov.sources[s];
     if (!sc.nodes_missing.empty() && sc.nodes_missing.size() != cov.nodes_without_logs.size())
       cov.warnings.push_back(fmt::format("no {} log from {} of {} nodes: {}", s, sc.nodes_missing.size(), ctx.nodes.size(),
-                                         fmt::join(sc.nodes_missing, ", ")));
+                                         some_nodes(sc.nodes_missing)));
   }
   for (const auto& [source, sc] : cov.sources)
     for (const auto& e : sc.errors) cov.warnings.push_back(source + ": " + e);

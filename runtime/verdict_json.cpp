@@ -7,6 +7,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "base/limits.h"
 #include "base/text_util.h"
 #include "base/timestamp.h"
 #include "runtime/collector_report_json.h"
@@ -190,7 +191,14 @@ J verdict_tail(const Verdict& v, bool include_trail, VerdictSchema schema) {
     J s;
     s["nodes_expected"] = sc.nodes_expected;
     s["nodes_with_data"] = sc.nodes_with_data;
-    s["nodes_missing"] = sc.nodes_missing;
+    // At most limits::kCoverageNodeNames: this list repeats for every
+    // source, so a large context without evidence would multiply its node
+    // list by the number of sources. How many are missing stays exact:
+    // nodes_expected minus the length of nodes_with_data (which lists only
+    // nodes that sent evidence, so it grows with the request's evidence).
+    s["nodes_missing"] = std::vector<std::string>(
+        sc.nodes_missing.begin(), sc.nodes_missing.begin() + static_cast<std::ptrdiff_t>(
+                                                               std::min(sc.nodes_missing.size(), limits::kCoverageNodeNames)));
     s["control_plane_hosts"] = sc.control_plane_hosts;
     s["files"] = sc.files;
     s["bytes_read"] = sc.bytes_read;

@@ -574,6 +574,22 @@ def _():
     expect("send application/json or application/x-ndjson" not in msg, msg)
 
 
+@case("issue 38: a context of 32,768 nodes and no evidence gets an answer of at most 3 times its size")
+def _():
+    ctx = {"workload_id": "amp", "nodes": [f"node-{i:05d}-" + "x" * 96 for i in range(32768)]}
+    body = (json.dumps(ctx) + "\n").encode()
+    st, _, data = main.request("POST", "/v1/attributions", body=body, headers={"Content-Type": "application/x-ndjson"},
+                               timeout=300)
+    expect(st == 200, f"{st} {data[:200]!r}")
+    expect(len(data) <= 3 * len(body), f"a {len(body)}-byte request got a {len(data)}-byte answer")
+    v = json.loads(data)
+    expect(len(v["coverage"]["nodes_without_logs"]) == 32768, "nodes_without_logs is no longer complete")
+    for name, sc in v["coverage"]["sources"].items():
+        expect(len(sc["nodes_missing"]) == 64 and sc["nodes_expected"] - len(sc["nodes_with_data"]) == 32768,
+               f"{name}: {len(sc['nodes_missing'])} names listed")
+    expect(any("… and 32704 more" in w for w in v["coverage"]["warnings"]), f"{[w[-60:] for w in v['coverage']['warnings']]}")
+
+
 main.stop()
 rc = main.proc.returncode
 if rc != 0:
