@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <optional>
 
 #include "base/limits.h"
 
@@ -38,6 +39,30 @@ bool is_tchar(char c) {
 }
 
 bool is_token(std::string_view s) { return !s.empty() && std::all_of(s.begin(), s.end(), is_tchar); }
+
+// A Host field value (RFC 9110 §7.2: uri-host [":" port]): an IP literal
+// in brackets, or a reg-name (unreserved, pct-encoded and sub-delims
+// characters; this covers IPv4 addresses), then an optional port of digits.
+// Empty is allowed (a target without authority).
+bool is_host_value(std::string_view v) {
+  std::string_view port;
+  if (!v.empty() && v.front() == '[') {
+    size_t close = v.find(']');
+    if (close == std::string_view::npos || close == 1) return false;
+    for (char c : v.substr(1, close - 1))
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != ':' && c != '.') return false;
+    std::string_view rest = v.substr(close + 1);
+    if (!rest.empty() && rest.front() != ':') return false;
+    port = rest.empty() ? rest : rest.substr(1);
+  } else {
+    size_t colon = v.find(':');
+    std::string_view name = v.substr(0, colon);
+    for (char c : name)
+      if (c == '\0' || (!std::isalnum(static_cast<unsigned char>(c)) && !std::strchr("-._~%!$&'()*+,;=", c))) return false;
+    if (colon != std::string_view::npos) port = v.substr(colon + 1);
+  }
+  return std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
 
 // Comma-separated list members, trimmed, lower-cased, empty ones dropped.
 std::vector<std::string> list_members(std::string_view v) {
@@ -416,11 +441,21 @@ bool RequestParser::parse_head() {
   req_.method = std::string(method);
   req_.minor_version = version[7] - '0';
   req_.target = std::string(target);
-  // Absolute form (a request meant for a proxy): keep the path.
+  // RFC 9112 §3.2: origin-form ("/path?query") or absolute-form
+  // ("http://authority/path", which a server must accept; its authority
+  // then stands for Host, §3.2.2). Asterisk-form is for OPTIONS and
+  // authority-form for CONNECT, neither of which is served: 400.
   std::string_view t = target;
+  std::optional<std::string_view> target_authority;
   if (t.substr(0, 7) == "http://" || t.substr(0, 8) == "https://") {
-    size_t slash = t.find('/', t.find("//") + 2);
-    t = slash == std::string_view::npos ? std::string_view("/") : t.substr(slash);
+    size_t start = t.find("//") + 2;
+    size_t slash = t.find_first_of("/?", start);
+    target_authority = t.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+    if (slash == std::string_view::npos) t = "/";
+    else if (t[slash] == '?') return fail(400, "malformed request target (absolute-form without a path)");
+    else t = t.substr(slash);
+  } else if (t.front() != '/') {
+    return fail(400, "malformed request target (expected an absolute path such as /v1/attributions, RFC 9112 §3.2)");
   }
   size_t q = t.find('?');
   req_.path = std::string(t.substr(0, q));
@@ -457,6 +492,23 @@ bool RequestParser::parse_head() {
         }))
       return fail(400, "control characters in a header value");
     req_.headers.emplace_back(lowered(name), std::string(value));
+  }
+  // Host (RFC 9112 §3.2): exactly one on HTTP/1.1, none or one on 1.0, and
+  // a valid uri-host[:port]; 400 otherwise. With an absolute-form target
+  // the target's authority replaces it.
+  size_t hosts = 0;
+  for (const auto& [k, v] : req_.headers)
+    if (k == "host") {
+      ++hosts;
+      if (!is_host_value(v)) return fail(400, "malformed Host header field");
+    }
+  if (hosts > 1) return fail(400, "more than one Host header field (RFC 9112 §3.2)");
+  if (hosts == 0 && req_.minor_version >= 1) return fail(400, "an HTTP/1.1 request without a Host header field (RFC 9112 §3.2)");
+  if (target_authority) {
+    if (target_authority->empty() || !is_host_value(*target_authority)) return fail(400, "malformed request target authority");
+    req_.headers.erase(std::remove_if(req_.headers.begin(), req_.headers.end(), [](const auto& kv) { return kv.first == "host"; }),
+                       req_.headers.end());
+    req_.headers.emplace_back("host", std::string(*target_authority));
   }
   // Framing (RFC 9112 §6).
   std::vector<std::string> te;

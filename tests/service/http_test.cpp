@@ -55,7 +55,7 @@ int error_for(const std::string& bytes) {
 
 TEST_CASE("RequestParser: pipelined requests, byte by byte or all at once") {
   std::string two = "GET /a?x=1&y=%41+b HTTP/1.1\r\nHost: h\r\nX-Y:  v \r\n\r\n"
-                    "POST /b HTTP/1.1\r\nContent-Length: 5\r\n\r\nhelloGET /c HTTP/1.0\r\n\r\n";
+                    "POST /b HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhelloGET /c HTTP/1.0\r\n\r\n";
   for (size_t step : {size_t(1), size_t(7), two.size()}) {
     CAPTURE(step);
     RequestParser p(small_limits());
@@ -73,7 +73,7 @@ TEST_CASE("RequestParser: pipelined requests, byte by byte or all at once") {
 }
 
 TEST_CASE("RequestParser: chunked bodies, with extensions and trailers") {
-  std::string req = "POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nT: 1\r\n\r\n";
+  std::string req = "POST /x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nT: 1\r\n\r\n";
   for (size_t step : {size_t(1), size_t(3), req.size()}) {
     RequestParser p(small_limits());
     auto reqs = parse_all(req, step, p);
@@ -84,24 +84,24 @@ TEST_CASE("RequestParser: chunked bodies, with extensions and trailers") {
 }
 
 TEST_CASE("RequestParser: framing and size errors get the status RFC 9112 asks for") {
-  CHECK(error_for("POST / HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nab") == 400);  // issue 12 #16
-  CHECK(error_for("POST / HTTP/1.1\r\nContent-Length: 1, 1\r\n\r\na") == 400);
-  CHECK(error_for("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 1\r\n\r\n") == 400);
-  CHECK(error_for("POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n") == 501);
+  CHECK(error_for("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nab") == 400);  // issue 12 #16
+  CHECK(error_for("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1, 1\r\n\r\na") == 400);
+  CHECK(error_for("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nContent-Length: 1\r\n\r\n") == 400);
+  CHECK(error_for("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked\r\n\r\n") == 501);
   CHECK(error_for("POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n") == 400);
   CHECK(error_for("GET / HTTP/2.0\r\n\r\n") == 505);
-  CHECK(error_for("GET / HTTP/1.1\r\n folded: x\r\n\r\n") == 400);
-  CHECK(error_for("GET / HTTP/1.1\r\nBad Name: x\r\n\r\n") == 400);
-  CHECK(error_for("GET /" + std::string(2000, 'a') + " HTTP/1.1\r\n\r\n") == 414);
-  CHECK(error_for("GET / HTTP/1.1\r\nX: " + std::string(2000, 'a') + "\r\n\r\n") == 431);
-  std::string many = "GET / HTTP/1.1\r\n";
+  CHECK(error_for("GET / HTTP/1.1\r\nHost: h\r\n folded: x\r\n\r\n") == 400);
+  CHECK(error_for("GET / HTTP/1.1\r\nHost: h\r\nBad Name: x\r\n\r\n") == 400);
+  CHECK(error_for("GET /" + std::string(2000, 'a') + " HTTP/1.1\r\nHost: h\r\n\r\n") == 414);
+  CHECK(error_for("GET / HTTP/1.1\r\nHost: h\r\nX: " + std::string(2000, 'a') + "\r\n\r\n") == 431);
+  std::string many = "GET / HTTP/1.1\r\nHost: h\r\n";
   for (int i = 0; i < 30; ++i) many += "X" + std::to_string(i) + ": y\r\n";
   CHECK(error_for(many + "\r\n") == 431);
-  CHECK(error_for("POST / HTTP/1.1\r\nContent-Length: 2000000\r\n\r\n") == 413);
-  CHECK(error_for("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nFFFFFFFFF\r\n") == 413);
-  CHECK(error_for("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n") == 400);
+  CHECK(error_for("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 2000000\r\n\r\n") == 413);
+  CHECK(error_for("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\nFFFFFFFFF\r\n") == 413);
+  CHECK(error_for("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n") == 400);
   CHECK(error_for("\x16\x03\x01 binary\r\n\r\n") == 400);
-  CHECK(error_for("GET / HTTP/1.1\r\n\r\n") == 0);
+  CHECK(error_for("GET / HTTP/1.1\r\nHost: h\r\n\r\n") == 0);
 }
 
 TEST_CASE("RequestBody: gzip is decoded as it is read, and bounded") {
@@ -183,8 +183,8 @@ TEST_CASE("InProcessService: pipelined requests answered in order, limits as err
   ServiceConfig cfg;
   InProcessService svc(cfg, tiny_attributor());
   std::string ndjson = "{\"workload_id\":\"w\",\"nodes\":[\"n1\"]}\n{\"host\":\"n1\",\"source\":\"app\",\"text\":\"ERR 7\"}\n";
-  std::string out = svc.handle_bytes("GET /healthz HTTP/1.1\r\n\r\n" + post("/v1/attributions", "application/x-ndjson", ndjson) +
-                                     "GET /nothing HTTP/1.1\r\n\r\n");
+  std::string out = svc.handle_bytes("GET /healthz HTTP/1.1\r\nHost: h\r\n\r\n" + post("/v1/attributions", "application/x-ndjson", ndjson) +
+                                     "GET /nothing HTTP/1.1\r\nHost: h\r\n\r\n");
   CHECK(count(out, "HTTP/1.1 ") == 3);
   CHECK(out.find("HTTP/1.1 200") < out.find("culprit.verdict/v2"));
   CHECK(out.find("HTTP/1.1 404") > out.find("culprit.verdict/v2"));
@@ -259,4 +259,37 @@ TEST_CASE("InProcessService: NDJSON posted to /v1/workloads is told where NDJSON
   CHECK(out.find("/v1/workloads/{id}/observations") != std::string::npos);
   CHECK(out.find("/v1/attributions") != std::string::npos);
   CHECK(out.find("send application/json or application/x-ndjson") == std::string::npos);
+}
+
+TEST_CASE("RequestParser: what RFC 9112 says must be refused gets 400 (issue 38)") {
+  // Whitespace before the colon, invalid name characters, obs-fold, bare CR.
+  CHECK(error_for("GET / HTTP/1.1\r\nHost : h\r\n\r\n") == 400);
+  CHECK(error_for("GET / HTTP/1.1\r\nHost: h\r\nX\"Y: v\r\n\r\n") == 400);
+  CHECK(error_for("GET / HTTP/1.1\r\nHost: h\r\nX(: v\r\n\r\n") == 400);
+  CHECK(error_for("GET / HTTP/1.1\r\nHost: h\r\nX: a\r\n\tcontinued\r\n\r\n") == 400);
+  CHECK(error_for("GET / HTTP/1.1\r\nHost: h\r\nX: a\rb\r\n\r\n") == 400);
+  CHECK(error_for("GET / HTTP/1.1\r\nHost: h\rX: y\r\n\r\n") == 400);
+  // A request-target in neither origin- nor absolute-form.
+  CHECK(error_for("GET * HTTP/1.1\r\nHost: h\r\n\r\n") == 400);
+  CHECK(error_for("GET healthz HTTP/1.1\r\nHost: h\r\n\r\n") == 400);
+  CHECK(error_for("CONNECT h:80 HTTP/1.1\r\nHost: h\r\n\r\n") == 400);
+  CHECK(error_for("GET http://h?x HTTP/1.1\r\nHost: h\r\n\r\n") == 400);
+  // Host: exactly one on HTTP/1.1, with a valid value.
+  CHECK(error_for("GET / HTTP/1.1\r\n\r\n") == 400);
+  CHECK(error_for("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n") == 400);
+  CHECK(error_for("GET / HTTP/1.1\r\nHost: a b\r\n\r\n") == 400);
+  CHECK(error_for("GET / HTTP/1.1\r\nHost: a/b\r\n\r\n") == 400);
+  CHECK(error_for("GET / HTTP/1.1\r\nHost: user@a\r\n\r\n") == 400);
+  CHECK(error_for("GET / HTTP/1.1\r\nHost: a:8o\r\n\r\n") == 400);
+  CHECK(error_for("GET / HTTP/1.1\r\nHost: [::1\r\n\r\n") == 400);
+  // Accepted: HTTP/1.0 without Host, an empty Host, IPv6 and ports, absolute-form.
+  CHECK(error_for("GET / HTTP/1.0\r\n\r\n") == 0);
+  CHECK(error_for("GET / HTTP/1.1\r\nHost:\r\n\r\n") == 0);
+  CHECK(error_for("GET / HTTP/1.1\r\nHost: [::1]:8080\r\n\r\n") == 0);
+  CHECK(error_for("GET / HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n") == 0);
+  RequestParser p(small_limits());
+  auto reqs = parse_all("GET http://localhost:8080/healthz?x=1 HTTP/1.1\r\nHost: attacker.example\r\n\r\n", 1 << 20, p);
+  REQUIRE(reqs.size() == 1);
+  CHECK(reqs[0].path == "/healthz");
+  CHECK(reqs[0].header("host") == "localhost:8080");  // the target's authority stands for Host (RFC 9112 §3.2.2)
 }
