@@ -1,6 +1,7 @@
 #include "blueprint/store_reader.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <map>
@@ -163,12 +164,46 @@ bool distinct_values(SqlConnection& db, const char* column, std::vector<std::str
   return true;
 }
 
+const char* file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  return "not a regular file";
+}
+
+// A SQLite store, and the journal files SQLite opens beside it, must be
+// regular files when they exist: SQLite would block for ever opening a FIFO
+// (no writer), and a device is not a store. stat() does not open, so it
+// cannot block. (A path swapped between this check and SQLite's open is a
+// race only someone who can write the store's directory can run, and such
+// a user could replace the store itself.) A path that does not exist is
+// left to SQLite, which says so (read-only: it creates nothing).
+bool check_sqlite_files(const std::string& path, std::string& error) {
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+    std::string p = path + suffix;
+    struct stat st {};
+    if (::stat(p.c_str(), &st) != 0) continue;
+    if (!S_ISREG(st.st_mode)) {
+      error = *suffix ? fmt::format("the SQLite store {} has {} beside it ({}), not a regular file: SQLite would "
+                                    "open it; remove it or give another store",
+                                    path, file_kind(st.st_mode), p)
+                      : fmt::format("the SQLite store {} is {}, not a regular file: give the file `culprit run` wrote",
+                                    path, file_kind(st.st_mode));
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 std::unique_ptr<StoreReader> StoreReader::open(const std::string& url, const std::string& password, std::string& error,
                                                std::string& warning) {
   std::unique_ptr<StoreReader> r(new StoreReader());
   r->url_ = redact_url(url);
+  if (url.rfind("sqlite:", 0) == 0 && !check_sqlite_files(url.substr(7), error)) return nullptr;
   r->db_ = open_sql(url, password, true, error);
   if (!r->db_) return nullptr;
   SqlConnection& db = *r->db_;

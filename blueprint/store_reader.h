@@ -113,7 +113,9 @@ class StoreReader {
  public:
   // Opens `url` (sqlite:PATH | postgresql://...) read-only. Null with
   // `error` when it cannot be opened, is not a Culprit store, or is newer
-  // than this binary. `warning` is set (and the reader still returned) when
+  // than this binary; a SQLite path (or its -wal, -shm, -journal) that
+  // exists but is not a regular file (a FIFO, a directory, a device) is
+  // refused before SQLite opens it, so it never blocks. `warning` is set (and the reader still returned) when
   // the store lacks the readers' indexes.
   static std::unique_ptr<StoreReader> open(const std::string& url, const std::string& password, std::string& error,
                                            std::string& warning);

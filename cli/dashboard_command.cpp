@@ -11,6 +11,7 @@
 #include "base/timestamp.h"
 #include "blueprint/config.h"
 #include "cli/args.h"
+#include "dashboard/host_allow.h"
 #include "dashboard/server.h"
 
 namespace culprit::cli {
@@ -33,17 +34,23 @@ Options:
                          sqlite:culprit.db in the working directory)
   --password-file FILE   the PostgreSQL password (first line); otherwise libpq
                          reads PGPASSWORD or PGPASSFILE. Never in the URL.
-  --listen HOST:PORT     address to bind (default 127.0.0.1:8081; port 0 = any)
+  --listen HOST:PORT     address to bind (default 127.0.0.1:8081; port 0 = any).
+                         Not loopback: a warning (there is no login)
+  --allow-host NAME      also answer requests whose Host is NAME (a reverse
+                         proxy's or the machine's name); repeatable. Others
+                         than loopback, the --listen host and these get 421
   --threads N            HTTP workers, and store connections at most (default 8)
-  --read-timeout DUR     per-read socket timeout (default 5s)
-  --write-timeout DUR    per-write socket timeout (default 5s)
+  --read-timeout DUR     a request must arrive within this of its first byte
+                         (default 5s)
+  --write-timeout DUR    an answer must be taken within this (default 5s)
   --no-access-log        do not write one JSON line per request to stderr
   --port-file FILE       write the bound port to FILE once serving (for scripts)
   -h, --help             this help
 
-Exit status: 0 stopped by SIGTERM/SIGINT, 2 bad usage or an address that
-cannot be bound, 3 the store cannot be opened (missing, not a Culprit store,
-or written by a newer culprit).
+Exit status: 0 stopped by SIGTERM/SIGINT (requests in flight get up to 10 s
+to finish), 2 bad usage or an address that cannot be bound, 3 the store
+cannot be opened (missing, not a regular file, not a Culprit store, or
+written by a newer culprit).
 )";
 
 int usage(const std::string& msg) {
@@ -72,7 +79,7 @@ bool check_store_url(const std::string& s, std::string& error) {
 
 int cmd_dashboard(int argc, char** argv) {
   ArgSpec spec{{"no-access-log", "help"},
-               {"store", "password-file", "listen", "threads", "read-timeout", "write-timeout", "port-file"}};
+               {"store", "password-file", "listen", "allow-host", "threads", "read-timeout", "write-timeout", "port-file"}};
   Args a;
   std::string err;
   if (!parse_args(argc, argv, 2, spec, a, err)) return usage(err);
@@ -88,6 +95,10 @@ int cmd_dashboard(int argc, char** argv) {
     if (!blueprint::read_secret(*f, "", cfg.password, err)) return usage("--password-file: " + err);
   if (auto l = a.last("listen"))
     if (!parse_listen(*l, cfg.host, cfg.port, err)) return usage(err);
+  for (const auto& name : a.all("allow-host")) {
+    if (dashboard::normalize_allowed_host(name, err).empty()) return usage("--allow-host: " + err);
+    cfg.allowed_hosts.push_back(name);
+  }
   if (auto t = a.last("threads")) {
     char* end = nullptr;
     long n = std::strtol(t->c_str(), &end, 10);

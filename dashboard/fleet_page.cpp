@@ -27,7 +27,12 @@ struct Buckets {
 
 Buckets bucketize(const FleetQuery& q, const std::vector<blueprint::OutcomeCount>& outcomes) {
   Buckets b;
-  for (int64_t t = q.from_ns; t < q.before_ns; t += q.bucket_ns) b.starts.push_back(t);
+  // Stepping by difference, not by `t += bucket`: a window that ends near
+  // the last instant int64 holds must not wrap into an endless one.
+  for (int64_t t = q.from_ns; t < q.before_ns; t += q.bucket_ns) {
+    b.starts.push_back(t);
+    if (q.before_ns - t <= q.bucket_ns) break;
+  }
   size_t n = b.starts.size();
   for (const auto& c : outcome_categories()) b.by_category[c].assign(n, 0);
   b.failures.assign(n, 0);
@@ -52,7 +57,7 @@ std::string window_links(const FleetQuery& q, const blueprint::StoreFacets& f) {
   int64_t end = q.before_ns;
   std::string out = "<p class=\"windows\">Window: ";
   for (int days : {7, 30, 90, 365}) {
-    std::string from = day_text(end - days * day), to = day_text(end - day);
+    std::string from = day_text(saturating_add(end, -days * day)), to = day_text(end - day);
     bool current = q.from == from && q.to == to;
     out += fmt::format("<a href=\"/fleet?from={}&amp;to={}\"{}>{} days</a> · ", from, to, current ? " aria-current=\"true\"" : "",
                        days);
@@ -123,7 +128,7 @@ std::string fleet_page(const PageFrame& frame, const FleetQuery& q, const bluepr
     for (const auto& c : outcome_categories()) sum += b.by_category[c][i];
     if (sum == 0) continue;
     std::string day = day_text(b.starts[i]);
-    int64_t next = b.starts[i] + q.bucket_ns;
+    int64_t next = saturating_add(b.starts[i], q.bucket_ns);
     out += fmt::format("<tr><th scope=\"row\"><a href=\"/workloads?from={}&amp;to={}\">{}</a></th>", day, day_text(next - 1), day);
     for (const auto& c : outcome_categories()) out += fmt::format("<td class=\"num\">{}</td>", b.by_category[c][i]);
     out += "</tr>\n";

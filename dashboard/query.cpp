@@ -15,6 +15,10 @@ namespace {
 
 constexpr int64_t kDayNs = 86400LL * 1000000000LL;
 constexpr size_t kMaxValue = 256;  // no filter value the store holds is longer
+constexpr const char* kNotDay = "not a date (YYYY-MM-DD) from 1677-09-22 to 2262-04-10";
+constexpr const char* kNotDayOrTime =
+    "not a date (YYYY-MM-DD) or an RFC 3339 time, from 1677-09-22 to 2262-04-10";
+constexpr const char* kOutOfRange = "out of range: times run from 1677-09-22 to 2262-04-10";
 
 bool is_word_char(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; }
 
@@ -123,13 +127,15 @@ bool parse_list_query(const Params& p, ListQuery& q, std::string& error) {
   bool day = false;
   if (!q.from.empty()) {
     auto t = parse_day_or_time(q.from, day);
-    if (!t) return bad("from", "not a date (YYYY-MM-DD) or an RFC 3339 time");
+    if (!t) return bad("from", kNotDayOrTime);
     q.filter.end_from_ns = *t;
   }
   if (!q.to.empty()) {
     auto t = parse_day_or_time(q.to, day);
-    if (!t) return bad("to", "not a date (YYYY-MM-DD) or an RFC 3339 time");
-    q.filter.end_before_ns = day ? *t + kDayNs : *t;  // a day is inclusive
+    if (!t) return bad("to", kNotDayOrTime);
+    auto end = day ? checked_add(*t, kDayNs) : t;  // a day is inclusive
+    if (!end) return bad("to", kOutOfRange);
+    q.filter.end_before_ns = *end;
   }
   if (q.filter.end_from_ns && q.filter.end_before_ns && *q.filter.end_from_ns >= *q.filter.end_before_ns)
     return bad("to", "the range ends before it starts");
@@ -245,7 +251,12 @@ bool parse_offenders_query(const std::string& since, const std::string& until, c
   }
   std::string s = since.empty() ? "7d" : since;
   if (auto d = parse_duration(s); d && *d > 0) {
-    out.from_ns = out.until_ns - *d;
+    auto from = checked_sub(out.until_ns, *d);
+    if (!from) {
+      error = fmt::format("since '{}' reaches back before 1677-09-22, the earliest time there is", s);
+      return false;
+    }
+    out.from_ns = *from;
   } else if (auto t = parse_rfc3339(s)) {
     out.from_ns = *t;
   } else {
@@ -280,38 +291,46 @@ bool parse_fleet_query(const Params& p, std::optional<int64_t> oldest_end_ns, st
   std::optional<int64_t> a, b;
   if (!from.empty()) {
     a = parse_day_or_time(from, day);
-    if (!a || !day) return bad("from", "not a date (YYYY-MM-DD)");
+    if (!a || !day) return bad("from", kNotDay);
   }
   if (!to.empty()) {
     b = parse_day_or_time(to, day);
-    if (!b || !day) return bad("to", "not a date (YYYY-MM-DD)");
-    *b += kDayNs;
+    if (!b || !day) return bad("to", kNotDay);
+    b = checked_add(*b, kDayNs);  // `to` is inclusive
+    if (!b) return bad("to", kOutOfRange);
   }
-  int64_t anchor = newest_end_ns.value_or(now_ns);
-  int64_t anchor_day_end = (std::max<int64_t>(anchor, 0) / kDayNs + 1) * kDayNs;  // the end of its UTC day
+  // The end of the anchor's UTC day, or the last midnight int64 holds.
+  int64_t anchor = std::max<int64_t>(newest_end_ns.value_or(now_ns), 0);
+  int64_t anchor_day_end = std::min(anchor / kDayNs + 1, INT64_MAX / kDayNs) * kDayNs;
   f.defaulted = !a && !b;
-  if (!b) b = a ? std::min(*a + 30 * kDayNs, anchor_day_end) : anchor_day_end;
+  if (!b) b = a ? std::min(saturating_add(*a, 30 * kDayNs), anchor_day_end) : anchor_day_end;
   if (!a) {
     // By default everything the store holds, when that is a year or less:
     // a young store (or the examples) shows all its verdicts at once.
-    a = *b - 30 * kDayNs;
+    a = checked_sub(*b, 30 * kDayNs);
+    if (!a) return bad("to", kOutOfRange);
     if (f.defaulted && oldest_end_ns && *oldest_end_ns < *a)
-      a = std::max(*b - 365 * kDayNs, (*oldest_end_ns / kDayNs) * kDayNs);
+      a = std::max(saturating_add(*b, -365 * kDayNs), (*oldest_end_ns / kDayNs) * kDayNs);
   }
   if (*a >= *b) return bad("to", "the range ends before it starts");
-  if (*b - *a > 3660 * kDayNs) return bad("from", "the window is longer than ten years");
+  // Both ends are in range and ordered, so the span cannot wrap; it is still
+  // checked, as the one place a wrap would have let any window through.
+  auto span = checked_sub(*b, *a);
+  if (!span || *span > 3660 * kDayNs) return bad("from", "the window is longer than ten years");
+  auto last_day = checked_sub(*b, kDayNs);
+  if (!last_day) return bad("to", kOutOfRange);
   f.from_ns = *a;
   f.before_ns = *b;
   f.from = format_rfc3339(*a).substr(0, 10);
-  f.to = format_rfc3339(*b - kDayNs).substr(0, 10);
+  f.to = format_rfc3339(*last_day).substr(0, 10);
   if (!bucket.empty()) {
     if (bucket != "day" && bucket != "week") return bad("bucket", "must be day or week");
     f.bucket = bucket;
-  } else if (*b - *a > 120 * kDayNs) {
+  } else if (*span > 120 * kDayNs) {
     f.bucket = "week";  // a day per bar stops being readable past a few months
   }
   f.bucket_ns = f.bucket == "week" ? 7 * kDayNs : kDayNs;
-  if ((*b - *a) / f.bucket_ns > 800) return bad("bucket", "too many bars for this window: use bucket=week");
+  if (*span / f.bucket_ns > 800) return bad("bucket", "too many bars for this window: use bucket=week");
   if (!min.empty() && !parse_int(min, 1, 1000, f.min_attempts)) return bad("min", "must be a number from 1 to 1000");
   return true;
 }

@@ -10,6 +10,12 @@
 // merely matches nothing. Empty values mean "not set", as forms send them;
 // unknown parameters are ignored.
 //
+// Instants and spans are int64 nanoseconds (base/timestamp.h: 1677-09-21
+// to 2262-04-11), and every sum or difference of them here is checked: a
+// parameter whose arithmetic would leave that range is a 400 naming it,
+// never a wrapped window (a wrapped difference once let a 400-year fleet
+// window pass the ten-year limit and answer 28 MB).
+//
 // Thread-safety: pure functions.
 #pragma once
 
@@ -80,5 +86,23 @@ std::optional<blueprint::VerdictSort> sort_key(const std::string& name);
 
 // A YYYY-MM-DD day or an RFC 3339 instant. `day` tells which it was.
 std::optional<int64_t> parse_day_or_time(const std::string& s, bool& day);
+
+// a + b and a - b, or nullopt when the result leaves int64.
+inline std::optional<int64_t> checked_add(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) return std::nullopt;
+  return r;
+}
+inline std::optional<int64_t> checked_sub(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_sub_overflow(a, b, &r)) return std::nullopt;
+  return r;
+}
+// a + b, held at the ends of int64 (for bounds that only clip a range).
+inline int64_t saturating_add(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) return b > 0 ? INT64_MAX : INT64_MIN;
+  return r;
+}
 
 }  // namespace culprit::dashboard

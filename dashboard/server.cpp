@@ -1,29 +1,37 @@
 #include "dashboard/server.h"
 
 #include <fmt/format.h>
-#include <httplib.h>
 #include <signal.h>
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <mutex>
 #include <thread>
 
+#include "base/limits.h"
 #include "base/sha256.h"
 #include "base/stop_signals.h"
 #include "base/timestamp.h"
 #include "blueprint/store_reader.h"
 #include "dashboard/assets.h"
+#include "dashboard/host_allow.h"
 #include "dashboard/pages.h"
+#include "service/http_server.h"
 
 namespace culprit::dashboard {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using service::HttpRequest;
+using service::HttpResponse;
 std::atomic<bool> g_stop{false};
 
 int64_t now_ns() {
@@ -120,10 +128,85 @@ const char* kSecurityPolicy =
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
     "base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
-class Dashboard {
+// No request body is ever read: on_head refuses every request that has one
+// (405 or 400). The parser's own body limit must therefore not pre-empt that
+// answer with a 413, whatever Content-Length says.
+constexpr uint64_t kNoBodyLimit = uint64_t{1} << 62;
+
+// The query string of `target` as cpp-httplib parsed it before: every
+// `key=value` pair, percent-decoded ('+' a space), repeated keys kept.
+Params query_params(const std::string& target) {
+  Params out;
+  size_t q = target.find('?');
+  if (q == std::string::npos) return out;
+  std::string_view rest = std::string_view(target).substr(q + 1);
+  while (!rest.empty()) {
+    size_t amp = rest.find('&');
+    std::string_view pair = rest.substr(0, amp);
+    rest = amp == std::string_view::npos ? std::string_view() : rest.substr(amp + 1);
+    if (pair.empty()) continue;
+    size_t eq = pair.find('=');
+    std::string key = service::url_decode(pair.substr(0, eq));
+    std::string value = eq == std::string_view::npos ? std::string() : service::url_decode(pair.substr(eq + 1));
+    if (!key.empty()) out.emplace(std::move(key), std::move(value));
+  }
+  return out;
+}
+
+// The first value of `key`, or "".
+std::string first_param(const Params& p, const std::string& key) {
+  auto it = p.find(key);
+  return it == p.end() ? std::string() : it->second;
+}
+
+// "123" (1 to 18 digits) into `id`.
+bool parse_id(std::string_view s, int64_t& id) {
+  if (s.empty() || s.size() > 18) return false;
+  id = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    id = id * 10 + (c - '0');
+  }
+  return true;
+}
+
+// `path` with `prefix` removed, when it starts with it.
+bool strip_prefix(std::string_view path, std::string_view prefix, std::string_view& rest) {
+  if (path.substr(0, prefix.size()) != prefix) return false;
+  rest = path.substr(prefix.size());
+  return true;
+}
+
+bool is_digits(std::string_view s) {
+  if (s.empty() || s.size() > 18) return false;
+  for (char c : s)
+    if (c < '0' || c > '9') return false;
+  return true;
+}
+
+// A request as the pages see it: the HTTP request and its parsed query.
+struct Call {
+  const HttpRequest& req;
+  Params params;
+  std::string id;  // the route's workload id, when it has one
+};
+
+class Dashboard : public service::HttpHandler {
  public:
-  explicit Dashboard(const DashboardConfig& cfg) : cfg_(cfg), pool_(cfg.store_url, cfg.password, std::max(1u, cfg.threads)) {}
+  explicit Dashboard(const DashboardConfig& cfg)
+      : cfg_(cfg), pool_(cfg.store_url, cfg.password, std::max(1u, cfg.threads)), hosts_(cfg.host, cfg.allowed_hosts) {}
   int run();
+
+  // service::HttpHandler: on the loop, the request's head.
+  bool on_head(HttpRequest& req, HttpResponse& res) override;
+  // Nothing is charged: no body is kept (on_head refuses them), and the few
+  // bytes that arrive with a head go with its connection.
+  bool reserve_body(size_t) override { return true; }
+  void release(size_t) override {}
+  // On a worker: a page, a JSON document or an asset.
+  void handle(HttpRequest& req, HttpResponse& res) override;
+  void protocol_error(const std::string& message, const std::string& limit, HttpResponse& res) override;
+  void answered(const HttpRequest& req, const HttpResponse& res, double seconds) override;
 
  private:
   struct Timing {
@@ -134,30 +217,30 @@ class Dashboard {
   // response is a 503 page (or JSON) that says the store could not be read;
   // the database's own message goes to the log only.
   template <typename Fn>
-  bool with_store(const httplib::Request& req, httplib::Response& res, Timing& t, bool json, Fn&& fn);
-  void finish(httplib::Response& res, const Timing& t);
-  void send_page(httplib::Response& res, int status, const std::string& html);
-  void send_json(httplib::Response& res, int status, const ojson& j);
-  void send_error(const httplib::Request& req, httplib::Response& res, int status, const std::string& message);
+  bool with_store(const Call& call, HttpResponse& res, Timing& t, Fn&& fn);
+  void finish(HttpResponse& res, const Timing& t);
+  void send_page(HttpResponse& res, int status, const std::string& html);
+  void send_json(HttpResponse& res, int status, const ojson& j);
+  void send_error(const std::string& path, HttpResponse& res, int status, const std::string& message);
   bool facets(blueprint::StoreReader& r, blueprint::StoreFacets& f, std::string& error);
   PageFrame frame(const std::string& title, const std::string& nav) const;
-  void install_routes();
-  void log_request(const httplib::Request& req, const httplib::Response& res);
+  void log_line(const std::string& line);
+  void route(Call& call, HttpResponse& res);
 
-  void handle_list(const httplib::Request& req, httplib::Response& res, bool json);
-  void handle_workload(const httplib::Request& req, httplib::Response& res);
+  void handle_list(const Call& call, HttpResponse& res, bool json);
+  void handle_workload(const Call& call, HttpResponse& res);
   // The verdict of the route's id into `d`; false when the response (404, 503) is already made.
-  bool load_verdict(const httplib::Request& req, httplib::Response& res, Timing& t, blueprint::VerdictDetail& d);
-  void handle_verdict_json(const httplib::Request& req, httplib::Response& res);
-  void handle_timeline(const httplib::Request& req, httplib::Response& res);
-  void handle_fleet(const httplib::Request& req, httplib::Response& res, const std::string& what);
-  void handle_offenders(const httplib::Request& req, httplib::Response& res);
-  void handle_asset(const httplib::Request& req, httplib::Response& res);
+  bool load_verdict(const Call& call, HttpResponse& res, Timing& t, blueprint::VerdictDetail& d);
+  void handle_verdict_json(const Call& call, HttpResponse& res);
+  void handle_timeline(const Call& call, HttpResponse& res);
+  void handle_fleet(const Call& call, HttpResponse& res, const std::string& what);
+  void handle_offenders(const Call& call, HttpResponse& res);
+  void handle_asset(const Call& call, HttpResponse& res);
 
   DashboardConfig cfg_;
   ReaderPool pool_;
+  HostAllowList hosts_;
   std::string warning_;
-  httplib::Server svr_;
   std::mutex log_mu_;
   // The filter form's choices, refreshed at most every few seconds.
   std::mutex facets_mu_;
@@ -165,6 +248,15 @@ class Dashboard {
   Clock::time_point facets_at_;
   std::vector<std::string> asset_etags_;
 };
+
+// Every answer, refusals and protocol errors included, carries these.
+void security_headers(HttpResponse& res) {
+  res.set_header("Content-Security-Policy", kSecurityPolicy);
+  res.set_header("X-Content-Type-Options", "nosniff");
+  res.set_header("Referrer-Policy", "no-referrer");
+  res.set_header("X-Frame-Options", "DENY");
+  res.set_header("Cross-Origin-Resource-Policy", "same-origin");
+}
 
 PageFrame Dashboard::frame(const std::string& title, const std::string& nav) const {
   PageFrame f;
@@ -175,29 +267,36 @@ PageFrame Dashboard::frame(const std::string& title, const std::string& nav) con
   return f;
 }
 
-void Dashboard::finish(httplib::Response& res, const Timing& t) {
+void Dashboard::log_line(const std::string& line) {
+  std::lock_guard<std::mutex> lock(log_mu_);
+  std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
+void Dashboard::finish(HttpResponse& res, const Timing& t) {
   res.set_header("Server-Timing", fmt::format("db;dur={:.2f}, total;dur={:.2f}", t.db_ms, ms_since(t.start)));
 }
 
-void Dashboard::send_page(httplib::Response& res, int status, const std::string& html) {
+void Dashboard::send_page(HttpResponse& res, int status, const std::string& html) {
   res.status = status;
   res.set_header("Cache-Control", "no-store");
   res.set_content(html, "text/html; charset=utf-8");
 }
 
-void Dashboard::send_json(httplib::Response& res, int status, const ojson& j) {
+void Dashboard::send_json(HttpResponse& res, int status, const ojson& j) {
   res.status = status;
   res.set_header("Cache-Control", "no-store");
   res.set_content(j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", "application/json");
 }
 
-void Dashboard::send_error(const httplib::Request& req, httplib::Response& res, int status, const std::string& message) {
-  bool json = req.path.rfind("/api/", 0) == 0 ||
-              (req.path.size() > 5 && req.path.compare(req.path.size() - 5, 5, ".json") == 0);
+void Dashboard::send_error(const std::string& path, HttpResponse& res, int status, const std::string& message) {
+  bool json = path.rfind("/api/", 0) == 0 || (path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0);
   if (json) {
-    const char* code = status == 400 ? "bad_request" : status == 404 ? "not_found" : status == 405 ? "method_not_allowed"
-                       : status == 503                               ? "store_unavailable"
-                                                                     : "error";
+    const char* code = status == 400   ? "bad_request"
+                       : status == 404 ? "not_found"
+                       : status == 405 ? "method_not_allowed"
+                       : status == 421 ? "misdirected_request"
+                       : status == 503 ? "store_unavailable"
+                                       : "error";
     send_json(res, status, {{"error", {{"code", code}, {"message", message}}}});
   } else {
     send_page(res, status, error_page(frame("Error", ""), status, message));
@@ -205,7 +304,7 @@ void Dashboard::send_error(const httplib::Request& req, httplib::Response& res, 
 }
 
 template <typename Fn>
-bool Dashboard::with_store(const httplib::Request& req, httplib::Response& res, Timing& t, bool json, Fn&& fn) {
+bool Dashboard::with_store(const Call& call, HttpResponse& res, Timing& t, Fn&& fn) {
   auto t0 = Clock::now();
   std::string error;
   auto lease = pool_.acquire(error);
@@ -213,12 +312,8 @@ bool Dashboard::with_store(const httplib::Request& req, httplib::Response& res, 
   t.db_ms += ms_since(t0);
   if (ok) return true;
   if (lease) lease.broken();
-  {
-    std::lock_guard<std::mutex> lock(log_mu_);
-    std::cerr << fmt::format("culprit dashboard: {} {}: store error: {}\n", req.method, req.path, error);
-  }
-  (void)json;
-  send_error(req, res, 503, "The store could not be read just now; the dashboard's log says why. Try again shortly.");
+  log_line(fmt::format("culprit dashboard: {} {}: store error: {}\n", call.req.method, call.req.path, error));
+  send_error(call.req.path, res, 503, "The store could not be read just now; the dashboard's log says why. Try again shortly.");
   return false;
 }
 
@@ -237,15 +332,15 @@ bool Dashboard::facets(blueprint::StoreReader& r, blueprint::StoreFacets& f, std
   return true;
 }
 
-void Dashboard::handle_list(const httplib::Request& req, httplib::Response& res, bool json) {
+void Dashboard::handle_list(const Call& call, HttpResponse& res, bool json) {
   Timing t;
   ListQuery q;
   std::string error;
-  if (!parse_list_query(req.params, q, error)) return send_error(req, res, 400, error);
+  if (!parse_list_query(call.params, q, error)) return send_error(call.req.path, res, 400, error);
   std::vector<blueprint::VerdictSummary> rows;
   int64_t total = 0;
   blueprint::StoreFacets f;
-  if (!with_store(req, res, t, json, [&](blueprint::StoreReader& r, std::string& e) {
+  if (!with_store(call, res, t, [&](blueprint::StoreReader& r, std::string& e) {
         return r.list(q.filter, q.page, rows, total, e) && (json || facets(r, f, e));
       }))
     return;
@@ -254,83 +349,73 @@ void Dashboard::handle_list(const httplib::Request& req, httplib::Response& res,
   finish(res, t);
 }
 
-bool parse_id(const std::string& s, int64_t& id) {
-  if (s.empty() || s.size() > 18) return false;
-  id = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return false;
-    id = id * 10 + (c - '0');
-  }
-  return true;
-}
-
-void Dashboard::handle_workload(const httplib::Request& req, httplib::Response& res) {
+void Dashboard::handle_workload(const Call& call, HttpResponse& res) {
   Timing t;
   int64_t id = 0;
-  if (!parse_id(req.matches[1], id)) return send_error(req, res, 404, "No such workload verdict.");
+  if (!parse_id(call.id, id)) return send_error(call.req.path, res, 404, "No such workload verdict.");
   blueprint::VerdictDetail d;
   std::vector<blueprint::RelatedVerdict> related;
   bool found = false;
-  if (!with_store(req, res, t, false, [&](blueprint::StoreReader& r, std::string& e) {
+  if (!with_store(call, res, t, [&](blueprint::StoreReader& r, std::string& e) {
         return r.verdict(id, d, found, e) && (!found || r.related(id, related, e));
       }))
     return;
-  if (!found) return send_error(req, res, 404, fmt::format("There is no verdict {} in this store.", id));
+  if (!found) return send_error(call.req.path, res, 404, fmt::format("There is no verdict {} in this store.", id));
   VerdictView view;
   std::string error;
-  if (!make_verdict_view(d.verdict_json, view, error)) return send_error(req, res, 500, error);
+  if (!make_verdict_view(d.verdict_json, view, error)) return send_error(call.req.path, res, 500, error);
   send_page(res, 200, workload_page(frame("Job " + d.summary.workload_id, "workloads"), d, view, related));
   finish(res, t);
 }
 
-bool Dashboard::load_verdict(const httplib::Request& req, httplib::Response& res, Timing& t, blueprint::VerdictDetail& d) {
+bool Dashboard::load_verdict(const Call& call, HttpResponse& res, Timing& t, blueprint::VerdictDetail& d) {
   int64_t id = 0;
-  if (!parse_id(req.matches[1], id)) {
-    send_error(req, res, 404, "no such verdict");
+  if (!parse_id(call.id, id)) {
+    send_error(call.req.path, res, 404, "no such verdict");
     return false;
   }
   bool found = false;
-  if (!with_store(req, res, t, true, [&](blueprint::StoreReader& r, std::string& e) { return r.verdict(id, d, found, e); }))
+  if (!with_store(call, res, t, [&](blueprint::StoreReader& r, std::string& e) { return r.verdict(id, d, found, e); }))
     return false;
-  if (!found) send_error(req, res, 404, fmt::format("there is no verdict {} in this store", id));
+  if (!found) send_error(call.req.path, res, 404, fmt::format("there is no verdict {} in this store", id));
   return found;
 }
 
-void Dashboard::handle_verdict_json(const httplib::Request& req, httplib::Response& res) {
+void Dashboard::handle_verdict_json(const Call& call, HttpResponse& res) {
   Timing t;
   blueprint::VerdictDetail d;
-  if (!load_verdict(req, res, t, d)) return;
+  if (!load_verdict(call, res, t, d)) return;
   res.set_header("Cache-Control", "no-store");
   res.set_header("Content-Disposition", fmt::format("inline; filename=\"verdict-{}.json\"", d.summary.id));
   res.set_content(d.verdict_json, "application/json");  // exactly the stored bytes
   finish(res, t);
 }
 
-void Dashboard::handle_timeline(const httplib::Request& req, httplib::Response& res) {
+void Dashboard::handle_timeline(const Call& call, HttpResponse& res) {
   Timing t;
   blueprint::VerdictDetail d;
-  if (!load_verdict(req, res, t, d)) return;
+  if (!load_verdict(call, res, t, d)) return;
   VerdictView view;
   std::string error;
-  if (!make_verdict_view(d.verdict_json, view, error)) return send_error(req, res, 500, error);
+  if (!make_verdict_view(d.verdict_json, view, error)) return send_error(call.req.path, res, 500, error);
   send_json(res, 200, timeline_json(view));
   finish(res, t);
 }
 
 // The repeat offenders of a window back from now (or `until`): the same
 // document as `culprit offenders --format json`.
-void Dashboard::handle_offenders(const httplib::Request& req, httplib::Response& res) {
+void Dashboard::handle_offenders(const Call& call, HttpResponse& res) {
   Timing t;
-  for (const auto& [k, v] : req.params)
+  for (const auto& [k, v] : call.params)
     if (k != "since" && k != "until" && k != "min")
-      return send_error(req, res, 400, fmt::format("unknown parameter '{}' (since, until, min)", k));
+      return send_error(call.req.path, res, 400, fmt::format("unknown parameter '{}' (since, until, min)", k));
   OffendersQuery q;
   std::string error;
-  if (!parse_offenders_query(req.get_param_value("since"), req.get_param_value("until"), req.get_param_value("min"), now_ns(),
-                             q, error))
-    return send_error(req, res, 400, error);
+  if (!parse_offenders_query(first_param(call.params, "since"), first_param(call.params, "until"),
+                             first_param(call.params, "min"), now_ns(), q, error))
+    return send_error(call.req.path, res, 400, error);
   std::vector<blueprint::Offender> offenders;
-  if (!with_store(req, res, t, true, [&](blueprint::StoreReader& r, std::string& e) {
+  if (!with_store(call, res, t, [&](blueprint::StoreReader& r, std::string& e) {
         return r.offenders(q.from_ns, q.until_ns, q.min_attempts, -1, offenders, e);
       }))
     return;
@@ -338,7 +423,7 @@ void Dashboard::handle_offenders(const httplib::Request& req, httplib::Response&
   finish(res, t);
 }
 
-void Dashboard::handle_fleet(const httplib::Request& req, httplib::Response& res, const std::string& what) {
+void Dashboard::handle_fleet(const Call& call, HttpResponse& res, const std::string& what) {
   Timing t;
   blueprint::StoreFacets f;
   FleetQuery q;
@@ -346,9 +431,9 @@ void Dashboard::handle_fleet(const httplib::Request& req, httplib::Response& res
   std::vector<blueprint::OutcomeCount> outcomes;
   std::vector<blueprint::Offender> offenders;
   bool bad = false;
-  if (!with_store(req, res, t, what != "page", [&](blueprint::StoreReader& r, std::string& e) {
+  if (!with_store(call, res, t, [&](blueprint::StoreReader& r, std::string& e) {
         if (!facets(r, f, e)) return false;
-        if (!parse_fleet_query(req.params, f.first_end_ns, f.last_end_ns, now_ns(), q, error)) {
+        if (!parse_fleet_query(call.params, f.first_end_ns, f.last_end_ns, now_ns(), q, error)) {
           bad = true;
           return true;
         }
@@ -358,7 +443,7 @@ void Dashboard::handle_fleet(const httplib::Request& req, httplib::Response& res
         return true;
       }))
     return;
-  if (bad) return send_error(req, res, 400, error);
+  if (bad) return send_error(call.req.path, res, 400, error);
   if (what == "page") send_page(res, 200, fleet_page(frame("Fleet", "fleet"), q, f, outcomes, offenders));
   else if (what == "domains") send_json(res, 200, domains_json(q, outcomes));
   else if (what == "unattributed") send_json(res, 200, unattributed_json(q, outcomes));
@@ -366,106 +451,136 @@ void Dashboard::handle_fleet(const httplib::Request& req, httplib::Response& res
   finish(res, t);
 }
 
-void Dashboard::handle_asset(const httplib::Request& req, httplib::Response& res) {
+void Dashboard::handle_asset(const Call& call, HttpResponse& res) {
   for (size_t i = 0; i < kAssetCount; ++i) {
     const Asset& a = kAssets[i];
-    if (req.path != a.path) continue;
+    if (call.req.path != a.path) continue;
     const std::string& etag = asset_etags_[i];
     res.set_header("ETag", etag);
     res.set_header("Cache-Control", "no-cache");  // revalidate: cheap with the ETag, and never stale after an upgrade
-    if (req.get_header_value("If-None-Match") == etag) {
+    if (call.req.header("if-none-match") == etag) {
       res.status = 304;
       return;
     }
-    res.set_content(reinterpret_cast<const char*>(a.data), a.size, a.content_type);
+    res.set_content(std::string(reinterpret_cast<const char*>(a.data), a.size), a.content_type);
     return;
   }
-  send_error(req, res, 404, "No such asset.");
+  send_error(call.req.path, res, 404, "No such asset.");
 }
 
-void Dashboard::log_request(const httplib::Request& req, const httplib::Response& res) {
+// Routes by the path as sent (not percent-decoded): every link the pages
+// make is plain ASCII, and a workload id is digits.
+void Dashboard::route(Call& call, HttpResponse& res) {
+  const std::string& path = call.req.path;
+  std::string_view rest;
+  if (path == "/") {
+    size_t q = call.req.target.find('?');
+    res.status = 302;
+    res.set_header("Location", "/workloads" + (q == std::string::npos ? std::string() : call.req.target.substr(q)));
+    return;
+  }
+  if (path == "/workloads") return handle_list(call, res, false);
+  if (path == "/api/workloads") return handle_list(call, res, true);
+  if (path == "/fleet") return handle_fleet(call, res, "page");
+  if (path == "/api/fleet/domains") return handle_fleet(call, res, "domains");
+  if (path == "/api/fleet/unattributed") return handle_fleet(call, res, "unattributed");
+  if (path == "/api/fleet/offenders") return handle_fleet(call, res, "offenders");
+  if (path == "/api/offenders") return handle_offenders(call, res);
+  if (strip_prefix(path, "/workloads/", rest)) {
+    size_t slash = rest.find('/');
+    std::string_view id = rest.substr(0, slash), tail = slash == std::string_view::npos ? "" : rest.substr(slash);
+    if (is_digits(id) && tail.empty()) {
+      call.id = std::string(id);
+      return handle_workload(call, res);
+    }
+    if (is_digits(id) && tail == "/verdict.json") {
+      call.id = std::string(id);
+      return handle_verdict_json(call, res);
+    }
+  }
+  if (strip_prefix(path, "/api/workloads/", rest)) {
+    size_t slash = rest.find('/');
+    std::string_view id = rest.substr(0, slash), tail = slash == std::string_view::npos ? "" : rest.substr(slash);
+    if (is_digits(id) && tail == "/timeline") {
+      call.id = std::string(id);
+      return handle_timeline(call, res);
+    }
+  }
+  if (strip_prefix(path, "/assets/", rest) && !rest.empty()) return handle_asset(call, res);
+  send_error(path, res, 404, "There is no such page.");
+}
+
+bool Dashboard::on_head(HttpRequest& req, HttpResponse& res) {
+  security_headers(res);
+  // Nothing here writes: any method but GET and HEAD is refused on every
+  // path before a route (or a body) is looked at.
+  if (req.method != "GET" && req.method != "HEAD") {
+    res.set_header("Allow", "GET, HEAD");
+    res.close = true;  // whatever body came is not read
+    send_error(req.path, res, 405,
+               fmt::format("{} is not allowed: the dashboard is read-only (GET and HEAD only).",
+                           req.method.size() <= 32 ? req.method : req.method.substr(0, 32)));
+    return true;
+  }
+  if (req.has_body()) {
+    res.close = true;
+    send_error(req.path, res, 400, "A GET request has no body.");
+    return true;
+  }
+  if (req.path == "/healthz") {
+    // On the loop: it answers however busy (or slowly fed) the workers are,
+    // whatever the Host (health checkers address the pod or the address).
+    send_json(res, 200, {{"status", "ok"}, {"store", pool_.url()}, {"schema_version", pool_.schema_version()}, {"read_only", true}});
+    return true;
+  }
+  // DNS rebinding: a page of another site whose name was made to resolve
+  // here sends its own name as Host (dashboard/host_allow.h).
+  if (!req.has_header("host")) {
+    if (req.minor_version == 0) return false;  // HTTP/1.0 may omit it; no browser does
+    res.close = true;
+    send_error(req.path, res, 400, "An HTTP/1.1 request needs a Host header (RFC 9112, section 3.2).");
+    return true;
+  }
+  if (!hosts_.allows(req.header("host"))) {
+    send_error(req.path, res, 421,
+               "This dashboard does not answer for that host name (the request's Host header): browse it by its "
+               "loopback or --listen address, or start it with --allow-host NAME.");
+    return true;
+  }
+  return false;
+}
+
+void Dashboard::handle(HttpRequest& req, HttpResponse& res) {
+  Call call{req, query_params(req.target), {}};
+  try {
+    route(call, res);
+  } catch (const std::exception& e) {
+    log_line(fmt::format("culprit dashboard: {} {}: internal error: {}\n", req.method, req.path, e.what()));
+    res = HttpResponse{};
+    send_error(req.path, res, 500, "Internal error; the dashboard's log has the details.");
+  }
+  security_headers(res);
+}
+
+// Malformed requests, limits, timeouts and the 503 of a full server: the
+// request (if any) is not known here, so the answer is plain text.
+void Dashboard::protocol_error(const std::string& message, const std::string&, HttpResponse& res) {
+  security_headers(res);
+  res.set_header("Cache-Control", "no-store");
+  res.set_content(message + "\n", "text/plain; charset=utf-8");
+}
+
+void Dashboard::answered(const HttpRequest& req, const HttpResponse& res, double seconds) {
   if (!cfg_.access_log) return;
   ojson j;
   j["ts"] = format_rfc3339(now_ns());
   j["remote"] = req.remote_addr;
-  j["method"] = req.method;
-  j["path"] = req.path;
+  j["method"] = req.method.substr(0, 32);
+  j["path"] = req.path.substr(0, 512);
   j["status"] = res.status;
-  j["bytes_out"] = res.body.size();
-  std::string timing = res.get_header_value("Server-Timing");
-  size_t at = timing.find("total;dur=");
-  if (at != std::string::npos) j["ms"] = std::atof(timing.c_str() + at + 10);
-  std::string line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  std::lock_guard<std::mutex> lock(log_mu_);
-  std::fwrite(line.data(), 1, line.size(), stderr);
-}
-
-void Dashboard::install_routes() {
-  svr_.set_default_headers({{"Content-Security-Policy", kSecurityPolicy},
-                            {"X-Content-Type-Options", "nosniff"},
-                            {"Referrer-Policy", "no-referrer"},
-                            {"X-Frame-Options", "DENY"},
-                            {"Cross-Origin-Resource-Policy", "same-origin"}});
-  // Nothing here writes: any method but GET and HEAD is refused on every
-  // path before a route (or a body) is looked at.
-  svr_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-    if (req.method == "GET" || req.method == "HEAD") {
-      bool body = req.has_header("Content-Length") ? req.get_header_value("Content-Length") != "0"
-                                                   : req.has_header("Transfer-Encoding");
-      if (!body) return httplib::Server::HandlerResponse::Unhandled;
-      res.set_header("Connection", "close");
-      send_error(req, res, 400, "A GET request has no body.");
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    res.set_header("Allow", "GET, HEAD");
-    res.set_header("Connection", "close");  // whatever body came is not read
-    send_error(req, res, 405, fmt::format("{} is not allowed: the dashboard is read-only (GET and HEAD only).", req.method));
-    return httplib::Server::HandlerResponse::Handled;
-  });
-  svr_.set_logger([this](const httplib::Request& q, const httplib::Response& s) { log_request(q, s); });
-  svr_.set_error_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request& req, httplib::Response& res) {
-    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    int status = res.status;
-    send_error(req, res, status,
-               status == 404 ? "There is no such page." : fmt::format("The request was not understood (HTTP {}).", status));
-    return httplib::Server::HandlerResponse::Handled;
-  }));
-  svr_.set_exception_handler([this](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
-    std::string what = "unknown error";
-    try {
-      if (ep) std::rethrow_exception(ep);
-    } catch (const std::exception& e) {
-      what = e.what();
-    } catch (...) {
-    }
-    {
-      std::lock_guard<std::mutex> lock(log_mu_);
-      std::cerr << fmt::format("culprit dashboard: {} {}: internal error: {}\n", req.method, req.path, what);
-    }
-    send_error(req, res, 500, "Internal error; the dashboard's log has the details.");
-  });
-
-  svr_.Get("/", [](const httplib::Request& req, httplib::Response& res) {
-    std::string query = req.target.find('?') == std::string::npos ? "" : req.target.substr(req.target.find('?'));
-    res.set_redirect("/workloads" + query, 302);
-  });
-  svr_.Get("/workloads", [this](const httplib::Request& q, httplib::Response& s) { handle_list(q, s, false); });
-  svr_.Get("/api/workloads", [this](const httplib::Request& q, httplib::Response& s) { handle_list(q, s, true); });
-  svr_.Get(R"(/workloads/([0-9]{1,18}))", [this](const httplib::Request& q, httplib::Response& s) { handle_workload(q, s); });
-  svr_.Get(R"(/workloads/([0-9]{1,18})/verdict\.json)",
-           [this](const httplib::Request& q, httplib::Response& s) { handle_verdict_json(q, s); });
-  svr_.Get(R"(/api/workloads/([0-9]{1,18})/timeline)",
-           [this](const httplib::Request& q, httplib::Response& s) { handle_timeline(q, s); });
-  svr_.Get("/fleet", [this](const httplib::Request& q, httplib::Response& s) { handle_fleet(q, s, "page"); });
-  svr_.Get("/api/fleet/domains", [this](const httplib::Request& q, httplib::Response& s) { handle_fleet(q, s, "domains"); });
-  svr_.Get("/api/fleet/unattributed",
-           [this](const httplib::Request& q, httplib::Response& s) { handle_fleet(q, s, "unattributed"); });
-  svr_.Get("/api/fleet/offenders", [this](const httplib::Request& q, httplib::Response& s) { handle_fleet(q, s, "offenders"); });
-  svr_.Get("/api/offenders", [this](const httplib::Request& q, httplib::Response& s) { handle_offenders(q, s); });
-  svr_.Get(R"(/assets/[A-Za-z0-9._-]+)", [this](const httplib::Request& q, httplib::Response& s) { handle_asset(q, s); });
-  svr_.Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
-    send_json(res, 200, {{"status", "ok"}, {"store", pool_.url()}, {"schema_version", pool_.schema_version()}, {"read_only", true}});
-  });
+  j["bytes_out"] = req.method == "HEAD" ? 0 : res.body.size();
+  j["ms"] = std::round(seconds * 1e6) / 1e3;
+  log_line(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 int Dashboard::run() {
@@ -479,34 +594,44 @@ int Dashboard::run() {
     asset_etags_.push_back(
         "\"" + sha256_hex(std::string_view(reinterpret_cast<const char*>(kAssets[i].data), kAssets[i].size)).substr(0, 16) + "\"");
 
-  svr_.new_task_queue = [n = std::max(1u, cfg_.threads)] { return new httplib::ThreadPool(n); };
-  svr_.set_read_timeout(cfg_.read_timeout_s, 0);
-  svr_.set_write_timeout(cfg_.write_timeout_s, 0);
-  svr_.set_keep_alive_timeout(cfg_.keep_alive_s);
-  svr_.set_keep_alive_max_count(100);
-  svr_.set_payload_max_length(0);
-  svr_.set_tcp_nodelay(true);
-  install_routes();
+  std::string host = cfg_.host.find(':') != std::string::npos ? "[" + cfg_.host + "]" : cfg_.host;
+  if (!is_loopback_host(cfg_.host))
+    std::cerr << fmt::format(
+        "culprit dashboard: warning: listening on {}, which is not a loopback address: the dashboard has no login, so "
+        "anyone who can reach it reads every verdict; prefer 127.0.0.1 behind a reverse proxy with authentication. "
+        "Requests that name another host than loopback, {} or an --allow-host name get 421.\n",
+        host, host);
 
-  int port = cfg_.port;
-  if (port == 0) port = svr_.bind_to_any_port(cfg_.host);
-  else if (!svr_.bind_to_port(cfg_.host, port)) port = -1;
+  service::HttpServerConfig hc;
+  hc.host = cfg_.host;
+  hc.port = cfg_.port;
+  hc.threads = std::max(1u, cfg_.threads);
+  hc.parse_limits = {limits::kRequestHead, limits::kHeaderLine, limits::kHeaderCount, kNoBodyLimit};
+  hc.max_connections = cfg_.max_connections;
+  hc.max_requests_per_connection = 100;
+  // No bodies: a request is its head, so both deadlines are the read timeout.
+  hc.header_timeout_s = hc.request_timeout_s = cfg_.read_timeout_s;
+  hc.write_timeout_s = cfg_.write_timeout_s;
+  hc.keep_alive_s = cfg_.keep_alive_s;
+  hc.drain_timeout_s = cfg_.drain_timeout_s;
+  service::HttpServer server(hc, *this);
+  int port = server.bind(error);
   if (port <= 0) {
-    std::cerr << fmt::format("culprit dashboard: cannot listen on {}:{}\n", cfg_.host, cfg_.port);
+    std::cerr << fmt::format("culprit dashboard: cannot listen on {}:{}: {}\n", host, cfg_.port, error);
     return 2;
   }
   std::atomic<bool> done{false};
-  std::thread server([&] {
-    svr_.listen_after_bind();
+  std::thread loop([&] {
+    server.run();
     done = true;
   });
+  // Turns SIGTERM/SIGINT (g_stop, set by the signal waiter) into the drain.
   std::thread stopper([&] {
     while (!done.load()) {
-      if (g_stop.load()) svr_.stop();
+      if (g_stop.load() && !server.stopping()) server.stop();
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   });
-  std::string host = cfg_.host.find(':') != std::string::npos ? "[" + cfg_.host + "]" : cfg_.host;
   std::cerr << fmt::format("culprit dashboard: serving {} (read-only, schema {}) on http://{}:{}/\n", pool_.url(),
                            pool_.schema_version(), host, port);
   if (!cfg_.port_file.empty()) {
@@ -515,8 +640,16 @@ int Dashboard::run() {
     pf.close();
     std::rename((cfg_.port_file + ".tmp").c_str(), cfg_.port_file.c_str());
   }
-  server.join();
+  loop.join();
   stopper.join();
+  if (size_t n = server.abandoned()) {
+    // A worker still builds a page nobody will receive: the drain deadline
+    // is a promise, so do not wait for it nor run destructors under it.
+    std::cerr << fmt::format("culprit dashboard: stopped at the drain deadline ({} request{} abandoned)\n", n,
+                             n == 1 ? "" : "s");
+    std::fflush(stderr);
+    std::_Exit(0);
+  }
   std::cerr << "culprit dashboard: stopped\n";
   return 0;
 }

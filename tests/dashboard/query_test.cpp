@@ -6,6 +6,7 @@
 
 #include "base/timestamp.h"
 #include "dashboard/html.h"
+#include "dashboard/pages.h"
 #include "dashboard/verdict_view.h"
 
 using namespace culprit::dashboard;
@@ -126,6 +127,54 @@ TEST_CASE("the fleet window: defaults from the store's span, validated bounds") 
   CHECK_FALSE(parse_fleet_query({{"from", "2026-05-01T00:00:00Z"}}, std::nullopt, std::nullopt, 0, f, err));
   CHECK_FALSE(parse_fleet_query({{"min", "0"}}, std::nullopt, std::nullopt, 0, f, err));
   CHECK_FALSE(parse_fleet_query({{"from", "2000-01-01"}, {"to", "2026-01-01"}}, std::nullopt, std::nullopt, 0, f, err));
+}
+
+TEST_CASE("time parameters whose arithmetic would leave int64 are refused, never wrapped") {
+  // int64 nanoseconds hold 1677-09-21 .. 2262-04-11 (base/timestamp.h).
+  auto at = [](const char* t) { return *culprit::parse_rfc3339(t); };
+  FleetQuery f;
+  std::string err;
+  // 500 years: the difference wrapped negative and passed the ten-year limit.
+  CHECK_FALSE(parse_fleet_query({{"from", "1700-01-01"}, {"to", "2200-01-01"}}, std::nullopt, std::nullopt, 0, f, err));
+  CHECK(err.find("'from'") != std::string::npos);
+  CHECK(err.find("ten years") != std::string::npos);
+  CHECK_FALSE(parse_fleet_query({{"from", "1677-09-22"}, {"to", "2262-04-10"}}, std::nullopt, std::nullopt, 0, f, err));
+  CHECK(err.find("ten years") != std::string::npos);
+  // The last day int64 holds cannot be an inclusive `to` (its end is past the range).
+  CHECK_FALSE(parse_fleet_query({{"from", "2262-04-01"}, {"to", "2262-04-11"}}, std::nullopt, std::nullopt, 0, f, err));
+  CHECK(err.find("'to'") != std::string::npos);
+  CHECK(err.find("out of range") != std::string::npos);
+  // Days before the range are not days.
+  CHECK_FALSE(parse_fleet_query({{"from", "1677-09-21"}}, std::nullopt, std::nullopt, 0, f, err));
+  CHECK(err.find("1677-09-22") != std::string::npos);
+  // A `from` near the end: the default `to` (30 days on) is cut at the store's newest day, not wrapped.
+  REQUIRE_MESSAGE(parse_fleet_query({{"from", "2262-04-05"}}, std::nullopt, at("2262-04-10T00:00:00Z"), 0, f, err), err);
+  CHECK(f.from == "2262-04-05");
+  CHECK(f.to == "2262-04-10");
+  // A store whose newest verdict ends at the last instant: the window ends at the last midnight.
+  REQUIRE_MESSAGE(parse_fleet_query({}, std::nullopt, INT64_MAX, 0, f, err), err);
+  CHECK(f.to == "2262-04-10");
+  CHECK(f.before_ns - f.from_ns == 30 * kDay);
+  // Weekly bars up to the end of the range: as many as the window holds, no wrapped step.
+  REQUIRE_MESSAGE(parse_fleet_query({{"from", "2262-01-01"}, {"to", "2262-04-10"}, {"bucket", "week"}}, std::nullopt,
+                                    std::nullopt, 0, f, err),
+                  err);
+  ojson d = domains_json(f, {});
+  CHECK(d["buckets"].size() == 15);  // 100 days
+  CHECK(d["buckets"].back() == "2262-04-09");
+
+  // The list: a `to` day whose end is past the range.
+  CHECK(list_error({{"to", "2262-04-11"}}).find("out of range") != std::string::npos);
+  CHECK(list({{"to", "2262-04-10"}}).filter.end_before_ns == at("2262-04-11T00:00:00Z"));
+
+  // The offenders' window: a duration back from `until` that reaches past the start of the range.
+  OffendersQuery o;
+  CHECK_FALSE(parse_offenders_query("106751d", "1700-01-01T00:00:00Z", "", 0, o, err));
+  CHECK(err.find("1677-09-22") != std::string::npos);
+  CHECK_FALSE(parse_offenders_query("9223372036854775807ns", "", "", -2, o, err));
+  CHECK(err.find("1677-09-22") != std::string::npos);
+  REQUIRE_MESSAGE(parse_offenders_query("106000d", "", "", at("2026-05-11T00:00:00Z"), o, err), err);
+  CHECK(o.until_ns - o.from_ns == 106000 * kDay);
 }
 
 TEST_CASE("escaping") {

@@ -4,9 +4,14 @@
 #include "blueprint/store_reader.h"
 
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <memory>
+#include <thread>
 
 #include "blueprint/store.h"
 
@@ -253,4 +258,39 @@ TEST_CASE("the reader opens nothing it would create, and refuses what is not a s
   auto r = StoreReader::open(t.url, "", err, warning);
   REQUIRE(r);
   CHECK(r->schema_version() == kStoreSchemaVersion);
+}
+
+TEST_CASE("a SQLite path that is not a regular file is refused before SQLite opens it (it would block on a FIFO)") {
+  TempStore t;
+  std::string err, warning;
+  {
+    auto store = Store::open(t.url, "", err);
+    REQUIRE(store);
+  }
+  // Opened on a thread of its own: before the check, opening the FIFO never returned.
+  auto open_soon = [](const std::string& url, std::string& error) {
+    auto done = std::make_shared<std::atomic<int>>(0);  // 0 running, 1 refused, 2 opened
+    auto message = std::make_shared<std::string>();
+    std::thread([url, done, message] {
+      std::string e, w;
+      auto r = StoreReader::open(url, "", e, w);
+      *message = e;
+      done->store(r ? 2 : 1);
+    }).detach();
+    for (int i = 0; i < 100 && done->load() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (done->load() != 0) error = *message;
+    return done->load();
+  };
+  auto fifo = t.dir / "fifo.db";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK(open_soon("sqlite:" + fifo.string(), err) == 1);
+  CHECK(err.find("a FIFO") != std::string::npos);
+  CHECK(err.find("not a regular file") != std::string::npos);
+  CHECK(open_soon("sqlite:" + t.dir.string(), err) == 1);
+  CHECK(err.find("a directory") != std::string::npos);
+  // A FIFO where SQLite looks for the store's write-ahead log.
+  std::filesystem::remove(t.dir / "store.db-wal");
+  REQUIRE(mkfifo((t.dir / "store.db-wal").c_str(), 0600) == 0);
+  CHECK(open_soon(t.url, err) == 1);
+  CHECK(err.find("store.db-wal") != std::string::npos);
 }
