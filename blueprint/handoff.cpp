@@ -4,9 +4,11 @@
 
 #include <chrono>
 
+#include "base/text_util.h"
 #include "base/timestamp.h"
 #include "blueprint/http_client.h"
 #include "blueprint/process.h"
+#include "blueprint/shell_quote.h"
 
 namespace culprit::blueprint {
 
@@ -22,18 +24,16 @@ std::string str_or(const ojson& j, const char* key) {
   return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
 }
 
-// The command as a person would type it (the reason quoted).
-std::string shell_text(const std::vector<std::string>& argv) {
-  std::string out;
-  for (const auto& a : argv) {
-    if (!out.empty()) out += ' ';
-    auto eq = a.find('=');
-    if (a.find(' ') != std::string::npos && eq != std::string::npos)
-      out += a.substr(0, eq + 1) + "\"" + a.substr(eq + 1) + "\"";
-    else
-      out += a;
-  }
-  return out;
+// The command as a person would type it: each argument shell-quoted, so
+// that pasting it runs exactly `argv` (blueprint/shell_quote.h).
+std::string shell_text(const std::vector<std::string>& argv) { return shell_command(argv); }
+
+// The drain reason. The attempt key carries scheduler- and bundle-supplied
+// text (a workload id, a cluster name): control characters and newlines are
+// encoded (\n, \x1b) so the reason stays one visible line in the printed
+// command, in scontrol's record and on a terminal.
+std::string drain_reason(const std::string& what, const std::string& key) {
+  return fmt::format("reason=culprit: {} {}", escape_for_terminal(what), escape_for_terminal(key));
 }
 
 std::string first_line(const std::string& s) {
@@ -173,7 +173,7 @@ bool Handoff::handle(const Attempt& a, const ojson& verdict, FaultHistory& histo
     std::string command;
     if (r.decision == "act" && r.scope == "node" && r.action == "drain" && a.scheduler == "slurm") {
       std::vector<std::string> argv = {config_.scontrol, "update", "nodename=" + r.node, "state=drain",
-                                       fmt::format("reason=culprit: {} {}", sub.empty() ? domain : sub, a.key)};
+                                       drain_reason(sub.empty() ? domain : sub, a.key)};
       std::vector<std::string> shown = argv;
       shown[0] = "scontrol";
       command = shell_text(shown);

@@ -6,7 +6,8 @@
 // replace_suspect when the policy's repeat rule holds) is
 //   1. decided by the policy (blueprint/recovery_policy.h): act or hold;
 //   2. for a Slurm attempt, a node `drain` that acts becomes the command
-//        scontrol update nodename=NODE state=drain reason="culprit: SUB_DOMAIN ATTEMPT_KEY"
+//        scontrol update nodename=NODE state=drain reason='culprit: SUB_DOMAIN ATTEMPT_KEY'
+//      (shell-quoted: blueprint/shell_quote.h; the key's control characters encoded)
 //      which is printed, and run only with `apply` (its exit status and
 //      stderr are reported);
 //   3. POSTed to the webhook (JSON, one document per action; retried on

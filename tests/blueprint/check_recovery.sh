@@ -130,11 +130,11 @@ for l in lines:
 jobs = [l for l in lines if l["scope"] == "job"]
 assert len(jobs) == 46
 drains = [l for l in lines if l["action"] == "drain"]
-assert all(l["command"] and l["command"].startswith(f"scontrol update nodename={l['node']} state=drain reason=\"culprit: ")
+assert all(l["command"] and l["command"].startswith(f"scontrol update nodename={l['node']} state=drain reason='culprit: ")
            for l in drains if l["attempt"]["scheduler"] == "slurm"), drains[:2]
 print(f"check_recovery: examples: {len(lines)} recommendations for 46 verdicts emitted, POSTed and stored; {len(drains)} drains")
 PY
-grep -q "to drain node-02 (--apply runs it): scontrol update nodename=node-02 state=drain reason=\"culprit: nvlink.signal_integrity" "$D/ex.log" \
+grep -q "to drain node-02 (--apply runs it): scontrol update nodename=node-02 state=drain reason='culprit: nvlink.signal_integrity" "$D/ex.log" \
   || fail "the drain command is not printed"
 # A re-run: nothing new is stored, nothing is handed off again.
 before=$(wc -l < "$D/good.requests")
