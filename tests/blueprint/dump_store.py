@@ -33,7 +33,7 @@ TABLES = {
                  "nodes_missing", "files", "bytes", "lines", "observations", "events", "errors"],
     "watch_state": ["name", "value_ns"],
     "recommendations": ["verdict_ref", "ordinal", "scope", "node", "action", "target", "rule", "basis", "reason", "decision",
-                        "decided_by", "decision_reason", "handoff"],
+                        "decided_by", "decision_reason", "handoff", "record_id", "document", "owner", "handoff_state"],
 }
 
 
