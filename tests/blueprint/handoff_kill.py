@@ -9,9 +9,12 @@ usage: handoff_kill.py --culprit C --config YAML --policy YAML --store sqlite|po
                        [--pg-base postgresql://postgres@127.0.0.1:PORT] [--reference DUMP]
 
 For the store kind given: one uninterrupted reference run (its duration T is
-measured), then N runs each killed with SIGKILL at an instant drawn uniformly
-from its own N-th of [0, T) (stratified, so the instants cover the whole run),
-each followed by a restart that runs to completion. After every restart:
+measured, and when its work starts after the catalog is loaded), then N runs
+each killed with SIGKILL at an instant drawn uniformly from its own slot (a
+tenth of the slots cover start-up, the others the work; stratified, so the
+instants cover the whole run), each followed by a restart that runs to
+completion. A run that ends before its instant is not counted (the estimate
+of T shrinks to it and another run is drawn). After every restart:
   * the store's rows (dump_store.py: verdicts, symptoms, evidence, coverage,
     recommendations with their decision, hand-off outcome and state; ids and
     wall-clock columns normalised) equal the reference's;
@@ -179,30 +182,46 @@ if args.reference:
 open(os.path.join(args.work, f"{ref_name}.dump"), "w").write(ref_dump)
 
 rng = random.Random(args.seed)
-bad = finished_first = with_pending = with_lost = duplicates = 0
-for i in range(args.kills):
+bad = landed = finished_first = with_pending = with_lost = duplicates = 0
+early = max(1, args.kills // 10)  # kills during start-up; the others are spread over the work
+i = 0
+# A run that ends before its kill instant does not count: it shows the
+# reference was slow (a loaded machine), so the estimate of the run's length
+# shrinks to what that run took, and another instant is drawn.
+while landed < args.kills and i < 3 * args.kills:
     name = f"kill-{kind}-{i}"
+    i += 1
     t_iter = time.monotonic()
     store = new_store(name)
-    # A tenth of the kills during start-up, the others spread over the work.
-    early = max(1, args.kills // 10)
-    if i < early:
-        at = started * (i + rng.random()) / early
+    if landed < early:
+        at = started * (landed + rng.random()) / early
     else:
-        at = started + (duration - started) * (i - early + rng.random()) / (args.kills - early)
+        at = started + (duration - started) * (landed - early + rng.random()) / (args.kills - early)
     log = os.path.join(args.work, f"{name}.log")
     with open(log, "wb") as err:
+        t_run = time.monotonic()
         p = subprocess.Popen(command(store, name), stderr=err, stdout=subprocess.DEVNULL)
-        time.sleep(at)
-        done_before = p.poll() is not None
-        if not done_before:
+        try:
+            rc = p.wait(timeout=at)
+            done_before = True
+        except subprocess.TimeoutExpired:
             p.send_signal(signal.SIGKILL)
-        p.wait()
-    finished_first += done_before
+            p.wait()
+            done_before = False
+    if done_before:
+        finished_first += 1
+        took = time.monotonic() - t_run
+        if rc != 0:
+            raise SystemExit(f"handoff_kill: {name} exited {rc}: {open(log, errors='replace').read()[-2000:]}")
+        duration = min(duration, took)
+        started = min(started, 0.9 * duration)
+    else:
+        landed += 1
     stored, pending, lost = killed_state(store)
     with_pending += pending > 0
     with_lost += lost > 0
-    run_to_end(store, name, log)
+    if not done_before:
+        run_to_end(store, name, log)
     got = dump(store)
     e, w = emitted(name), posted(name)
     missing_e = sorted(set(ref_emitted) - set(e))
@@ -217,16 +236,18 @@ for i in range(args.kills):
         problems.append(f"{len(missing_e)} recommendations never emitted, e.g. {missing_e[0][:4]}")
     if missing_w:
         problems.append(f"{len(missing_w)} recommendations never POSTed, e.g. {missing_w[0][:4]}")
-    state = ("finished before the kill" if done_before else
-             f"killed at {at:.3f} s: {stored} verdicts stored, {pending} hand-offs pending, {lost} verdicts without recommendations")
-    print(f"handoff_kill: {kind} #{i}: {state}; restarted: " + ("; ".join(problems) if problems else
+    state = (f"ended in {took:.2f} s, before its kill at {at:.3f} s (not counted)" if done_before else
+             f"killed at {at:.3f} s: {stored} verdicts stored, {pending} hand-offs pending, {lost} verdicts without recommendations; restarted")
+    print(f"handoff_kill: {kind} #{i - 1}: {state}: " + ("; ".join(problems) if problems else
           f"same rows{f', {dup} duplicate deliveries' if dup else ''}") + f" ({time.monotonic() - t_iter:.1f} s)")
     if problems:
         bad += 1
     drop_store(name)
 
-print(f"handoff_kill: {kind}: {args.kills} kills spread over the {duration:.2f} s run (seed {args.seed}), "
-      f"{finished_first} after it ended; {with_pending} left hand-offs pending, {with_lost} left verdicts without "
-      f"recommendations; {args.kills - bad} restarts ended with the reference rows, {bad} did not; "
+if landed < args.kills:
+    raise SystemExit(f"handoff_kill: only {landed} of {i} runs were killed before they ended")
+print(f"handoff_kill: {kind}: {landed} kills spread over the run (seed {args.seed}; {finished_first} more runs ended "
+      f"before their kill instant); {with_pending} kills left hand-offs pending, {with_lost} left verdicts without "
+      f"recommendations; {i - bad} stores ended with the reference rows, {bad} did not; "
       f"{duplicates} duplicate deliveries (at-least-once)")
 sys.exit(1 if bad else 0)
