@@ -57,6 +57,25 @@ inline constexpr size_t kEventsPerFile = 100000;     // events kept per file (th
 inline constexpr size_t kEventsPerRequest = 50000;   // service: events kept per attribution, all streams together
 inline constexpr size_t kSummaryBytes = 4096;        // a symptom's summary, an outcome's reason
 
+// ---------------------------------------------------- blueprint collection
+// What the files collector of `culprit run` reads and holds for one attempt
+// (blueprint/files_collector.h). Files it hands to the scanner whole cost no
+// memory; these bound what it cannot hand over: gzip rotations, decompressed
+// as a stream, and the lines of a file cut at a window bound, held as
+// observations until the attempt is attributed. Observation bytes count a
+// line's text, its provenance and the observation's own bookkeeping, so a
+// million empty lines cost what they hold. A cut is a collector error in
+// coverage; the attempt is still attributed. Before these, a 1 MB gzip of
+// repeated kernel lines grew `culprit run` to 2.3 GB and 3.2 MB aborted it.
+inline constexpr size_t kGzipFileBytes = 1ull << 30;             // bytes decompressed from one gzip file
+inline constexpr size_t kGzipAttemptBytes = 4ull << 30;          // bytes decompressed for one attempt, all files
+inline constexpr size_t kFileObservationBytes = 128u << 20;      // observations kept from one file
+inline constexpr size_t kAttemptObservationBytes = 512u << 20;   // observations kept for one attempt, all files
+// Starts of one attempt that did not finish (the process died collecting or
+// attributing it) before `culprit run` gives it up, so that no input can
+// crash every run (blueprint/runner.h).
+inline constexpr size_t kCollectionStarts = 3;
+
 // --------------------------------------------------------------- rules
 inline constexpr size_t kRuleFileBytes = 1u << 20;   // one .attr file (the largest bundled one is 32 KB)
 inline constexpr size_t kCatalogBytes = 4u << 20;    // all .attr files of a catalog together (bundled: 240 KB)
