@@ -44,6 +44,11 @@ const std::vector<Entry>& all() {
       {"write_timeout", kWriteTimeoutSeconds, "seconds", "time for a client to take an answer (--write-timeout)"},
       {"keep_alive", kKeepAliveSeconds, "seconds", "idle time between requests on a connection (--keep-alive)"},
       {"drain_timeout", kDrainTimeoutSeconds, "seconds", "time requests in flight get after SIGTERM (--drain-timeout)"},
+      {"config_file_bytes", kConfigFileBytes, "bytes", "the blueprint's configuration file, the recovery policy file"},
+      {"secret_file_bytes", kSecretFileBytes, "bytes", "a token or password file"},
+      {"config_depth", kConfigDepth, "levels", "nesting of YAML mappings and sequences in the configuration and the policy"},
+      {"config_nodes", kConfigNodes, "nodes", "node names the static workloads of a configuration expand to, all together"},
+      {"duration", static_cast<uint64_t>(kDurationDays), "days", "any duration in the configuration, the policy or on the command line"},
   };
   return entries;
 }

@@ -103,6 +103,24 @@ inline constexpr int kWriteTimeoutSeconds = 10;            // an answer must be 
 inline constexpr int kKeepAliveSeconds = 5;                // idle time between requests on one connection
 inline constexpr int kDrainTimeoutSeconds = 10;            // SIGTERM: requests in flight get this long
 
+// --------------------------------------------------- blueprint input files
+// Files an operator names to `culprit run` and the other store commands: the
+// configuration, the recovery policy, token and password files. Each must be
+// a regular file (a FIFO or a device would block or never end) of at most:
+inline constexpr size_t kConfigFileBytes = 4u << 20;   // the configuration, the policy (real ones: < 10 KiB)
+inline constexpr size_t kSecretFileBytes = 64u << 10;  // a token or password file (real ones: < 4 KiB)
+// Nesting of YAML mappings and sequences in the configuration and the
+// policy (their schemas nest at most 6 deep). yaml-cpp parses recursively.
+inline constexpr size_t kConfigDepth = 32;
+// Node names the static workloads of a configuration expand to, all
+// together (each workload is also a context: at most kContextNodes).
+inline constexpr size_t kConfigNodes = 1u << 20;
+// Any duration in the configuration, the policy or on the command line
+// (slack, lookback, within, timeouts): an instant plus or minus it stays
+// far inside int64 nanoseconds (about 292 years each way).
+inline constexpr int64_t kDurationDays = 3650;
+inline constexpr int64_t kMaxDurationNs = kDurationDays * 86400LL * 1000000000LL;
+
 // One entry per limit, for documentation and tests.
 struct Entry {
   std::string_view name;   // the stable name used in messages ("json_depth")
