@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/checked_int.h"
 #include "blueprint/store_reader.h"
 
 namespace culprit::dashboard {
@@ -87,22 +88,9 @@ std::optional<blueprint::VerdictSort> sort_key(const std::string& name);
 // A YYYY-MM-DD day or an RFC 3339 instant. `day` tells which it was.
 std::optional<int64_t> parse_day_or_time(const std::string& s, bool& day);
 
-// a + b and a - b, or nullopt when the result leaves int64.
-inline std::optional<int64_t> checked_add(int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_add_overflow(a, b, &r)) return std::nullopt;
-  return r;
-}
-inline std::optional<int64_t> checked_sub(int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_sub_overflow(a, b, &r)) return std::nullopt;
-  return r;
-}
-// a + b, held at the ends of int64 (for bounds that only clip a range).
-inline int64_t saturating_add(int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_add_overflow(a, b, &r)) return b > 0 ? INT64_MAX : INT64_MIN;
-  return r;
-}
+// checked_add, checked_sub, saturating_add: base/checked_int.h.
+using culprit::checked_add;
+using culprit::checked_sub;
+using culprit::saturating_add;
 
 }  // namespace culprit::dashboard

@@ -1,5 +1,6 @@
 #include "runtime/scanner.h"
 
+#include "base/checked_int.h"
 #include "base/read_full.h"
 
 #include "runtime/mapped_window_guard.h"
@@ -696,16 +697,8 @@ class Scanner::Stream {
   // need not (a stamp near 2262 plus a long uptime): a line whose boot time
   // cannot be placed on the wall clock gets no anchored time, and a pair
   // whose difference overflows anchors nothing.
-  static std::optional<int64_t> anchored(int64_t anchor, int64_t boot_ns) {
-    int64_t wall;
-    if (__builtin_add_overflow(anchor, boot_ns, &wall)) return std::nullopt;
-    return wall;
-  }
-  static std::optional<int64_t> anchor_from(int64_t wall_ns, int64_t boot_ns) {
-    int64_t anchor;
-    if (__builtin_sub_overflow(wall_ns, boot_ns, &anchor)) return std::nullopt;
-    return anchor;
-  }
+  static std::optional<int64_t> anchored(int64_t anchor, int64_t boot_ns) { return checked_add(anchor, boot_ns); }
+  static std::optional<int64_t> anchor_from(int64_t wall_ns, int64_t boot_ns) { return checked_sub(wall_ns, boot_ns); }
 
   void learn_anchor(int64_t anchor) {
     bool first = !anchor_;

@@ -41,6 +41,7 @@ skipped=(
   '^unit:jit: object code cache'      # repeated full-catalog compiles
   '^jit: engines and cache$'          # the same, end to end
   '^blueprint: SQLite and PostgreSQL' # starts PostgreSQL; the store code is also covered by the unit tests
+  '^blueprint: hand-offs survive SIGKILL' # 100 killed runs on two stores; resuming is also run by check_recovery.sh
   '^blueprint: real Slurm$'           # starts a Slurm cluster (minutes)
   '^dashboard: headless Chromium$'    # the browser's side; the dashboard's HTTP side runs in "dashboard: HTTP, ..."
   '^dashboard: 100,000 verdicts$'     # a large store built and read: time, not new paths
@@ -50,7 +51,8 @@ exclude=$(IFS='|'; echo "${skipped[*]}")
 t0=$(date +%s)
 "$root/scripts/configure-sanitized.sh" "$build"
 targets=(culprit culprit_unit_tests culprit_blueprint_tests culprit_dashboard_tests
-         fuzz_attr fuzz_observations fuzz_context fuzz_timestamp fuzz_bundle fuzz_http fuzz_files)
+         fuzz_attr fuzz_observations fuzz_context fuzz_timestamp fuzz_bundle fuzz_http fuzz_files
+         fuzz_config fuzz_policy)
 cmake --build "$build" -j "$jobs" --target "${targets[@]}"
 t1=$(date +%s)
 echo "sanitize.sh: sanitizer build took $((t1 - t0)) s"
