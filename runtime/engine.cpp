@@ -59,6 +59,16 @@ bool place_before(const Evidence& e, std::string_view place, int64_t line) {
   return e.line < line;
 }
 
+// Adds `source` to the symptom's sorted source list. A symptom draws on one
+// or two sources, so the linear look-up costs less than any set would.
+void note_source(Symptom& s, std::string_view source) {
+  auto& v = s.evidence_sources;
+  auto it = v.begin();
+  while (it != v.end() && std::string_view(*it) < source) ++it;
+  if (it != v.end() && *it == source) return;
+  v.insert(it, std::string(source));
+}
+
 bool symptom_order(const Symptom* a, const Symptom* b) {
   if (a->first != b->first) return time_less(a->first, b->first);
   return a->id < b->id;
@@ -202,9 +212,9 @@ void permute(Container& items, std::vector<size_t>& from) {
 class Engine final : public World {
  public:
   Engine(const Program& program, const WorkloadContext& ctx, const std::vector<std::pair<std::string, std::string>>& hs,
-         bool collect_trail, bool use_indexes)
+         bool collect_trail, bool use_indexes, uint64_t step_budget)
       : program_(program), cat_(program.catalog()), ctx_(ctx), nodes_(ctx.nodes.begin(), ctx.nodes.end()),
-        collect_trail_(collect_trail), use_indexes_(use_indexes) {
+        collect_trail_(collect_trail), use_indexes_(use_indexes), step_budget_(step_budget) {
     for (const auto& n : nodes_) node_names_ += (node_names_.empty() ? "" : ",") + n;
     for (int f = 0; f < 6; ++f) workload_values_.push_back(workload(f));  // none changes during a run
     for (const auto& [source, host] : hs) host_sources_.insert({source, host});
@@ -271,10 +281,22 @@ class Engine final : public World {
       run_rule(rule);
       rule_ms_[static_cast<size_t>(rule_index_)] =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      if (exhausted_) {
+        // What this rule found is incomplete, and every later rule would
+        // build on it: evaluation stops here, and nothing is attributed.
+        exhausted_rule_ = rule.name;
+        break;
+      }
       free_dead_kinds();
       ++rule_index_;
     }
-    if (!outcome_done) compute_outcome();
+    if (exhausted_) {
+      Outcome o;
+      o.status = "unattributed";
+      outcome_ = std::move(o);
+    } else if (!outcome_done) {
+      compute_outcome();
+    }
 
     // Symptoms copied their evidence; the events are no longer needed, and
     // freeing them first keeps them from overlapping with the result.
@@ -284,6 +306,8 @@ class Engine final : public World {
     batches_ = {};
     EngineResult out;
     out.rule_ms = std::move(rule_ms_);
+    out.steps = steps_;
+    out.budget_exhausted_by = exhausted_rule_;
     // The result is the engine's own deque, sorted by id in place: moving
     // 130,000 symptoms (about 900 bytes each) into a fresh vector faulted in
     // over 100 MB of new pages. Affected nodes are marked by node id (a hash
@@ -318,7 +342,27 @@ class Engine final : public World {
   }
 
   // ------------------------------------------------------------- World
+  // Every candidate handed out, and every event a scan looks at, is one
+  // step of the attribution's budget (EngineResult::steps). The interpreter
+  // and the native code both reach the events only through here, so neither
+  // can run past it; once it is spent, every query answers at once with no
+  // candidate and run() stops after the rule.
+  bool out_of_budget() const override { return exhausted_; }
+
+  bool step() const {
+    if (exhausted_) return false;
+    if (++steps_ <= step_budget_) return true;
+    exhausted_ = true;
+    return false;
+  }
+
   void candidates(const ir::Query& q, Env& env, CandidateVisitor each) const override {
+    if (exhausted_ || !step()) return;  // the call itself is a step: it may find nothing, many times over
+    auto counted = [&]() { return step() && each(); };
+    visit_candidates(q, env, CandidateVisitor(counted));
+  }
+
+  void visit_candidates(const ir::Query& q, Env& env, CandidateVisitor each) const {
     PlanState* ps = use_indexes_ ? state_for(q) : nullptr;
     if (!ps) return scan(q, env, each);
     const plan::QueryPlan& p = *ps->plan;
@@ -863,6 +907,7 @@ class Engine final : public World {
       return;
     }
     for (const Event* e : merged_events(q.kinds)) {
+      if (!step()) return;
       if (!node_ok(e->host) || !within_window(q, env, e->ts())) continue;
       slot = Item{e, nullptr};
       if (!each()) return;
@@ -925,6 +970,7 @@ class Engine final : public World {
     }
     std::vector<Item> kept;
     for (const Item& it : items) {
+      if (exhausted_) return;
       env.slots[0] = it;
       bool ok = true;
       for (const auto& w : r.wheres) {
@@ -1230,6 +1276,7 @@ class Engine final : public World {
         }
         ++s->evidence_total;
         if (s->evidence.size() < kMaxEvidencePerSymptom) s->evidence.push_back(e);
+        note_source(*s, e.source);
       });
     }
     changed_symptoms(s->kind);
@@ -1289,6 +1336,10 @@ class Engine final : public World {
   std::vector<double> rule_ms_;        // by rule: its wall time (EngineResult::rule_ms)
   bool collect_trail_ = true;
   bool use_indexes_ = true;            // false: every query scans (the reference the indexes must agree with)
+  uint64_t step_budget_ = 0;           // evaluation steps this run may take (limits::kEvalSteps)
+  mutable uint64_t steps_ = 0;         // taken so far (see step())
+  mutable bool exhausted_ = false;     // the budget is spent: queries answer nothing, run() stops
+  std::string exhausted_rule_;         // the rule that was running when it ran out
   std::vector<Event> pending_events_;
   std::vector<std::vector<const Event*>> by_kind_;   // canonical order
   std::deque<Symptom> symptoms_;
@@ -1326,8 +1377,8 @@ EngineResult run_engine(const Program& program, const WorkloadContext& context,
 
 EngineResult run_engine(const Program& program, const WorkloadContext& context,
                         const std::vector<std::pair<std::string, std::string>>& host_sources,
-                        std::vector<EventList> batches, bool collect_trail, bool use_indexes) {
-  Engine engine(program, context, host_sources, collect_trail, use_indexes);
+                        std::vector<EventList> batches, bool collect_trail, bool use_indexes, uint64_t step_budget) {
+  Engine engine(program, context, host_sources, collect_trail, use_indexes, step_budget);
   return engine.run(std::move(batches));
 }
 
