@@ -15,6 +15,7 @@ const std::vector<Entry>& all() {
       {"evidence_text", kEvidenceText, "bytes", "a log line quoted as evidence"},
       {"events_per_file", kEventsPerFile, "events", "events kept per log file (the rest are counted)"},
       {"events_per_request", kEventsPerRequest, "events", "events kept per service attribution, all streams together (the rest are counted)"},
+      {"eval_steps", kEvalSteps, "steps", "evaluation steps of the rules per attribution (candidates of queries, events scanned)"},
       {"summary_bytes", kSummaryBytes, "bytes", "a symptom's summary or an outcome's reason"},
       {"rule_file_bytes", kRuleFileBytes, "bytes", "one .attr file"},
       {"catalog_bytes", kCatalogBytes, "bytes", "all .attr files of a catalog together"},

@@ -55,6 +55,12 @@ inline constexpr size_t kLogLine = 1u << 20;         // bytes kept of one log li
 inline constexpr size_t kEvidenceText = 4096;        // bytes of a line quoted as evidence
 inline constexpr size_t kEventsPerFile = 100000;     // events kept per file (the rest are counted)
 inline constexpr size_t kEventsPerRequest = 50000;   // service: events kept per attribution, all streams together
+
+// ---------------------------------------------------------- evaluation
+// Steps the rules of one attribution may take: candidates handed to queries
+// and events scans look at (runtime/engine.h). Spent, the run stops and is
+// `unattributed` with a coverage error naming the rule.
+inline constexpr uint64_t kEvalSteps = 100000000;
 inline constexpr size_t kSummaryBytes = 4096;        // a symptom's summary, an outcome's reason
 
 // --------------------------------------------------------------- rules

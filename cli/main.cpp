@@ -22,6 +22,7 @@
 #include <iostream>
 #include <map>
 
+#include "base/limits.h"
 #include "base/text_util.h"
 #include "cli/allocator.h"
 #include "cli/args.h"
@@ -268,6 +269,7 @@ int cmd_diagnose(int argc, char** argv) {
     std::string slow;
     for (const auto& [name, ms] : timings.slowest_rules) slow += fmt::format("{}{} {:.1f} ms", slow.empty() ? "" : ", ", name, ms);
     if (!slow.empty()) std::cerr << "timings: slowest rules: " << slow << "\n";
+    std::cerr << fmt::format("timings: evaluation steps {} (budget {})\n", timings.eval_steps, culprit::limits::kEvalSteps);
   }
   static_cast<void>(owned_verdict.release());  // see above: left to the process's exit
   return std::cout.good() ? kOk : kBadInput;

@@ -48,6 +48,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/diagnostics.h"
 #include "compiler/ir.h"
 
 namespace culprit::plan {
@@ -114,6 +115,14 @@ class CatalogPlans {
 
 // Plans every query of `catalog` (which must outlive the result).
 CatalogPlans plan_catalog(const ir::Catalog& catalog);
+
+// Warns (E0801, at the inner query) for every query over events that no
+// plan narrows (no key, no node grouping, no `within`, not closed) inside
+// the filter of another such query, or in the `where` of a rule whose `for`
+// is one: each outer candidate then walks every inner candidate, a product
+// that reaches the evaluation budget (limits::kEvalSteps) on a few thousand
+// events. `plans` are those of `catalog`.
+void warn_unindexed_nesting(const ir::Catalog& catalog, const CatalogPlans& plans, Diagnostics& diags);
 
 // One line about how `p` is answered, e.g.
 //   index (kind, node, key a.event, coalesce(a.device, "")); stops at the first hit

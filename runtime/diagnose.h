@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "base/limits.h"
 #include "runtime/bundle.h"
 #include "runtime/model.h"
 #include "runtime/observation.h"
@@ -29,6 +30,7 @@ struct DiagnoseTimings {
   double engine_ms = 0;    // the rule engine: sorting, indexing, every stage (one thread)
   int64_t events = 0;      // events the engine received
   int64_t symptoms = 0;
+  uint64_t eval_steps = 0; // evaluation steps the rules took (DiagnoseOptions::eval_steps)
   unsigned threads = 0;    // scan threads used
   // The rules that took longest (at most 5, slowest first, ties by name):
   // name and wall time in ms.
@@ -57,6 +59,9 @@ struct DiagnoseOptions {
   // counted in coverage like events over the per-file cap. The service sets
   // it so that what one request can hold is known before it runs.
   size_t max_events = 0;
+  // Evaluation steps the rules may take (runtime/engine.h run_engine); the
+  // default is the documented limit, tests lower it.
+  uint64_t eval_steps = limits::kEvalSteps;
   bool verify_captures = false;                  // ScanOptions::verify_captures (tests, `eval --verify-captures`)
   CaptureCounts* captures = nullptr;             // when set, the scan's capture counts are added to it
 };

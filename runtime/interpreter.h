@@ -96,6 +96,11 @@ class World {
   // Whether `name` is one of the workload's nodes (is_node()).
   virtual bool is_node(std::string_view name) const = 0;
   virtual double coverage(const std::string& source) const = 0;
+  // True once the attribution has spent its evaluation budget (limits::
+  // kEvalSteps): a query then answers at once, as if nothing matched, and
+  // the engine discards the run as incomplete. Executors check it before
+  // they ask for candidates, so nested queries unwind without work.
+  virtual bool out_of_budget() const { return false; }
 };
 
 struct Env {

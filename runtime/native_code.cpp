@@ -433,7 +433,9 @@ int32_t culprit_jit_query(void* c, int32_t op_code, int32_t query, CulpritJitFn 
     }
     return !stop_at_first;
   };
-  env.world->candidates(q, env, visit);
+  // Compiled code reaches events only through this call: the budget check
+  // here (and the count in World::candidates) bounds it like the interpreter.
+  if (!env.world->out_of_budget()) env.world->candidates(q, env, visit);
   env.slots[static_cast<size_t>(q.bind_slot)] = saved;
   if (bailed) return CULPRIT_JIT_BAIL;
   switch (op) {
