@@ -376,8 +376,10 @@ void walk_nesting(const ir::Catalog& catalog, const CatalogPlans& plans, const i
 
 }  // namespace
 
-void warn_unindexed_nesting(const ir::Catalog& catalog, const CatalogPlans& plans, Diagnostics& diags) {
+void warn_unindexed_nesting(const ir::Catalog& catalog, const CatalogPlans& plans, Diagnostics& diags,
+                            const std::function<bool(const ir::Rule&)>& skip) {
   for (const auto& r : catalog.rules) {
+    if (skip && skip(r)) continue;
     const ir::Query* outer = r.for_query && unindexed_event_scan(*r.for_query, plans.find(&*r.for_query)) ? &*r.for_query : nullptr;
     if (r.for_query && r.for_query->filter) walk_nesting(catalog, plans, r, *r.for_query->filter, outer, diags);
     for (const auto& w : r.wheres) walk_nesting(catalog, plans, r, w, outer, diags);

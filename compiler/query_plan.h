@@ -45,6 +45,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -121,8 +122,11 @@ CatalogPlans plan_catalog(const ir::Catalog& catalog);
 // the filter of another such query, or in the `where` of a rule whose `for`
 // is one: each outer candidate then walks every inner candidate, a product
 // that reaches the evaluation budget (limits::kEvalSteps) on a few thousand
-// events. `plans` are those of `catalog`.
-void warn_unindexed_nesting(const ir::Catalog& catalog, const CatalogPlans& plans, Diagnostics& diags);
+// events. `plans` are those of `catalog`. Rules for which `skip` (when set)
+// is true are passed over: `culprit check` skips the bundled catalog's, whose
+// cost is measured on the examples against that budget instead.
+void warn_unindexed_nesting(const ir::Catalog& catalog, const CatalogPlans& plans, Diagnostics& diags,
+                            const std::function<bool(const ir::Rule&)>& skip = {});
 
 // One line about how `p` is answered, e.g.
 //   index (kind, node, key a.event, coalesce(a.device, "")); stops at the first hit
