@@ -20,6 +20,8 @@
 #include "base/text_util.h"
 #include "base/timestamp.h"
 #include "blueprint/hostlist.h"
+#include "blueprint/node_names.h"
+#include "runtime/bundle.h"
 
 namespace culprit::blueprint {
 
@@ -237,13 +239,21 @@ class Reader {
       std::vector<std::string> hosts;
       std::string err;
       if (!expand_hostlist(l, hosts, err)) {
-        error("B0104", n, fmt::format("'{}': bad hostlist '{}': {}", key, l, err));
+        error("B0104", n, fmt::format("'{}': bad hostlist '{}': {}", key, escape_for_terminal(l), escape_for_terminal(err)));
         return false;
       }
       out.insert(out.end(), hosts.begin(), hosts.end());
     }
     std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());
+    // The context's rules (blueprint/node_names.h): a node name fills path
+    // templates and the drain command, so a bad one is an error here.
+    std::string problem = node_list_problem(out);
+    if (!problem.empty()) {
+      error("B0104", n, fmt::format("'{}': {}", key, problem));
+      out.clear();
+      return false;
+    }
     return true;
   }
   std::string path(const std::string& p) const {
@@ -707,7 +717,11 @@ void read_files(Reader& r, const YAML::Node& n, FilesCollectorConfig& out) {
           }
           if (f.path.rfind("{work_dir}", 0) != 0) f.path = r.path(f.path);
         }
-      } else if (k == "host") r.string(v, k, f.host);
+      } else if (k == "host") {
+        if (r.string(v, k, f.host) && f.host != "{batch_node}" && !valid_host_name(f.host))
+          r.error("B0104", v, fmt::format("'host' must be a host name (letters, digits, '-', '.', '_') or {{batch_node}}, not '{}'",
+                                          escape_for_terminal(truncate_utf8(f.host, 64))));
+      }
       else if (k == "format") r.oneof(v, k, {"auto", "plain", "gzip"}, f.format);
     });
     if (!f.path.empty() && f.path.find("{node}") == std::string::npos && f.host.empty())

@@ -32,13 +32,6 @@ namespace {
 constexpr int64_t kDayNs = 86400LL * 1000000000;
 constexpr size_t kProbe = 64 * 1024;   // bytes read to find a first/last timestamp
 
-bool safe_value(const std::string& v) { return v.find_first_of("/*?[]{}") == std::string::npos && v != ".." && v != "."; }
-
-std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  for (size_t i = s.find(from); i != std::string::npos; i = s.find(from, i + to.size())) s.replace(i, from.size(), to);
-  return s;
-}
-
 // UTC dates "YYYY-MM-DD" from `a` to `b`, inclusive.
 std::vector<std::string> dates_between(int64_t a, int64_t b) {
   std::vector<std::string> out;
@@ -210,14 +203,10 @@ int64_t count_lines_before(int fd, uint64_t end, bool& ok) {
   return n;
 }
 
-FileResult read_plain(const std::string& path, const std::string& host, const std::string& source, const Scope& scope,
-                      Collected& out, const std::atomic<bool>* stop) {
+// `fd` is open_confined's (closed here); `path` names it in evidence.
+FileResult read_plain(int fd, const std::string& path, const std::string& host, const std::string& source,
+                      const Scope& scope, Collected& out, const std::atomic<bool>* stop) {
   FileResult r;
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    r.error = fmt::format("{}: cannot open: {}", path, std::strerror(errno));
-    return r;
-  }
   struct stat st {};
   fstat(fd, &st);
   uint64_t size = static_cast<uint64_t>(st.st_size);
@@ -260,12 +249,14 @@ FileResult read_plain(const std::string& path, const std::string& host, const st
   return r;
 }
 
-FileResult read_gzip(const std::string& path, const std::string& host, const std::string& source, const Scope& scope,
-                     Collected& out, const std::atomic<bool>* stop) {
+// `fd` is open_confined's (closed here); `path` names it in evidence.
+FileResult read_gzip(int fd, const std::string& path, const std::string& host, const std::string& source,
+                     const Scope& scope, Collected& out, const std::atomic<bool>* stop) {
   FileResult r;
-  gzFile gz = gzopen(path.c_str(), "rb");
+  gzFile gz = gzdopen(fd, "rb");
   if (!gz) {
     r.error = fmt::format("{}: cannot open: {}", path, std::strerror(errno));
+    close(fd);
     return r;
   }
   gzbuffer(gz, 256 * 1024);
@@ -338,31 +329,24 @@ FileResult read_gzip(const std::string& path, const std::string& host, const std
   return r;
 }
 
-bool is_gzip(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
+bool is_gzip(int fd) {
   unsigned char m[2] = {0, 0};
-  bool gz = pread(fd, m, 2, 0) == 2 && m[0] == 0x1f && m[1] == 0x8b;
-  close(fd);
-  return gz;
+  return pread(fd, m, 2, 0) == 2 && m[0] == 0x1f && m[1] == 0x8b;
 }
 
 }  // namespace
 
 bool expand_path_template(const std::string& tmpl, const std::string& node, const std::string& date,
-                          const std::string& source, const Attempt& a, std::string& out) {
-  for (const auto& v : {node, a.job_id, a.user})
-    if (!v.empty() && !safe_value(v)) return false;
-  std::string s = tmpl;
-  s = replace_all(s, "{work_dir}", a.work_dir);
-  s = replace_all(s, "{node}", node);
-  s = replace_all(s, "{date}", date);
-  s = replace_all(s, "{source}", source);
-  s = replace_all(s, "{job_id}", a.job_id);
-  s = replace_all(s, "{cluster}", a.cluster);
-  s = replace_all(s, "{user}", a.user);
-  out = std::move(s);
-  return true;
+                          const std::string& source, const Attempt& a, PathPattern& out, std::string& error) {
+  TemplateValues v;
+  v.work_dir = a.work_dir;
+  v.node = node;
+  v.job_id = a.job_id;
+  v.user = a.user;
+  v.cluster = a.cluster;
+  v.source = source;
+  v.date = date;
+  return fill_path_template(tmpl, v, out, error);
 }
 
 void FilesCollector::collect(const CollectRequest& req, Collected& out) const {
@@ -393,7 +377,7 @@ void FilesCollector::collect(const CollectRequest& req, Collected& out) const {
     }
     std::set<std::string> covered, read_paths;
     int64_t obs_before = static_cast<int64_t>(out.observations.size());
-    int64_t bytes = 0, skipped = 0;
+    int64_t bytes = 0, skipped = 0, refused = 0;
     std::vector<std::string> failures;  // entries that could not be expanded at all
     for (const auto* src : entries) {
       std::vector<std::string> dates = {""};
@@ -417,31 +401,43 @@ void FilesCollector::collect(const CollectRequest& req, Collected& out) const {
       }
       for (const auto& host : hosts) {
         expected_hosts.insert(host);
-        std::set<std::string> paths;
-        bool bad_value = false;
+        std::map<std::string, std::string> paths;  // match -> its pattern's root
+        std::string bad_value;
         for (const auto& date : dates) {
-          std::string pattern;
-          if (!expand_path_template(src->path, host, date, source, a, pattern)) {
-            bad_value = true;
-            break;
-          }
+          PathPattern pattern;
+          if (!expand_path_template(src->path, host, date, source, a, pattern, bad_value)) break;
           glob_t g{};
-          if (glob(pattern.c_str(), 0, nullptr, &g) == 0)
-            for (size_t k = 0; k < g.gl_pathc; ++k) paths.insert(g.gl_pathv[k]);
+          if (glob(pattern.glob.c_str(), 0, nullptr, &g) == 0)
+            for (size_t k = 0; k < g.gl_pathc; ++k) paths.emplace(g.gl_pathv[k], pattern.root);
           globfree(&g);
         }
-        if (bad_value) {
-          rep.errors.push_back(fmt::format("{}: a name with '/' or a glob character cannot fill {}", host, src->path));
+        if (!bad_value.empty()) {
+          rep.errors.push_back(fmt::format("{}: {}", escape_for_terminal(host), bad_value));
           continue;
         }
-        for (const auto& path : paths) {
-          struct stat st {};
-          if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;  // directories, sockets: not logs
-          if (!read_paths.insert(path).second) continue;                          // matched by two entries
+        for (const auto& [path, root] : paths) {
           if (req.stop && req.stop->load()) break;
-          bool gz = src->format == "gzip" || (src->format == "auto" && is_gzip(path));
-          FileResult fr = gz ? read_gzip(path, host, source, scope, out, req.stop)
-                             : read_plain(path, host, source, scope, out, req.stop);
+          // Only regular files inside the template's root, opened without
+          // following a link out of it or blocking (blueprint/confined_path.h).
+          OpenedFile of = open_confined(path, root);
+          if (of.outcome == OpenOutcome::kDirectory) continue;  // not a log
+          if (of.outcome != OpenOutcome::kOpened) {
+            rep.errors.push_back(fmt::format("{}: {}{}", escape_for_terminal(path),
+                                             of.outcome == OpenOutcome::kRefused ? "refused: " : "cannot open: ", of.why));
+            if (of.outcome == OpenOutcome::kRefused) ++refused;
+            continue;
+          }
+          if (!read_paths.insert(of.real_path).second) {  // matched by two entries, or two links to one file
+            close(of.fd);
+            continue;
+          }
+          bool gz = src->format == "gzip" || (src->format == "auto" && is_gzip(of.fd));
+          size_t files_before = out.files.size();
+          FileResult fr = gz ? read_gzip(of.fd, path, host, source, scope, out, req.stop)
+                             : read_plain(of.fd, path, host, source, scope, out, req.stop);
+          // A file streamed whole is opened again by the scanner: by its
+          // real path, which has no link to swap.
+          for (size_t k = files_before; k < out.files.size(); ++k) out.files[k].path = of.real_path;
           if (!fr.error.empty()) rep.errors.push_back(fr.error);
           if (fr.out_of_scope) ++skipped;
           if (fr.read) {
@@ -467,7 +463,10 @@ void FilesCollector::collect(const CollectRequest& req, Collected& out) const {
       rep.reason = "stopped before every file was read";
     } else if (covered.empty()) {
       rep.status = rep.errors.empty() ? "empty" : "failed";
-      if (!rep.errors.empty())
+      if (refused && refused == static_cast<int64_t>(rep.errors.size()))
+        rep.reason = fmt::format("nothing read: {} file{} refused (not a regular file inside the path's directory)",
+                                 refused, refused == 1 ? "" : "s");
+      else if (!rep.errors.empty())
         rep.reason = fmt::format("nothing could be read ({} error{})", rep.errors.size(), rep.errors.size() == 1 ? "" : "s");
       else if (skipped)
         rep.reason = fmt::format("{} file{} found, none inside the workload's window", skipped, skipped == 1 ? "" : "s");
@@ -479,7 +478,8 @@ void FilesCollector::collect(const CollectRequest& req, Collected& out) const {
                                fmt::join(missing, ", "));
     } else if (!rep.errors.empty()) {
       rep.status = "partial";
-      rep.reason = fmt::format("{} file{} could not be read", rep.errors.size(), rep.errors.size() == 1 ? "" : "s");
+      rep.reason = fmt::format("{} file{} could not be read{}", rep.errors.size(), rep.errors.size() == 1 ? "" : "s",
+                               refused ? fmt::format(" ({} refused)", refused) : "");
     }
     out.reports.push_back(std::move(rep));
   }

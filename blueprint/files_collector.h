@@ -10,6 +10,16 @@
 // `{batch_node}`, the attempt's first node, where a Slurm job's own output
 // (slurm-%j.out) is written.
 //
+// The values come from the scheduler and the job's owner, so they are
+// confined (blueprint/confined_path.h): a value with '/', a glob character
+// or a control character (for {work_dir}: a relative path, a '..') is
+// refused and reported; the glob expands only the template's own wildcards;
+// a match is read only when it is a regular file whose real path stays in
+// the directory the template's literal prefix names (a job's WorkDir link
+// to another user's file is refused), opened without following links and
+// without blocking. A refused file (a link out, a FIFO, a device, a procfs
+// file) is listed in the report's errors as "PATH: refused: WHY".
+//
 // Only the scope is read. For each file the first and last timestamped lines
 // decide: wholly before or after the scope, skipped unread; wholly inside (or
 // without timestamps, like most job output), streamed whole by the scanner
@@ -27,6 +37,7 @@
 
 #include "blueprint/collector.h"
 #include "blueprint/config.h"
+#include "blueprint/confined_path.h"
 
 namespace culprit::blueprint {
 
@@ -40,10 +51,11 @@ class FilesCollector final : public Collector {
   FilesCollectorConfig config_;
 };
 
-// The template with every placeholder but {node} and {date} replaced
-// (exposed for tests). Values are used as written; a value containing '/'
-// or a glob character is refused for {node}, {job_id}, {user} (false).
+// The template filled with the attempt's values and these `node`, `date`
+// and `source` (blueprint/confined_path.h: the glob pattern, the root every
+// match must stay in). False with `error` when a value is refused (a '/'
+// in {node}, a glob character or a relative {work_dir}, ...).
 bool expand_path_template(const std::string& tmpl, const std::string& node, const std::string& date,
-                          const std::string& source, const Attempt& attempt, std::string& out);
+                          const std::string& source, const Attempt& attempt, PathPattern& out, std::string& error);
 
 }  // namespace culprit::blueprint

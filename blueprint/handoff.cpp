@@ -4,9 +4,12 @@
 
 #include <chrono>
 
+#include "base/sha256.h"
+#include "base/text_util.h"
 #include "base/timestamp.h"
 #include "blueprint/http_client.h"
 #include "blueprint/process.h"
+#include "blueprint/shell_quote.h"
 
 namespace culprit::blueprint {
 
@@ -22,24 +25,29 @@ std::string str_or(const ojson& j, const char* key) {
   return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
 }
 
-// The command as a person would type it (the reason quoted).
-std::string shell_text(const std::vector<std::string>& argv) {
-  std::string out;
-  for (const auto& a : argv) {
-    if (!out.empty()) out += ' ';
-    auto eq = a.find('=');
-    if (a.find(' ') != std::string::npos && eq != std::string::npos)
-      out += a.substr(0, eq + 1) + "\"" + a.substr(eq + 1) + "\"";
-    else
-      out += a;
-  }
-  return out;
+// The command as a person would type it: each argument shell-quoted, so
+// that pasting it runs exactly `argv` (blueprint/shell_quote.h).
+std::string shell_text(const std::vector<std::string>& argv) { return shell_command(argv); }
+
+// The drain reason. The attempt key carries scheduler- and bundle-supplied
+// text (a workload id, a cluster name): control characters and newlines are
+// encoded (\n, \x1b) so the reason stays one visible line in the printed
+// command, in scontrol's record and on a terminal.
+std::string drain_reason(const std::string& what, const std::string& key) {
+  return fmt::format("reason=culprit: {} {}", escape_for_terminal(what), escape_for_terminal(key));
 }
 
 std::string first_line(const std::string& s) {
   std::string t = s.substr(0, s.find('\n'));
   while (!t.empty() && (t.back() == '\r' || t.back() == ' ')) t.pop_back();
   return t;
+}
+
+// The scontrol command of a node drain: built when deciding (shown in the
+// document) and again when applying, from the same values.
+std::vector<std::string> drain_argv(const std::string& scontrol, const std::string& node, const std::string& what,
+                                    const std::string& key) {
+  return {scontrol, "update", "nodename=" + node, "state=drain", drain_reason(what, key)};
 }
 
 }  // namespace
@@ -73,6 +81,7 @@ ojson Handoff::record_json(const Attempt& a, const ojson& verdict, const ojson& 
                            const std::string& command) {
   ojson j;
   j["schema"] = "culprit.recommendation/v1";
+  j["id"] = r.id;
   ojson at;
   at["key"] = a.key;
   at["scheduler"] = a.scheduler;
@@ -103,14 +112,21 @@ ojson Handoff::record_json(const Attempt& a, const ojson& verdict, const ojson& 
   return j;
 }
 
-bool Handoff::handle(const Attempt& a, const ojson& verdict, FaultHistory& history, HandoffResult& out,
-                     std::string& error) {
-  out = HandoffResult{};
+std::string Handoff::record_id(const std::string& attempt_key, const std::string& catalog_digest, int64_t ordinal) {
+  // Length-prefixed, so no two (key, digest) pairs share a preimage.
+  std::string in = fmt::format("culprit.recommendation/v1\n{}:{}\n{}:{}\n{}", attempt_key.size(), attempt_key,
+                               catalog_digest.size(), catalog_digest, ordinal);
+  return "rec-" + sha256_hex(in).substr(0, 32);
+}
+
+bool Handoff::decide(const Attempt& a, const ojson& verdict, FaultHistory& history, std::vector<RecommendationRecord>& out,
+                     std::string& error) const {
+  out.clear();
   if (!verdict.contains("recommendation") || !verdict["recommendation"].is_object()) return true;  // a v1 verdict
   const ojson& rec = verdict["recommendation"];
   std::string status = str_or(verdict, "status"), domain = str_or(verdict, "domain"), sub = str_or(verdict, "sub_domain");
+  std::string digest = verdict.contains("engine") ? str_or(verdict["engine"]["catalog"], "digest") : "";
   int64_t end = a.end ? *a.end : now_ns();
-
   // The actions in the order they are handed off: the job's, then the nodes'.
   std::vector<ojson> actions;
   ojson job = rec["job"];
@@ -151,6 +167,8 @@ bool Handoff::handle(const Attempt& a, const ojson& verdict, FaultHistory& histo
 
   for (const auto& x : actions) {
     RecommendationRecord r;
+    r.ordinal = static_cast<int64_t>(out.size());
+    r.id = record_id(a.key, digest, r.ordinal);
     r.scope = str_or(x, "scope");
     r.node = str_or(x, "node");
     r.action = str_or(x, "action");
@@ -161,69 +179,98 @@ bool Handoff::handle(const Attempt& a, const ojson& verdict, FaultHistory& histo
     r.basis = str_or(x, "basis");
     r.reason = str_or(x, "reason");
     PolicyDecision d;
-    if (!decide(policy, r.action, r.node, domain, sub, end, history, d, error)) return false;
+    if (!blueprint::decide(policy, r.action, r.node, domain, sub, end, history, d, error)) return false;
     r.decision = d.decision;
     r.decided_by = d.decided_by;
     r.decision_reason = d.reason;
-    (d.decision == "act" ? out.acted : out.held)++;
-    if (d.decision == "hold" && r.scope == "node")
-      out.lines.push_back(fmt::format("{}: {} {} held: {}", a.key, r.action, r.node, d.reason));
-
-    std::vector<std::string> done;
     std::string command;
     if (r.decision == "act" && r.scope == "node" && r.action == "drain" && a.scheduler == "slurm") {
-      std::vector<std::string> argv = {config_.scontrol, "update", "nodename=" + r.node, "state=drain",
-                                       fmt::format("reason=culprit: {} {}", sub.empty() ? domain : sub, a.key)};
-      std::vector<std::string> shown = argv;
-      shown[0] = "scontrol";
+      std::vector<std::string> shown = drain_argv("scontrol", r.node, sub.empty() ? domain : sub, a.key);
       command = shell_text(shown);
-      if (!config_.apply) {
-        out.lines.push_back(fmt::format("{}: to drain {} (--apply runs it): {}", a.key, r.node, command));
-        done.push_back("printed: " + command);
-      } else {
-        std::map<std::string, std::string> env;
-        if (!config_.slurm_conf.empty()) env["SLURM_CONF"] = config_.slurm_conf;
-        ProcessResult pr;
-        std::string perr;
-        if (!run_process(argv, env, 30LL * 1000000000, pr, perr)) {
-          ++out.failed;
-          out.lines.push_back(fmt::format("{}: could not run {}: {}", a.key, command, perr));
-          done.push_back(fmt::format("failed: {}: {}", command, perr));
-        } else if (pr.exit_status != 0) {
-          ++out.failed;
-          std::string why = pr.timed_out ? "timed out" : pr.signal ? fmt::format("killed by signal {}", pr.signal)
-                                                                   : fmt::format("exited {}", pr.exit_status);
-          out.lines.push_back(fmt::format("{}: {} {}: {}", a.key, command, why, first_line(pr.err)));
-          done.push_back(fmt::format("failed: {} {}: {}", command, why, first_line(pr.err)));
-        } else {
-          out.lines.push_back(fmt::format("{}: drained {}: {}", a.key, r.node, command));
-          done.push_back("applied: " + command);
-        }
-      }
     }
-    ojson doc = record_json(a, verdict, x, r, command);
-    if (webhook_) {
-      HttpResponse resp = webhook_->post_json(webhook_path_, doc.dump(-1, ' ', false, ojson::error_handler_t::replace));
-      if (resp.ok()) {
-        done.push_back(fmt::format("webhook: HTTP {}{}", resp.status,
-                                   resp.attempts > 1 ? fmt::format(" after {} attempts", resp.attempts) : ""));
-      } else {
-        ++out.failed;
-        std::string why = fmt::format("{} ({} attempt{})", resp.describe(), resp.attempts, resp.attempts == 1 ? "" : "s");
-        out.lines.push_back(fmt::format("{}: webhook {} failed for {} {}: {}", a.key, config_.webhook_url, r.action,
-                                        r.node.empty() ? "(job)" : r.node, why));
-        done.push_back("webhook failed: " + why);
-      }
-    }
-    if (done.empty()) done.push_back(r.decision == "act" ? "recorded" : "held");
-    for (const auto& s : done) r.handoff += (r.handoff.empty() ? "" : "; ") + s;
-    if (config_.emit) {
-      doc["handoff"] = r.handoff;
-      *config_.emit << doc.dump(-1, ' ', false, ojson::error_handler_t::replace) << "\n";
-      config_.emit->flush();
-    }
-    out.records.push_back(std::move(r));
+    r.document = record_json(a, verdict, x, r, command).dump(-1, ' ', false, ojson::error_handler_t::replace);
+    out.push_back(std::move(r));
   }
+  return true;
+}
+
+bool Handoff::deliver(RecommendationRecord& r, std::vector<std::string>& lines, bool& failed) {
+  failed = false;
+  if (webhook_ && webhook_down_) return false;  // the breaker is open: the next poll delivers it
+  auto doc = ojson::parse(r.document, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object() || !doc["attempt"].is_object() || !doc["verdict"].is_object()) {
+    // Not deferred: retrying cannot repair it, and nothing is dropped silently.
+    failed = true;
+    lines.push_back(fmt::format("recommendation {}: the stored document is not a culprit.recommendation/v1 JSON "
+                                "object; not handed off", r.id));
+    r.handoff = "failed: the stored document is unreadable";
+    r.state = "done";
+    return true;
+  }
+  std::string key = str_or(doc["attempt"], "key"), scheduler = str_or(doc["attempt"], "scheduler");
+  std::string sub = str_or(doc["verdict"], "sub_domain"), domain = str_or(doc["verdict"], "domain");
+  std::string command = str_or(doc, "command");
+  if (r.decision == "hold" && r.scope == "node")
+    lines.push_back(fmt::format("{}: {} {} held: {}", key, r.action, r.node, r.decision_reason));
+
+  std::vector<std::string> done;
+  if (r.decision == "act" && r.scope == "node" && r.action == "drain" && scheduler == "slurm") {
+    if (!config_.apply) {
+      lines.push_back(fmt::format("{}: to drain {} (--apply runs it): {}", key, r.node, command));
+      done.push_back("printed: " + command);
+    } else {
+      // Draining a node that is already draining changes nothing: a record
+      // delivered again after a kill is harmless.
+      std::vector<std::string> argv = drain_argv(config_.scontrol, r.node, sub.empty() ? domain : sub, key);
+      std::map<std::string, std::string> env;
+      if (!config_.slurm_conf.empty()) env["SLURM_CONF"] = config_.slurm_conf;
+      ProcessResult pr;
+      std::string perr;
+      if (!run_process(argv, env, 30LL * 1000000000, pr, perr)) {
+        failed = true;
+        lines.push_back(fmt::format("{}: could not run {}: {}", key, command, perr));
+        done.push_back(fmt::format("failed: {}: {}", command, perr));
+      } else if (pr.exit_status != 0) {
+        failed = true;
+        std::string why = pr.timed_out ? "timed out" : pr.signal ? fmt::format("killed by signal {}", pr.signal)
+                                                                 : fmt::format("exited {}", pr.exit_status);
+        lines.push_back(fmt::format("{}: {} {}: {}", key, command, why, first_line(pr.err)));
+        done.push_back(fmt::format("failed: {} {}: {}", command, why, first_line(pr.err)));
+      } else {
+        lines.push_back(fmt::format("{}: drained {}: {}", key, r.node, command));
+        done.push_back("applied: " + command);
+      }
+    }
+  }
+  if (webhook_) {
+    HttpResponse resp = webhook_->post_json(webhook_path_, r.document);
+    if (resp.ok()) {
+      done.push_back(fmt::format("webhook: HTTP {}{}", resp.status,
+                                 resp.attempts > 1 ? fmt::format(" after {} attempts", resp.attempts) : ""));
+    } else {
+      failed = true;
+      std::string why = fmt::format("{} ({} attempt{})", resp.describe(), resp.attempts, resp.attempts == 1 ? "" : "s");
+      lines.push_back(fmt::format("{}: webhook {} failed for {} {}: {}", key, config_.webhook_url, r.action,
+                                  r.node.empty() ? "(job)" : r.node, why));
+      done.push_back("webhook failed: " + why);
+      if (resp.status == 0) {
+        // No answer at all (timed out, refused): the receiver will not
+        // answer the next action of this poll either.
+        webhook_down_ = true;
+        lines.push_back(fmt::format("webhook {} did not answer: the other hand-offs of this poll stay pending for the next",
+                                    config_.webhook_url));
+      }
+    }
+  }
+  if (done.empty()) done.push_back(r.decision == "act" ? "recorded" : "held");
+  r.handoff.clear();
+  for (const auto& s : done) r.handoff += (r.handoff.empty() ? "" : "; ") + s;
+  if (config_.emit) {
+    doc["handoff"] = r.handoff;
+    *config_.emit << doc.dump(-1, ' ', false, ojson::error_handler_t::replace) << "\n";
+    config_.emit->flush();
+  }
+  r.state = "done";
   return true;
 }
 

@@ -133,7 +133,8 @@ ojson recovery_json(const std::vector<RecommendationRecord>& records) {
     j["decision"] = r.decision;
     j["decided_by"] = r.decided_by;
     j["reason"] = r.decision_reason;
-    j["handoff"] = r.handoff;
+    j["id"] = r.id;
+    j["handoff"] = r.state == "pending" ? "pending" : r.handoff;
     list.push_back(std::move(j));
   }
   return list;
@@ -145,6 +146,42 @@ void write_recovery_text(std::ostream& out, const std::vector<RecommendationReco
     out << escape_for_terminal(
                fmt::format("  recommended: {}{} -> {} ({})", r.action, r.node.empty() ? "" : " " + r.node, r.decision, r.decided_by))
         << "\n";
+}
+
+// Hands off the pending recommendations of verdict `verdict_id` in order
+// and records each outcome; a deferred one (the webhook's breaker is open)
+// stays pending and is counted in `deferred`. False only on a store error.
+bool deliver_recommendations(RunSetup& s, int64_t verdict_id, std::vector<RecommendationRecord>& records,
+                             std::vector<std::string>& lines, int& status, int64_t& deferred, std::string& err) {
+  for (auto& r : records) {
+    if (r.state != "pending") continue;
+    bool failed = false;
+    if (!s.handoff->deliver(r, lines, failed)) {
+      ++deferred;
+      continue;
+    }
+    if (failed) status = 1;
+    if (!s.store->finish_handoff(verdict_id, r.ordinal, r.handoff, err)) return false;
+  }
+  return true;
+}
+
+// Delivers what an interrupted run (killed between storing verdicts and
+// handing off their recommendations) or an earlier poll (the webhook's
+// breaker) left pending. False only on a store error.
+bool resume_handoffs(RunSetup& s, Progress& p, int& status, int64_t& deferred, std::string& err) {
+  std::vector<PendingHandoff> pending;
+  if (!s.store->pending_handoffs(s.config->cluster, pending, err)) return false;
+  if (pending.empty()) return true;
+  p.line(fmt::format("resuming {} pending hand-off{} of stored verdicts", pending.size(), pending.size() == 1 ? "" : "s"));
+  for (auto& one : pending) {
+    std::vector<RecommendationRecord> records{std::move(one.record)};
+    std::vector<std::string> lines;
+    bool ok = deliver_recommendations(s, one.verdict_id, records, lines, status, deferred, err);
+    for (const auto& l : lines) p.line(l);
+    if (!ok) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -225,6 +262,14 @@ int run_blueprint(RunSetup& s, const std::atomic<bool>& stop) {
       return 3;
     }
     if (s.record_placement) record_placements(s, p, stop);
+    int64_t deferred = 0;  // hand-offs left pending by the webhook's breaker in this poll
+    if (s.handoff) {
+      s.handoff->begin_poll();
+      if (!resume_handoffs(s, p, status, deferred, err)) {
+        p.line("store error: " + err);
+        return 3;
+      }
+    }
     RunCounts before = p.counts;
     int64_t ignored = 0;  // records discovery saw but does not attribute (running, unwanted states)
     bool poll_failed = false;
@@ -291,19 +336,29 @@ int run_blueprint(RunSetup& s, const std::atomic<bool>& stop) {
         bool ok = s.attribution->attribute(a, std::move(ev), verdict, aerr);
         bool inserted = false;
         int64_t verdict_id = 0;
-        if (ok && !s.store->record_verdict(a, d->name(), verdict, s.attribution->describe(), inserted, err, &verdict_id)) {
+        // The recommendations are decided and stored `pending` in the
+        // verdict's transaction, then handed off: a kill in between leaves
+        // them pending, and the next start delivers them (resume_handoffs).
+        // Only a verdict stored now is handed off: a re-run never drains twice.
+        std::vector<RecommendationRecord> recommendations;
+        RecommendationDecider decider;
+        if (s.handoff)
+          decider = [&](FaultHistory& history, std::vector<RecommendationRecord>& out, std::string& e) {
+            if (!s.handoff->decide(a, verdict, history, out, e)) return false;
+            for (auto& r : out) r.owner = cfg.cluster;
+            return true;
+          };
+        if (ok && !s.store->record_verdict(a, d->name(), verdict, s.attribution->describe(), inserted, err, &verdict_id,
+                                           decider, &recommendations)) {
           p.line(fmt::format("store error for {}: {}", a.key, err));
           return 3;
         }
-        HandoffResult handed;
-        if (ok && inserted && s.handoff) {
-          // Only a verdict stored now is handed off: a re-run never drains twice.
-          if (!s.handoff->handle(a, verdict, *s.store, handed, err) ||
-              !s.store->record_recommendations(verdict_id, handed.records, err)) {
-            p.line(fmt::format("store error for {}: {}", a.key, err));
-            return 3;
-          }
-          if (handed.failed) status = 1;
+        std::vector<std::string> handoff_lines;
+        if (ok && inserted && s.handoff &&
+            !deliver_recommendations(s, verdict_id, recommendations, handoff_lines, status, deferred, err)) {
+          for (const auto& l : handoff_lines) p.line(l);
+          p.line(fmt::format("store error for {}: {}", a.key, err));
+          return 3;
         }
         if (!ok) {
           ++p.counts.failed;
@@ -320,17 +375,17 @@ int run_blueprint(RunSetup& s, const std::atomic<bool>& stop) {
         std::string latency = a.end ? fmt::format(", {:.1f} s after the job ended", static_cast<double>(now_ns() - *a.end) / 1e9) : "";
         p.attempt_line(fmt::format("{} {}: {}{}{}{}", a.key, a.state, verdict_line(verdict), inserted ? "" : " (already stored)", latency,
                                    wire ? fmt::format(", {} over the network", human_bytes(static_cast<double>(wire))) : ""));
-        for (const auto& l : handed.lines) p.line(l);
+        for (const auto& l : handoff_lines) p.line(l);
         if (s.out) {
           if (cfg.output.stdout_format == "jsonl") {
             ojson line;
             line["attempt"] = attempt_json(a);
             line["verdict"] = verdict;
-            if (!handed.records.empty()) line["recovery"] = recovery_json(handed.records);
+            if (!recommendations.empty()) line["recovery"] = recovery_json(recommendations);
             *s.out << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
           } else if (cfg.output.stdout_format == "text") {
             write_text(*s.out, a, verdict);
-            write_recovery_text(*s.out, handed.records);
+            write_recovery_text(*s.out, recommendations);
           }
           s.out->flush();
         }
@@ -345,6 +400,11 @@ int run_blueprint(RunSetup& s, const std::atomic<bool>& stop) {
           }
       }
       ignored += found.ignored;
+    }
+    if (deferred) {
+      status = 1;
+      p.line(fmt::format("{} hand-off{} left pending (the webhook did not answer); the next {} delivers {}", deferred,
+                         deferred == 1 ? "" : "s", s.watch ? "poll" : "run", deferred == 1 ? "it" : "them"));
     }
     RunCounts delta{p.counts.discovered - before.discovered, p.counts.skipped - before.skipped,
                     p.counts.attributed - before.attributed, p.counts.failed - before.failed};

@@ -50,8 +50,10 @@ struct RunSetup {
   std::vector<std::unique_ptr<Collector>> collectors;  // for attempts without a bundle
   std::unique_ptr<Attribution> attribution;
   std::unique_ptr<Store> store;
-  // Decides and hands off the recommendations of every newly stored verdict
-  // and records them in the store (blueprint/handoff.h); null: neither.
+  // Decides the recommendations of every newly stored verdict (stored
+  // `pending` with it), hands them off and records the outcome; every poll
+  // first hands off what a killed run left pending (blueprint/handoff.h);
+  // null: none of it.
   std::unique_ptr<Handoff> handoff;
   std::set<std::string> wanted_sources;                // the catalog's sources ("" = unknown: all)
   // The catalog's line filters per source (push_down.h), for collectors that

@@ -9,6 +9,7 @@
 #include "base/text_util.h"
 #include "base/timestamp.h"
 #include "blueprint/hostlist.h"
+#include "blueprint/node_names.h"
 #include "blueprint/process.h"
 
 namespace culprit::blueprint {
@@ -69,6 +70,7 @@ void parse_sacct(const std::string& text, const SlurmDiscoveryConfig& config, co
                  DiscoveryResult& out) {
   std::vector<JobRun> runs;
   std::map<std::string, size_t> last_run;  // JobIDRaw -> index of its latest job record
+  std::set<std::string> refused_jobs;      // JobIDRaw of job records skipped for their node names
   size_t line_no = 0;
   for (auto line : split(text, '\n')) {
     ++line_no;
@@ -111,11 +113,20 @@ void parse_sacct(const std::string& text, const SlurmDiscoveryConfig& config, co
       }
       std::sort(a.nodes.begin(), a.nodes.end());
       a.nodes.erase(std::unique(a.nodes.begin(), a.nodes.end()), a.nodes.end());
+      // A node name fills path templates and the drain command: one that
+      // breaks the context's rule is never passed on (blueprint/node_names.h).
+      if (std::string problem = node_list_problem(a.nodes); !problem.empty()) {
+        out.warnings.push_back(fmt::format("sacct line {}: job {} skipped: {}", line_no, escape_for_terminal(a.workload_id), problem));
+        refused_jobs.insert(raw);
+        last_run.erase(raw);  // its steps that follow belong to this refused run
+        continue;
+      }
       last_run[raw] = runs.size();
       runs.push_back(std::move(r));
     } else {
       std::string job = raw.substr(0, dot);
       auto it = last_run.find(job);
+      if (it == last_run.end() && refused_jobs.count(job)) continue;  // its job record was refused (warned once)
       if (it == last_run.end()) {
         out.warnings.push_back(fmt::format("sacct line {}: step {} without its job record", line_no, raw));
         continue;
@@ -130,6 +141,10 @@ void parse_sacct(const std::string& text, const SlurmDiscoveryConfig& config, co
       std::string err;
       if (!expand_hostlist(f[kNodeList], s.nodes, err)) s.nodes.clear();
       std::sort(s.nodes.begin(), s.nodes.end());
+      if (std::string problem = node_list_problem(s.nodes); !problem.empty()) {
+        out.warnings.push_back(fmt::format("sacct line {}: step {}: nodes not used: {}", line_no, escape_for_terminal(raw), problem));
+        s.nodes.clear();  // never a step attempt (it needs nodes)
+      }
       runs[it->second].attempt.steps.push_back(std::move(s));
     }
   }

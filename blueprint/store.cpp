@@ -219,6 +219,14 @@ CREATE TABLE recommendations (
 );
 CREATE INDEX recommendations_node ON recommendations (node, decided_ns);
 )SQL"},
+    {4, "recommendations: stored with their verdict, hand-off pending until delivered (a killed run resumes it)", R"SQL(
+ALTER TABLE recommendations ADD COLUMN record_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE recommendations ADD COLUMN document TEXT NOT NULL DEFAULT '';
+ALTER TABLE recommendations ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+ALTER TABLE recommendations ADD COLUMN handoff_state TEXT NOT NULL DEFAULT 'done';
+ALTER TABLE recommendations ADD COLUMN handed_ns BIGINT;
+CREATE INDEX recommendations_pending ON recommendations (owner, verdict_ref, ordinal) WHERE handoff_state = 'pending';
+)SQL"},
 };
 
 // Indexes that serve readers only (the dashboard's list and fleet view,
@@ -453,7 +461,8 @@ bool Store::record_failure(const Attempt& a, const std::string& discovered_by, c
 }
 
 bool Store::record_verdict(const Attempt& a, const std::string& discovered_by, const ojson& v,
-                           const std::string& attributed_by, bool& inserted, std::string& error, int64_t* verdict_id) {
+                           const std::string& attributed_by, bool& inserted, std::string& error, int64_t* verdict_id,
+                           const RecommendationDecider& decide, std::vector<RecommendationRecord>* recommendations) {
   inserted = false;
   SqlConnection& db = *db_;
   Transaction tx(db, true);
@@ -557,6 +566,26 @@ bool Store::record_verdict(const Attempt& a, const std::string& discovered_by, c
                     nullptr, error))
         return false;
     }
+  if (decide) {
+    // Inside the transaction: the policy's history counts this verdict, and
+    // the recommendations are stored with it or not at all.
+    std::vector<RecommendationRecord> recs;
+    if (!decide(*this, recs, error)) return false;
+    int64_t ord = 0, now = now_ns();
+    for (auto& r : recs) {
+      r.ordinal = ord++;
+      r.state = "pending";
+      r.handoff.clear();
+      if (!db.query("INSERT INTO recommendations (verdict_ref, ordinal, scope, node, action, target, rule, basis, reason, "
+                    "decision, decided_by, decision_reason, handoff, decided_ns, record_id, document, owner, handoff_state) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, 'pending')",
+                    {vid, r.ordinal, r.scope, r.node, r.action, r.target_json, r.rule, r.basis, r.reason, r.decision,
+                     r.decided_by, r.decision_reason, now, r.id, r.document, r.owner},
+                    nullptr, error))
+        return false;
+    }
+    if (recommendations) *recommendations = std::move(recs);
+  }
   if (!tx.commit(error)) return false;
   inserted = true;
   return true;
@@ -669,23 +698,43 @@ bool Store::culprit_attempts(const std::string& node, const std::string& domain,
   return true;
 }
 
-bool Store::record_recommendations(int64_t verdict_id, const std::vector<RecommendationRecord>& records,
-                                   std::string& error) {
-  Transaction tx(*db_, true);
-  if (!tx.ok()) {
-    error = tx.error();
+bool Store::finish_handoff(int64_t verdict_id, int64_t ordinal, const std::string& handoff, std::string& error) {
+  return db_->query("UPDATE recommendations SET handoff = ?, handoff_state = 'done', handed_ns = ? "
+                    "WHERE verdict_ref = ? AND ordinal = ?",
+                    {handoff, now_ns(), verdict_id, ordinal}, nullptr, error);
+}
+
+bool Store::pending_handoffs(const std::string& owner, std::vector<PendingHandoff>& out, std::string& error) {
+  out.clear();
+  std::vector<SqlRow> rows;
+  if (!db_->query("SELECT verdict_ref, ordinal, record_id, scope, node, action, target, rule, basis, reason, decision, "
+                  "decided_by, decision_reason, document, owner FROM recommendations "
+                  "WHERE handoff_state = 'pending' AND owner = ? ORDER BY verdict_ref, ordinal",
+                  {owner}, &rows, error))
     return false;
+  for (const auto& row : rows) {
+    auto str = [&](size_t i) { return row[i] ? *row[i] : std::string(); };
+    PendingHandoff p;
+    p.verdict_id = row[0] ? std::stoll(*row[0]) : 0;
+    RecommendationRecord& r = p.record;
+    r.ordinal = row[1] ? std::stoll(*row[1]) : 0;
+    r.id = str(2);
+    r.scope = str(3);
+    r.node = str(4);
+    r.action = str(5);
+    r.target_json = str(6);
+    r.rule = str(7);
+    r.basis = str(8);
+    r.reason = str(9);
+    r.decision = str(10);
+    r.decided_by = str(11);
+    r.decision_reason = str(12);
+    r.document = str(13);
+    r.owner = str(14);
+    r.state = "pending";
+    out.push_back(std::move(p));
   }
-  int64_t ord = 0, now = now_ns();
-  for (const auto& r : records)
-    if (!db_->query("INSERT INTO recommendations (verdict_ref, ordinal, scope, node, action, target, rule, basis, reason, "
-                    "decision, decided_by, decision_reason, handoff, decided_ns) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                    {verdict_id, ord++, r.scope, r.node, r.action, r.target_json, r.rule, r.basis, r.reason, r.decision,
-                     r.decided_by, r.decision_reason, r.handoff, now},
-                    nullptr, error))
-      return false;
-  return tx.commit(error);
+  return true;
 }
 
 }  // namespace culprit::blueprint

@@ -10,17 +10,23 @@
 //
 // Idempotence: an attempt is identified by its key (Attempt::key), a verdict
 // by (attempt, catalog digest). record_verdict() writes the attempt, its
-// verdict, symptoms, evidence and coverage in one transaction: a run killed
-// at any point leaves each attempt either wholly stored or absent, and
-// storing the same verdict again changes nothing.
+// verdict, symptoms, evidence, coverage and the recommendations decided for
+// it (hand-off `pending`) in one transaction: a run killed at any point
+// leaves each attempt either wholly stored or absent, and storing the same
+// verdict again changes nothing. A recommendation stays `pending` until
+// finish_handoff() records what its hand-off did; pending_handoffs() is how
+// a restarted blueprint finds those a kill interrupted (docs/recovery.md,
+// "Hand-off").
 //
 // Thread-safety: a Store is one connection; use it from one thread.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -32,17 +38,33 @@
 namespace culprit::blueprint {
 
 // The schema version this binary writes (docs/blueprint.md lists each one).
-inline constexpr int kStoreSchemaVersion = 3;
+inline constexpr int kStoreSchemaVersion = 4;
 
 // One recommended action as `culprit run` stored it (table recommendations):
 // what the verdict recommended, what the policy decided, what was done.
 struct RecommendationRecord {
+  int64_t ordinal = 0;                 // its place among the verdict's recommendations (0: the job's)
+  std::string id;                      // stable across re-deliveries: consumers de-duplicate on it
   std::string scope, node, action;     // scope "job" | "node"; node "" for the job
   std::string target_json;             // the action's target (or, for the job, its nodes), as JSON
   std::string rule, basis, reason;     // from the verdict's recommendation
   std::string decision, decided_by, decision_reason;  // blueprint/recovery_policy.h
+  std::string document;                // what is handed off: the culprit.recommendation/v1 JSON, as decided
+  std::string owner;                   // the cluster name of the blueprint that decided it (and resumes it)
+  std::string state = "pending";       // hand-off: "pending" until it was delivered, then "done"
   std::string handoff;                 // what was done: "printed: scontrol ...", "applied: ...", "webhook: HTTP 200", "failed: ..."
 };
+
+// A recommendation whose hand-off a kill interrupted (pending_handoffs()).
+struct PendingHandoff {
+  int64_t verdict_id = 0;
+  RecommendationRecord record;
+};
+
+// Decides the recommendations of the verdict being stored, reading the
+// fault history through the storing transaction (so the verdict counts).
+using RecommendationDecider =
+    std::function<bool(FaultHistory& history, std::vector<RecommendationRecord>& out, std::string& error)>;
 
 struct RunCounts {
   int64_t discovered = 0, skipped = 0, attributed = 0, failed = 0;
@@ -60,11 +82,19 @@ class Store final : public PlacementBook, public FaultHistory {
   bool attributed(const std::string& key, bool& yes, std::string& error);
   // Stores the verdict of an attempt (culprit.verdict/v2 or v1 JSON).
   // `inserted` is false when this verdict (attempt, catalog digest) was
-  // already there; when it is true, `verdict_id` (if given) is its row id.
+  // already there; when it is true, `verdict_id` (if given) is its row id
+  // and, with `decide`, the recommendations it returned are stored in the
+  // same transaction, numbered in order, `pending`, and copied to
+  // `recommendations` (if given). When `decide` fails nothing is stored.
   bool record_verdict(const Attempt& attempt, const std::string& discovered_by, const nlohmann::ordered_json& verdict,
-                      const std::string& attributed_by, bool& inserted, std::string& error, int64_t* verdict_id = nullptr);
-  // The recommendations of verdict `verdict_id` and what became of them, in order.
-  bool record_recommendations(int64_t verdict_id, const std::vector<RecommendationRecord>& records, std::string& error);
+                      const std::string& attributed_by, bool& inserted, std::string& error, int64_t* verdict_id = nullptr,
+                      const RecommendationDecider& decide = {}, std::vector<RecommendationRecord>* recommendations = nullptr);
+  // Records what the hand-off of recommendation (verdict_id, ordinal) did; it
+  // is `done` from then on.
+  bool finish_handoff(int64_t verdict_id, int64_t ordinal, const std::string& handoff, std::string& error);
+  // The recommendations decided by blueprint `owner` whose hand-off is still
+  // `pending`, oldest verdict first, in order.
+  bool pending_handoffs(const std::string& owner, std::vector<PendingHandoff>& out, std::string& error);
   // FaultHistory: attempts whose attributed verdicts name `node` a culprit
   // (the recovery policy's "faults in a window"), each attempt counted once.
   bool culprit_attempts(const std::string& node, const std::string& domain, const std::string& sub_domain,

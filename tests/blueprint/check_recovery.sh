@@ -7,7 +7,9 @@
 #    adds replace_suspect after 3 faults;
 #  * --webhook POSTs every action to a loopback receiver that records
 #    requests; a 503 is retried and delivered, a receiver that answers 500 or
-#    is not there is reported (exit 1, "webhook failed" in the store);
+#    is not there is reported (exit 1, "webhook failed" in the store); one
+#    that accepts and never answers costs one action's retries x timeout,
+#    the poll's other actions stay pending and the next run delivers them;
 #  * a re-run hands off nothing again;
 #  * culprit offenders lists the repeat offenders from the same store, text
 #    and JSON, and agrees with the dashboard's GET /api/offenders.
@@ -130,11 +132,11 @@ for l in lines:
 jobs = [l for l in lines if l["scope"] == "job"]
 assert len(jobs) == 46
 drains = [l for l in lines if l["action"] == "drain"]
-assert all(l["command"] and l["command"].startswith(f"scontrol update nodename={l['node']} state=drain reason=\"culprit: ")
+assert all(l["command"] and l["command"].startswith(f"scontrol update nodename={l['node']} state=drain reason='culprit: ")
            for l in drains if l["attempt"]["scheduler"] == "slurm"), drains[:2]
 print(f"check_recovery: examples: {len(lines)} recommendations for 46 verdicts emitted, POSTed and stored; {len(drains)} drains")
 PY
-grep -q "to drain node-02 (--apply runs it): scontrol update nodename=node-02 state=drain reason=\"culprit: nvlink.signal_integrity" "$D/ex.log" \
+grep -q "to drain node-02 (--apply runs it): scontrol update nodename=node-02 state=drain reason='culprit: nvlink.signal_integrity" "$D/ex.log" \
   || fail "the drain command is not printed"
 # A re-run: nothing new is stored, nothing is handed off again.
 before=$(wc -l < "$D/good.requests")
@@ -169,6 +171,60 @@ rc=0
 [ "$rc" = 1 ] || fail "an unreachable webhook must make the exit status 1, not $rc"
 grep -q "webhook http://127.0.0.1:$closed/h failed for" "$D/away.log" || fail "no report for an unreachable webhook"
 echo "check_recovery: webhook: 503 retried and delivered; 500 and an unreachable receiver reported, exit 1, recorded"
+
+# A receiver that accepts connections and never answers: the first action
+# waits its retries x --webhook-timeout, the breaker then leaves the other 8
+# actions of the poll pending (without it: 9 x that, ~50 s); the next run,
+# with a receiver that answers, delivers exactly those.
+rm -f "$D/hung.port"
+python3 - "$D/hung.port" <<'PY' &
+import os, socket, sys
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(64)
+open(sys.argv[1] + ".tmp", "w").write(str(s.getsockname()[1]))
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+held = []
+while True:
+    held.append(s.accept()[0])  # read nothing, answer nothing
+PY
+PIDS+=($!)
+for _ in $(seq 1 100); do [ -s "$D/hung.port" ] && break; sleep 0.05; done
+HUNG=$(cat "$D/hung.port")
+rc=0
+t_hung=$(date +%s)
+"$CULPRIT" run --config "$D/bundles.yaml" --once --store "sqlite:$D/hung.db" --webhook "http://127.0.0.1:$HUNG/h" \
+  --webhook-timeout 1s --emit-recommendations "$D/hung.jsonl" 2> "$D/hung.log" || rc=$?
+hung_s=$(( $(date +%s) - t_hung ))
+[ "$rc" = 1 ] || fail "a webhook that never answers must make the exit status 1, not $rc"
+[ "$hung_s" -le 15 ] || fail "a webhook that never answers stalled the run for ${hung_s} s (9 actions)"
+grep -q "webhook http://127.0.0.1:$HUNG/h did not answer: the other hand-offs of this poll stay pending" "$D/hung.log" \
+  || fail "the breaker did not say why hand-offs stay pending"
+grep -q "8 hand-offs left pending (the webhook did not answer); the next run delivers them" "$D/hung.log" \
+  || fail "pending hand-offs not reported"
+python3 - "$D/hung.db" "$D/hung.jsonl" <<'PY' || fail "hung webhook: rows"
+import sqlite3, sys
+rows = sqlite3.connect(sys.argv[1]).execute("select handoff_state, handoff from recommendations order by verdict_ref, ordinal").fetchall()
+assert len(rows) == 9, rows
+assert rows[0][0] == "done" and "webhook failed" in rows[0][1] and "(4 attempts)" in rows[0][1], rows[0]
+assert all(r == ("pending", "") for r in rows[1:]), rows
+assert len(open(sys.argv[2]).readlines()) == 1, "only the delivered action is emitted"
+PY
+webhook ok resumed
+"$CULPRIT" run --config "$D/bundles.yaml" --once --store "sqlite:$D/hung.db" --webhook "http://127.0.0.1:$PORT/h" \
+  --emit-recommendations "$D/hung.jsonl" 2> "$D/resumed.log" || fail "the resuming run exited $?"
+grep -q "resuming 8 pending hand-offs of stored verdicts" "$D/resumed.log" || fail "no resume: $(tail -3 "$D/resumed.log")"
+python3 - "$D/hung.db" "$D/hung.jsonl" "$D/resumed.requests" <<'PY' || fail "hung webhook: resumed rows"
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+rows = db.execute("select record_id, handoff_state, handoff from recommendations order by verdict_ref, ordinal").fetchall()
+assert all(r[1] == "done" for r in rows) and all(r[2].endswith("webhook: HTTP 200") for r in rows[1:]), rows
+posted = [json.loads(l)["body"]["id"] for l in open(sys.argv[3])]
+assert posted == [r[0] for r in rows[1:]], (posted, rows)
+emitted = [json.loads(l)["id"] for l in open(sys.argv[2])]
+assert sorted(emitted) == sorted(r[0] for r in rows), "every action emitted once, by the run that delivered it"
+PY
+echo "check_recovery: webhook that never answers: ${hung_s} s for 9 actions (1 failed, 8 left pending), all 8 delivered by the next run"
 
 # ---------------------------------------------------------------- usage errors
 rc=0; "$CULPRIT" run --config "$one" --once --format jsonl --emit-recommendations - 2> "$D/usage.log" || rc=$?

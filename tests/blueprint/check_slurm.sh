@@ -179,7 +179,7 @@ POLICY
 # Without --apply: the command is printed, the node stays as it is.
 "$CULPRIT" run --config "$D/hw.yaml" --once --store "sqlite:$D/hw-dry.db" --format none --policy "$D/policy.yaml" \
   2> "$D/hw-dry.log" || fail "dry run exited $?: $(tail -5 "$D/hw-dry.log")"
-grep -q "to drain node1 (--apply runs it): scontrol update nodename=node1 state=drain reason=\"culprit: gpu.fallen_off_bus slurm/testcluster/$J_HW@" "$D/hw-dry.log" \
+grep -q "to drain node1 (--apply runs it): scontrol update nodename=node1 state=drain reason='culprit: gpu.fallen_off_bus slurm/testcluster/$J_HW@" "$D/hw-dry.log" \
   || fail "no printed drain command for job $J_HW; the dry run's log: $(tail -20 "$D/hw-dry.log")
 --- what sacct lists for the last hour (the discovery's query):
 $(acct_window JobIDRaw,State,Eligible,Start,End,NodeList)"
@@ -208,7 +208,7 @@ lines = [json.loads(l) for l in open(f"{d}/recommendations.jsonl")]
 assert len(lines) == len(rows), (len(lines), len(rows))
 mine = [l for l in lines if l["attempt"]["workload_id"] == job]
 assert [l["action"] for l in mine] == ["restart_excluding", "drain", "reboot"], [l["action"] for l in mine]
-assert mine[0]["nodes"] == ["node1"] and mine[1]["command"].startswith("scontrol update nodename=node1 state=drain reason=\"culprit: gpu.fallen_off_bus")
+assert mine[0]["nodes"] == ["node1"] and mine[1]["command"].startswith("scontrol update nodename=node1 state=drain reason='culprit: gpu.fallen_off_bus")
 v = [json.loads(l) for l in open(f"{d}/hw.jsonl") if json.loads(l)["attempt"]["workload_id"] == job][0]
 assert v["verdict"]["sub_domain"] == "gpu.fallen_off_bus" and v["verdict"]["culprit_nodes"] == ["node1"], v["verdict"]["status"]
 assert [r["decision"] for r in v["recovery"]] == ["act", "act", "act"], v["recovery"]

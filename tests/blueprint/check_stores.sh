@@ -11,13 +11,10 @@ set -euo pipefail
 CULPRIT=$(readlink -f "$1")
 ROOT=$(readlink -f "$2")
 HERE=$(cd "$(dirname "$0")" && pwd)
-PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
-[ -x "$PGBIN/initdb" ] || { echo "check_stores: PostgreSQL server binaries not found (apt-get install postgresql)"; exit 1; }
+. "$HERE/pg_server.sh"
 D=$(mktemp -d /tmp/culprit-stores.XXXXXX)
-chmod 755 "$D"
-PG_STARTED=0
 cleanup() {
-  if [ "$PG_STARTED" = 1 ]; then runuser -u postgres -- "$PGBIN/pg_ctl" -D "$D/pg/data" -m fast -w stop >/dev/null 2>&1 || true; fi
+  pg_stop
   rm -rf "$D"
 }
 trap cleanup EXIT
@@ -25,16 +22,10 @@ fail() { echo "check_stores: FAIL: $*"; exit 1; }
 t0=$(date +%s)
 
 # --- PostgreSQL, on a free loopback port
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-mkdir -p "$D/pg" && chown postgres:postgres "$D/pg"
-runuser -u postgres -- "$PGBIN/initdb" -D "$D/pg/data" -A trust -U postgres --no-sync -E UTF8 --locale=C.UTF-8 > "$D/initdb.log" 2>&1 \
-  || { cat "$D/initdb.log"; fail "initdb"; }
-runuser -u postgres -- "$PGBIN/pg_ctl" -D "$D/pg/data" -l "$D/pg/pg.log" -w \
-  -o "-c listen_addresses=127.0.0.1 -p $PORT -k $D/pg -c fsync=off -c synchronous_commit=off -c full_page_writes=off" start >/dev/null \
-  || { cat "$D/pg/pg.log"; fail "postgres did not start"; }
-PG_STARTED=1
-psql -X -q -h 127.0.0.1 -p "$PORT" -U postgres -c 'CREATE DATABASE culprit' postgres
-PG="postgresql://postgres@127.0.0.1:$PORT/culprit"
+pg_start "$D" || fail "PostgreSQL"
+PORT=$PG_PORT
+pg_createdb culprit
+PG="$PG_URL_BASE/culprit"
 echo "check_stores: PostgreSQL up on 127.0.0.1:$PORT in $(( $(date +%s) - t0 )) s"
 
 CONFIG=$ROOT/examples/blueprint/static.yaml
@@ -74,8 +65,8 @@ dump "sqlite:$D/whole.db" > "$D/whole.dump"
 total=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from verdicts').fetchone()[0])" "$D/whole.db")
 for target in "sqlite:$D/killed.db" "$PG-killed"; do
   if [ "$target" = "$PG-killed" ]; then
-    psql -X -q -h 127.0.0.1 -p "$PORT" -U postgres -c 'CREATE DATABASE "culprit-killed"' postgres
-    target="postgresql://postgres@127.0.0.1:$PORT/culprit-killed"
+    pg_createdb culprit-killed
+    target="$PG_URL_BASE/culprit-killed"
   fi
   "$CULPRIT" run --config "$D/big.yaml" --once --store "$target" --format none 2> "$D/killed.log" &
   pid=$!

@@ -145,3 +145,32 @@ TEST_CASE("config: read_secret takes the file's first line, or the variable") {
   dir.write("empty", "\n");
   CHECK_FALSE(read_secret((dir.path() / "empty").string(), "", s, err));
 }
+
+TEST_CASE("config: static workloads keep the context's node-name rule and node limit (issue 38)") {
+  auto workload = [](const std::string& nodes) {
+    return "discovery:\n  static:\n    workloads:\n      - id: a\n        nodes: " + nodes + "\n";
+  };
+  // A name that is not a host name: it would fill {node} and the drain command.
+  for (const char* bad : {"\"../etc\"", "\"n$(id)\"", "\"-n\"", "[ok-1, \"a/b\"]"}) {
+    std::string out = errors_of(workload(bad));
+    INFO(bad, " -> ", out);
+    CHECK(out.find("5:16: error[B0104]: 'nodes': invalid node name") != std::string::npos);
+  }
+  std::string ctl = errors_of(workload("[\"n\\x1b(0t\\x07\"]"));
+  CHECK(ctl.find("invalid node name 'n\\x1b(0t\\x07'") != std::string::npos);  // quoted escaped, never raw
+  CHECK(ctl.find('\x1b') == std::string::npos);
+  // More nodes than a context may list.
+  std::string big = errors_of(workload("\"n[1-40000]\""));
+  CHECK(big.find("error[B0104]: 'nodes': limit context_nodes exceeded: the attempt has 40000 nodes (at most 32768)") !=
+        std::string::npos);
+  CHECK(errors_of(workload("\"n[1-32768]\"")).empty());
+  CHECK(errors_of(workload("[node-01, gpu_02.cluster.local]")).empty());
+}
+
+TEST_CASE("config: a files entry's host is a host name or {batch_node}") {
+  std::string base = "discovery:\n  static:\n    workloads: [{id: a, nodes: [n1]}]\ncollectors:\n  files:\n";
+  CHECK(errors_of(base + "    - {source: ctl, path: /var/log/x.log, host: slurmctld-01}\n").empty());
+  CHECK(errors_of(base + "    - {source: app, path: /w/x.log, host: \"{batch_node}\"}\n").empty());
+  std::string out = errors_of(base + "    - {source: ctl, path: /var/log/x.log, host: \"a/../b\"}\n");
+  CHECK(out.find("error[B0104]: 'host' must be a host name") != std::string::npos);
+}

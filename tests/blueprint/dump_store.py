@@ -8,6 +8,8 @@ Every table of the blueprint schema, rows sorted, values as text (NULL as
 (PostgreSQL's identity sequences are not rolled back with a transaction, so
 ids may have gaps there after a killed run, never in what they refer to). Columns that hold wall-clock times of the run itself (when a row was
 written, not what it says) are left out, and so is `runs` (one row per run).
+Columns a store's older schema lacks are left out too (so a store written by
+an older culprit can be compared with another of the same version).
 """
 import subprocess
 import sqlite3
@@ -33,7 +35,7 @@ TABLES = {
                  "nodes_missing", "files", "bytes", "lines", "observations", "events", "errors"],
     "watch_state": ["name", "value_ns"],
     "recommendations": ["verdict_ref", "ordinal", "scope", "node", "action", "target", "rule", "basis", "reason", "decision",
-                        "decided_by", "decision_reason", "handoff"],
+                        "decided_by", "decision_reason", "handoff", "record_id", "document", "owner", "handoff_state"],
 }
 
 
@@ -50,8 +52,28 @@ def rows_pg(url, table, cols):
     return [r.split("\x1f") for r in out.split("\x1e")] if out else []
 
 
+def columns(url):
+    """{table: its columns}: a store of an older schema lacks the newer ones."""
+    have = {}
+    if url.startswith("sqlite:"):
+        c = sqlite3.connect(f"file:{url[7:]}?mode=ro", uri=True)
+        for table in TABLES:
+            have[table] = {r[1] for r in c.execute(f"pragma table_info({table})")}
+        return have
+    out = subprocess.run(["psql", "-X", "-q", "-At", "-F", " ", url, "-c",
+                          "select table_name, column_name from information_schema.columns where table_schema = 'public'"],
+                         check=True, capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        table, column = line.split(" ", 1)
+        have.setdefault(table, set()).add(column)
+    return have
+
+
 url = sys.argv[1]
 data = {}
+have = columns(url)
+for table in TABLES:
+    TABLES[table] = [c for c in TABLES[table] if c in have.get(table, set())]
 for table, cols in TABLES.items():
     data[table] = rows_sqlite(url[7:], table, cols) if url.startswith("sqlite:") else rows_pg(url, table, cols)
 # id -> natural key

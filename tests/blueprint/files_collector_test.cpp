@@ -150,10 +150,13 @@ TEST_CASE("files: nothing found is 'empty' with the reason; unsafe names never r
   REQUIRE(c.reports.size() == 1);
   CHECK(c.reports[0].status == "failed");
   CHECK(c.reports[0].errors.size() == 1);
-  std::string out;
-  CHECK_FALSE(expand_path_template("/x/{node}", "a/b", "", "k", a, out));
-  CHECK(expand_path_template("/x/{node}/{source}-{date}", "n1", "2026-03-14", "kernel", a, out));
-  CHECK(out == "/x/n1/kernel-2026-03-14");
+  PathPattern out;
+  std::string why;
+  CHECK_FALSE(expand_path_template("/x/{node}", "a/b", "", "k", a, out, why));
+  CHECK(why.find("{node} value 'a/b' has '/'") == 0);
+  CHECK(expand_path_template("/x/{node}/{source}-{date}", "n1", "2026-03-14", "kernel", a, out, why));
+  CHECK(out.text == "/x/n1/kernel-2026-03-14");
+  CHECK(out.root == "/x");
 }
 
 TEST_CASE("files: sources the catalog does not read are not read") {

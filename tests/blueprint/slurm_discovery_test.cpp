@@ -6,6 +6,8 @@
 
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
+
 #include "base/timestamp.h"
 
 using namespace culprit;
@@ -121,8 +123,37 @@ TEST_CASE("sacct: malformed records are warnings, never fatal") {
                              "3.batch|3.batch|batch|||c|FAILED|1:0|x|x|x|n1|\n"),
               cfg, {}, r);
   CHECK(r.attempts.empty());
+  INFO(fmt::format("{}", fmt::join(r.warnings, "\n")));
   REQUIRE(r.warnings.size() == 3);
   CHECK(r.warnings[0].find("3 fields instead of 13") != std::string::npos);
   CHECK(r.warnings[1].find("bad node list 'gpu[1-'") != std::string::npos);
   CHECK(r.warnings[2].find("step 3.batch without its job record") != std::string::npos);
+}
+
+TEST_CASE("sacct: a node name that breaks the context's rule is never passed on (issue 38)") {
+  SlurmDiscoveryConfig cfg;
+  DiscoveryResult r;
+  std::string text =
+      "1|1|x|debug|root|c|FAILED|1:0|2026-12-01T10:00:56|2026-12-01T10:00:56|2026-12-01T10:01:56|node$(id)|/tmp/w\n"
+      "1.batch|1.batch|batch|||c|FAILED|1:0|2026-12-01T10:00:56|2026-12-01T10:00:56|2026-12-01T10:01:56|node$(id)|\n"
+      "2|2|x|debug|root|c|FAILED|1:0|2026-12-01T10:00:56|2026-12-01T10:00:56|2026-12-01T10:01:56|node1|/tmp/w\n"
+      "2.0|2.0|python|||c|FAILED|1:0|2026-12-01T10:00:56|2026-12-01T10:00:56|2026-12-01T10:01:56|../etc|\n"
+      "3|3|x|debug|root|c|FAILED|1:0|2026-12-01T10:00:56|2026-12-01T10:00:56|2026-12-01T10:01:56|n[1-40000]|/tmp/w\n";
+  parse_sacct(with_delimiter(text), cfg, {}, r);
+  REQUIRE(r.attempts.size() == 1);
+  CHECK(r.attempts[0].workload_id == "2");
+  CHECK(r.attempts[0].nodes == std::vector<std::string>{"node1"});
+  REQUIRE(r.attempts[0].steps.size() == 1);
+  CHECK(r.attempts[0].steps[0].nodes.empty());  // the step's bad list is dropped, never used
+  INFO(fmt::format("{}", fmt::join(r.warnings, "\n")));
+  REQUIRE(r.warnings.size() == 3);
+  CHECK(r.warnings[0].find("sacct line 1: job 1 skipped: invalid node name 'node$(id)'") == 0);
+  CHECK(r.warnings[1].find("sacct line 4: step 2.0: nodes not used: invalid node name '../etc'") == 0);
+  CHECK(r.warnings[2].find("sacct line 5: job 3 skipped: limit context_nodes exceeded") == 0);
+
+  // Step attempts: a step whose nodes were refused is no attempt.
+  cfg.step_attempts = true;
+  DiscoveryResult s;
+  parse_sacct(with_delimiter(text), cfg, {}, s);
+  CHECK(s.attempts.empty());
 }
