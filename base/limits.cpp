@@ -17,6 +17,11 @@ const std::vector<Entry>& all() {
       {"events_per_request", kEventsPerRequest, "events", "events kept per service attribution, all streams together (the rest are counted)"},
       {"eval_steps", kEvalSteps, "steps", "evaluation steps of the rules per attribution (candidates of queries, events scanned)"},
       {"summary_bytes", kSummaryBytes, "bytes", "a symptom's summary or an outcome's reason"},
+      {"gzip_file_bytes", kGzipFileBytes, "bytes", "bytes the blueprint's files collector decompresses from one gzip file"},
+      {"gzip_attempt_bytes", kGzipAttemptBytes, "bytes", "bytes the files collector decompresses for one attempt, all gzip files together"},
+      {"file_observation_bytes", kFileObservationBytes, "bytes", "observations the files collector keeps from one file (text, provenance, bookkeeping)"},
+      {"attempt_observation_bytes", kAttemptObservationBytes, "bytes", "observations the files collector keeps for one attempt, all files together"},
+      {"collection_starts", kCollectionStarts, "starts", "unfinished starts of one attempt before culprit run gives it up"},
       {"rule_file_bytes", kRuleFileBytes, "bytes", "one .attr file"},
       {"catalog_bytes", kCatalogBytes, "bytes", "all .attr files of a catalog together"},
       {"expr_depth", kExprDepth, "levels", "nesting of one rule expression"},
@@ -40,6 +45,11 @@ const std::vector<Entry>& all() {
       {"write_timeout", kWriteTimeoutSeconds, "seconds", "time for a client to take an answer (--write-timeout)"},
       {"keep_alive", kKeepAliveSeconds, "seconds", "idle time between requests on a connection (--keep-alive)"},
       {"drain_timeout", kDrainTimeoutSeconds, "seconds", "time requests in flight get after SIGTERM (--drain-timeout)"},
+      {"config_file_bytes", kConfigFileBytes, "bytes", "the blueprint's configuration file, the recovery policy file"},
+      {"secret_file_bytes", kSecretFileBytes, "bytes", "a token or password file"},
+      {"config_depth", kConfigDepth, "levels", "nesting of YAML mappings and sequences in the configuration and the policy"},
+      {"config_nodes", kConfigNodes, "nodes", "node names the static workloads of a configuration expand to, all together"},
+      {"duration", static_cast<uint64_t>(kDurationDays), "days", "any duration in the configuration, the policy or on the command line"},
   };
   return entries;
 }

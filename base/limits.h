@@ -63,6 +63,25 @@ inline constexpr size_t kEventsPerRequest = 50000;   // service: events kept per
 inline constexpr uint64_t kEvalSteps = 100000000;
 inline constexpr size_t kSummaryBytes = 4096;        // a symptom's summary, an outcome's reason
 
+// ---------------------------------------------------- blueprint collection
+// What the files collector of `culprit run` reads and holds for one attempt
+// (blueprint/files_collector.h). Files it hands to the scanner whole cost no
+// memory; these bound what it cannot hand over: gzip rotations, decompressed
+// as a stream, and the lines of a file cut at a window bound, held as
+// observations until the attempt is attributed. Observation bytes count a
+// line's text, its provenance and the observation's own bookkeeping, so a
+// million empty lines cost what they hold. A cut is a collector error in
+// coverage; the attempt is still attributed. Before these, a 1 MB gzip of
+// repeated kernel lines grew `culprit run` to 2.3 GB and 3.2 MB aborted it.
+inline constexpr size_t kGzipFileBytes = 1ull << 30;             // bytes decompressed from one gzip file
+inline constexpr size_t kGzipAttemptBytes = 4ull << 30;          // bytes decompressed for one attempt, all files
+inline constexpr size_t kFileObservationBytes = 128u << 20;      // observations kept from one file
+inline constexpr size_t kAttemptObservationBytes = 512u << 20;   // observations kept for one attempt, all files
+// Starts of one attempt that did not finish (the process died collecting or
+// attributing it) before `culprit run` gives it up, so that no input can
+// crash every run (blueprint/runner.h).
+inline constexpr size_t kCollectionStarts = 3;
+
 // --------------------------------------------------------------- rules
 inline constexpr size_t kRuleFileBytes = 1u << 20;   // one .attr file (the largest bundled one is 32 KB)
 inline constexpr size_t kCatalogBytes = 4u << 20;    // all .attr files of a catalog together (bundled: 240 KB)
@@ -89,6 +108,24 @@ inline constexpr int kRequestTimeoutSeconds = 60;          // first byte of a re
 inline constexpr int kWriteTimeoutSeconds = 10;            // an answer must be taken by the client in this time
 inline constexpr int kKeepAliveSeconds = 5;                // idle time between requests on one connection
 inline constexpr int kDrainTimeoutSeconds = 10;            // SIGTERM: requests in flight get this long
+
+// --------------------------------------------------- blueprint input files
+// Files an operator names to `culprit run` and the other store commands: the
+// configuration, the recovery policy, token and password files. Each must be
+// a regular file (a FIFO or a device would block or never end) of at most:
+inline constexpr size_t kConfigFileBytes = 4u << 20;   // the configuration, the policy (real ones: < 10 KiB)
+inline constexpr size_t kSecretFileBytes = 64u << 10;  // a token or password file (real ones: < 4 KiB)
+// Nesting of YAML mappings and sequences in the configuration and the
+// policy (their schemas nest at most 6 deep). yaml-cpp parses recursively.
+inline constexpr size_t kConfigDepth = 32;
+// Node names the static workloads of a configuration expand to, all
+// together (each workload is also a context: at most kContextNodes).
+inline constexpr size_t kConfigNodes = 1u << 20;
+// Any duration in the configuration, the policy or on the command line
+// (slack, lookback, within, timeouts): an instant plus or minus it stays
+// far inside int64 nanoseconds (about 292 years each way).
+inline constexpr int64_t kDurationDays = 3650;
+inline constexpr int64_t kMaxDurationNs = kDurationDays * 86400LL * 1000000000LL;
 
 // One entry per limit, for documentation and tests.
 struct Entry {

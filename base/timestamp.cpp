@@ -1,5 +1,7 @@
 #include "base/timestamp.h"
 
+#include "base/limits.h"
+
 #include <climits>
 
 namespace culprit {
@@ -635,25 +637,30 @@ constexpr DurationUnit kUnits[] = {
 
 }  // namespace
 
-std::optional<int64_t> parse_duration(std::string_view s) noexcept {
+namespace {
+
+// parse_duration, saying why it failed: `range` when the text is well formed but
+// its magnitude overflows int64 (or the digits alone overflow uint64).
+DurationCheck parse_duration_checked(std::string_view s, int64_t& out) noexcept {
   bool negative = false;
   if (!s.empty() && (s[0] == '-' || s[0] == '+')) {
     negative = s[0] == '-';
     s.remove_prefix(1);
   }
-  if (s.empty()) return std::nullopt;
+  if (s.empty()) return DurationCheck::syntax;
   // The magnitude is accumulated unsigned so that INT64_MIN ("-106751d...808ns") round-trips.
   const uint64_t limit = negative ? uint64_t{1} << 63 : (uint64_t{1} << 63) - 1;
   uint64_t total = 0;
   uint64_t prev_unit = UINT64_MAX;
+  bool overflow = false;  // reported once the whole text is known to be well formed
   size_t i = 0;
   while (i < s.size()) {
-    if (!is_digit(s[i])) return std::nullopt;
+    if (!is_digit(s[i])) return DurationCheck::syntax;
     uint64_t n = 0;
     while (i < s.size() && is_digit(s[i])) {
       if (__builtin_mul_overflow(n, 10u, &n) ||
           __builtin_add_overflow(n, static_cast<uint64_t>(s[i] - '0'), &n))
-        return std::nullopt;
+        overflow = true;
       ++i;
     }
     const DurationUnit* unit = nullptr;
@@ -663,16 +670,41 @@ std::optional<int64_t> parse_duration(std::string_view s) noexcept {
         break;
       }
     }
-    if (unit == nullptr || unit->ns >= prev_unit) return std::nullopt;
+    if (unit == nullptr || unit->ns >= prev_unit) return DurationCheck::syntax;
     prev_unit = unit->ns;
     i += unit->name.size();
     uint64_t part;
-    if (__builtin_mul_overflow(n, unit->ns, &part) || __builtin_add_overflow(total, part, &total) ||
+    if (overflow || __builtin_mul_overflow(n, unit->ns, &part) || __builtin_add_overflow(total, part, &total) ||
         total > limit)
-      return std::nullopt;
+      overflow = true;
   }
-  if (negative) return static_cast<int64_t>(0 - total);  // two's complement; exact for 2^63
-  return static_cast<int64_t>(total);
+  if (overflow) return DurationCheck::range;
+  out = negative ? static_cast<int64_t>(0 - total) : static_cast<int64_t>(total);  // two's complement; exact for 2^63
+  return DurationCheck::ok;
+}
+
+}  // namespace
+
+std::optional<int64_t> parse_duration(std::string_view s) noexcept {
+  int64_t v = 0;
+  if (parse_duration_checked(s, v) != DurationCheck::ok) return std::nullopt;
+  return v;
+}
+
+DurationCheck parse_bounded_duration(std::string_view s, int64_t& out) noexcept {
+  int64_t v = 0;
+  DurationCheck c = parse_duration_checked(s, v);
+  if (c != DurationCheck::ok) return c;
+  if (v > limits::kMaxDurationNs || v < -limits::kMaxDurationNs) return DurationCheck::range;
+  out = v;
+  return DurationCheck::ok;
+}
+
+std::string duration_error(DurationCheck c, std::string_view what) {
+  if (c == DurationCheck::range)
+    return "'" + std::string(what) + "' is out of range: at most " + std::to_string(limits::kDurationDays) +
+           "d (limit duration)";
+  return "'" + std::string(what) + "' must be a duration such as 90s, 10m or 24h";
 }
 
 std::string format_duration(int64_t ns) noexcept {

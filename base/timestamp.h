@@ -134,6 +134,18 @@ size_t format_rfc3339_to(int64_t ns, char* out) noexcept;
 // fractions ("1.5h") are not accepted. nullopt on malformed text or int64 overflow.
 std::optional<int64_t> parse_duration(std::string_view s) noexcept;
 
+// A duration read from a configuration, a policy or a command-line option: parse_duration's
+// syntax, and a magnitude of at most limits::kMaxDurationNs (3650 days) so that an instant
+// moved by it stays far inside int64 nanoseconds. `range` is returned for well-formed text
+// that is too large, int64 overflow included ("99999999999999999999d"), so that callers can
+// say which of the two is wrong; `out` is set only on `ok`.
+enum class DurationCheck { ok, syntax, range };
+DurationCheck parse_bounded_duration(std::string_view s, int64_t& out) noexcept;
+// The message for a DurationCheck that is not `ok`, naming `what` (an option or a key):
+// "'lookback' is out of range: at most 3650d" / "'lookback' must be a duration such as 90s,
+// 10m or 24h".
+std::string duration_error(DurationCheck c, std::string_view what);
+
 // Formats a duration in the compact form parse_duration reads: each non-zero unit from days
 // down to nanoseconds, e.g. "30s", "1m30s", "500ms", "1d2h", "-1s500ms"; zero is "0s".
 // Valid for every int64_t; parse_duration(format_duration(x)) == x.

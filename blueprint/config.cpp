@@ -5,23 +5,29 @@
 // first one.
 #include "blueprint/config.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <glob.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <map>
-#include <sstream>
 
+#include "base/limits.h"
+#include "base/read_full.h"
 #include "base/text_util.h"
 #include "base/timestamp.h"
 #include "blueprint/hostlist.h"
 #include "blueprint/node_names.h"
 #include "runtime/bundle.h"
+#include "blueprint/yaml_document.h"
 
 namespace culprit::blueprint {
 
@@ -54,14 +60,60 @@ std::string nearest_name(const std::string& word, const std::vector<std::string>
   return best;
 }
 
+bool read_regular_file(const std::string& path, size_t max_bytes, const char* limit_name, const std::string& what,
+                       std::string& text, std::string& err) {
+  text.clear();
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    err = fmt::format("cannot read {} {}: {}", what, path, std::strerror(errno));
+    return false;
+  }
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+  } closer{fd};
+  struct stat st{};
+  if (::fstat(fd, &st) != 0) {
+    err = fmt::format("cannot read {} {}: {}", what, path, std::strerror(errno));
+    return false;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    const char* kind = S_ISDIR(st.st_mode)    ? "a directory"
+                       : S_ISFIFO(st.st_mode) ? "a FIFO"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "a special file";
+    err = fmt::format("cannot read {} {}: it is {}, not a regular file", what, path, kind);
+    return false;
+  }
+  auto too_big = [&](uint64_t n) {
+    err = fmt::format("cannot read {} {}: {}", what, path,
+                      limits::exceeded(limit_name, max_bytes, fmt::format("the file has {}{} bytes", n > max_bytes ? "" : "over ", n)));
+    return false;
+  };
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) return too_big(static_cast<uint64_t>(st.st_size));
+  // Read one byte more than allowed: the file may have grown since fstat.
+  text.resize(max_bytes + 1);
+  ssize_t n = read_full(fd, text.data(), text.size());
+  if (n < 0) {
+    err = fmt::format("cannot read {} {}: {}", what, path, std::strerror(errno));
+    text.clear();
+    return false;
+  }
+  if (static_cast<size_t>(n) > max_bytes) {
+    text.clear();
+    return too_big(max_bytes);
+  }
+  text.resize(static_cast<size_t>(n));
+  return true;
+}
+
 bool read_secret(const std::string& file, const std::string& env, std::string& secret, std::string& err) {
   if (!file.empty()) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) {
-      err = fmt::format("cannot read the secret file {}", file);
-      return false;
-    }
-    std::getline(in, secret);
+    std::string text;
+    if (!read_regular_file(file, limits::kSecretFileBytes, "secret_file_bytes", "the secret file", text, err)) return false;
+    secret = text.substr(0, text.find('\n'));
     while (!secret.empty() && (secret.back() == '\r' || secret.back() == ' ' || secret.back() == '\t')) secret.pop_back();
     if (secret.empty()) {
       err = fmt::format("the secret file {} is empty", file);
@@ -125,6 +177,10 @@ class Reader {
         continue;
       }
       std::string key = k.Scalar();
+      if (key == "<<") {
+        error("B0103", k, fmt::format("merge keys ('<<') are not supported in '{}': write the keys out", where));
+        continue;
+      }
       if (std::find(known.begin(), known.end(), key) == known.end()) {
         std::string near = nearest_name(key, known);
         error("B0102", k,
@@ -165,16 +221,23 @@ class Reader {
                                   near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near)));
     return false;
   }
+  // Bounded (parse_bounded_duration): an instant plus or minus any
+  // duration of the configuration stays inside int64 nanoseconds.
   bool duration(const YAML::Node& n, const std::string& key, int64_t& out, int64_t min = 0) {
     std::string s;
     if (!scalar(n, key, s)) return false;
-    auto d = parse_duration(s);
-    if (!d || *d < min) {
+    int64_t d = 0;
+    DurationCheck c = parse_bounded_duration(s, d);
+    if (c == DurationCheck::range) {
+      error("B0104", n, duration_error(c, key));
+      return false;
+    }
+    if (c != DurationCheck::ok || d < min) {
       error("B0104", n, fmt::format("'{}' must be a duration such as 90s, 10m or 24h{}", key,
                                     min > 0 ? fmt::format(" (at least {})", format_duration(min)) : ""));
       return false;
     }
-    out = *d;
+    out = d;
     return true;
   }
   bool time(const YAML::Node& n, const std::string& key, std::optional<int64_t>& out) {
@@ -238,10 +301,22 @@ class Reader {
     for (const auto& l : lists) {
       std::vector<std::string> hosts;
       std::string err;
-      if (!expand_hostlist(l, hosts, err)) {
+      // A workload is a context: at most kContextNodes nodes; and the whole
+      // file expands to at most kConfigNodes names, so a few bytes of
+      // hostlist ("n[0-99999]") repeated cannot take gigabytes.
+      if (!expand_hostlist(l, hosts, err, limits::kContextNodes)) {
         error("B0104", n, fmt::format("'{}': bad hostlist '{}': {}", key, escape_for_terminal(l), escape_for_terminal(err)));
         return false;
       }
+      if (out.size() + hosts.size() > limits::kContextNodes) {
+        error("B0104", n, limits::exceeded("context_nodes", limits::kContextNodes, fmt::format("'{}' lists more nodes", key)));
+        return false;
+      }
+      if (total_nodes_ + hosts.size() > limits::kConfigNodes) {
+        error("B0104", n, limits::exceeded("config_nodes", limits::kConfigNodes, "the workloads list more node names in all"));
+        return false;
+      }
+      total_nodes_ += hosts.size();
       out.insert(out.end(), hosts.begin(), hosts.end());
     }
     std::sort(out.begin(), out.end());
@@ -270,6 +345,7 @@ class Reader {
   std::shared_ptr<const SourceFile> file_;
   Diagnostics& d_;
   std::string dir_;
+  size_t total_nodes_ = 0;  // node names expanded so far (limits::kConfigNodes)
 };
 
 const std::vector<std::string> kTerminalStates = {"BOOT_FAIL",     "CANCELLED", "COMPLETED", "DEADLINE", "EVICTED",
@@ -500,7 +576,16 @@ void read_loki(Reader& r, const YAML::Node& n, LokiCollectorConfig& out) {
                     return;
                   }
                   for (auto it = x.begin(); it != x.end(); ++it) {
-                    std::string from = it->first.Scalar(), to;
+                    const YAML::Node from_node = it->first;
+                    if (!from_node.IsScalar() || from_node.Scalar() == "<<") {
+                      r.error("B0103", from_node, "the keys of 'source_map' must be label values");
+                      continue;
+                    }
+                    std::string from = from_node.Scalar(), to;
+                    if (st.source_map.count(from)) {
+                      r.error("B0108", from_node, fmt::format("'{}' is given twice in 'source_map'", from));
+                      continue;
+                    }
                     if (!r.string(it->second, from, to)) continue;
                     if (!source_name_ok(to)) r.error("B0104", it->second, fmt::format("'{}' is not a source name ([a-z0-9_-]+)", to));
                     st.source_map[from] = to;
@@ -792,26 +877,14 @@ bool parse_config(const std::string& path, const std::string& text, BlueprintCon
   if (out.dir.empty()) out.dir = fs::current_path(ec).string();
   Reader r(file, diags, out.dir);
   YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    SourceRange where;
-    where.file = file.get();
-    if (!e.mark.is_null()) {
-      where.line = static_cast<uint32_t>(e.mark.line + 1);
-      where.col = static_cast<uint32_t>(e.mark.column + 1);
-      where.end_line = where.line;
-      where.end_col = where.col + 1;
-    }
-    diags.error("B0101", where, "not valid YAML: " + e.msg);
-    return false;
-  } catch (const std::exception& e) {
-    diags.error("B0101", SourceRange{file.get(), 1, 1, 1, 2}, std::string("not valid YAML: ") + e.what());
+  if (!load_yaml_document(file, "B0101", diags, root)) return false;
+  if (root.IsNull()) {
+    diags.error("B0103", SourceRange{file.get(), 1, 1, 1, 2},
+                "the configuration is empty: it needs keys such as discovery, collectors, store");
     return false;
   }
   if (!root.IsMap()) {
-    diags.error("B0103", SourceRange{file.get(), 1, 1, 1, 2},
-                "the configuration must be a mapping with keys such as discovery, collectors, store");
+    diags.error("B0103", r.at(root), "the configuration must be a mapping with keys such as discovery, collectors, store");
     return false;
   }
   try {
@@ -865,6 +938,8 @@ bool parse_config(const std::string& path, const std::string& text, BlueprintCon
             }
           });
   } catch (const std::exception& e) {
+    // yaml-cpp's conversions throw; the walk uses none, but nothing may
+    // leave this file as an exception.
     diags.error("B0101", SourceRange{file.get(), 1, 1, 1, 2}, std::string("cannot read the configuration: ") + e.what());
     return false;
   }
@@ -877,19 +952,10 @@ bool parse_config(const std::string& path, const std::string& text, BlueprintCon
 }
 
 bool load_config(const std::string& path, BlueprintConfig& out, Diagnostics& diags, std::string& io_error) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) {
-    io_error = fmt::format("cannot read the configuration {}: {}", path, ec ? ec.message() : "not a regular file");
+  std::string text;
+  if (!read_regular_file(path, limits::kConfigFileBytes, "config_file_bytes", "the configuration", text, io_error))
     return false;
-  }
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (!in.good() && !in.eof()) {
-    io_error = fmt::format("cannot read the configuration {}", path);
-    return false;
-  }
-  return parse_config(path, ss.str(), out, diags);
+  return parse_config(path, text, out, diags);
 }
 
 }  // namespace culprit::blueprint

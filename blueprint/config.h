@@ -12,6 +12,7 @@
 // Thread-safety: the result is a plain value.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -227,9 +228,20 @@ bool parse_config(const std::string& path, const std::string& text, BlueprintCon
 // relation), or "".
 std::string nearest_name(const std::string& word, const std::vector<std::string>& known);
 
+// Reads a file an operator names (the configuration, the policy, a secret)
+// whole into `text`. Only a regular file is read: it is opened without
+// blocking (O_NONBLOCK, so a FIFO with no writer cannot hang the start) and
+// checked with fstat, and a FIFO, a device, a directory or a socket is
+// refused, as is a file over `max_bytes` (limit `limit_name`, named in the
+// message). False with `err` ("cannot read the configuration x.yaml: it is
+// a FIFO, not a regular file"); `what` names the file in it.
+bool read_regular_file(const std::string& path, size_t max_bytes, const char* limit_name, const std::string& what,
+                       std::string& text, std::string& err);
+
 // Reads a secret named by a file or an environment variable (file first).
 // False with `err` when neither gives a non-empty value; the secret is the
-// file's first line without trailing blanks.
+// file's first line without trailing blanks. The file is read by
+// read_regular_file, at most limits::kSecretFileBytes.
 bool read_secret(const std::string& file, const std::string& env, std::string& secret, std::string& err);
 
 }  // namespace culprit::blueprint

@@ -13,6 +13,7 @@
 #include <map>
 #include <set>
 
+#include "base/limits.h"
 #include "base/text_util.h"
 #include "base/timestamp.h"
 
@@ -91,18 +92,62 @@ bool pread_all(int fd, std::string& buf, uint64_t off, size_t len) {
   return true;
 }
 
+// What the collector may still hold and decompress for one attempt
+// (base/limits.h, "blueprint collection"). One per collect() call.
+struct AttemptBudget {
+  int64_t observation_bytes = 0;  // held as observations, all files
+  int64_t gzip_bytes = 0;         // decompressed, all gzip files
+};
+
 // One file's outcome.
 struct FileResult {
   bool read = false;        // contributed evidence (or was empty but readable)
   bool out_of_scope = false;
   int64_t bytes = 0;
   int64_t lines = 0;
+  int64_t held = 0;         // observation bytes kept from this file (file_observation_bytes)
+  int64_t lines_truncated = 0;  // lines cut at log_line
   std::string error;
+  std::string cut;          // the limit that stopped reading the file early, as limits::exceeded says it
 };
 
+// What one observation costs while it is held: its text, its provenance and
+// the observation itself (so empty lines are not free).
+int64_t observation_cost(std::string_view text, const std::string& host, const std::string& source,
+                         const std::string& file) {
+  return static_cast<int64_t>(sizeof(Observation) + text.size() + host.size() + source.size() + file.size());
+}
+
+// Charges `cost` against the file's and the attempt's observation limits;
+// false (with `r.cut` set) when either would be passed.
+bool charge(FileResult& r, AttemptBudget& budget, int64_t cost, const std::string& path) {
+  if (r.held + cost > static_cast<int64_t>(limits::kFileObservationBytes)) {
+    r.cut = limits::exceeded("file_observation_bytes",
+                             limits::kFileObservationBytes,
+                             fmt::format("{} lines kept, the rest of the file is not read", r.lines), path);
+    return false;
+  }
+  if (budget.observation_bytes + cost > static_cast<int64_t>(limits::kAttemptObservationBytes)) {
+    r.cut = limits::exceeded("attempt_observation_bytes", limits::kAttemptObservationBytes,
+                             fmt::format("the attempt's files hold that much; {} lines kept, the rest is not read", r.lines),
+                             path);
+    return false;
+  }
+  r.held += cost;
+  budget.observation_bytes += cost;
+  return true;
+}
+
+void refund(FileResult& r, AttemptBudget& budget, int64_t cost) {
+  r.held -= cost;
+  budget.observation_bytes -= cost;
+}
+
 // Keeps one line as an observation, with its provenance, and counts it.
-void emit(Collected& out, FileResult& r, const std::string& host, const std::string& source, const std::string& file,
-          int64_t line, int64_t offset, std::string_view text) {
+// False (nothing kept, `r.cut` set) when a limit would be passed.
+bool emit(Collected& out, FileResult& r, AttemptBudget& budget, const std::string& host, const std::string& source,
+          const std::string& file, int64_t line, int64_t offset, std::string_view text) {
+  if (!charge(r, budget, observation_cost(text, host, source, file), file)) return false;
   r.bytes += static_cast<int64_t>(text.size());
   ++r.lines;
   Observation o;
@@ -113,20 +158,101 @@ void emit(Collected& out, FileResult& r, const std::string& host, const std::str
   o.offset = offset;
   o.text.assign(text.data(), text.size());
   out.observations.push_back(std::move(o));
+  return true;
 }
+
+// Splits a stream of bytes into lines ('\n' kept) without holding more than
+// limits::kLogLine bytes of one: a longer line is kept cut to that length
+// (counted) and the rest of it is skipped, so a file without newlines costs
+// no more than one such line. Lines wholly inside one fed chunk are passed
+// as views into it, without a copy.
+class LineSplitter {
+ public:
+  explicit LineSplitter(uint64_t first_offset) : line_start_(first_offset) {}
+
+  // Calls on_line(text, offset) for every line `data` completes; stops
+  // (false) when on_line does.
+  template <class OnLine>
+  bool feed(std::string_view data, OnLine&& on_line) {
+    size_t pos = 0;
+    while (pos < data.size()) {
+      const void* nlp = std::memchr(data.data() + pos, '\n', data.size() - pos);
+      size_t end = nlp ? static_cast<size_t>(static_cast<const char*>(nlp) - data.data()) + 1 : data.size();
+      std::string_view piece = data.substr(pos, end - pos);
+      pos = end;
+      if (nlp && line_bytes_ == 0 && piece.size() <= limits::kLogLine) {
+        uint64_t at = line_start_;
+        line_start_ += piece.size();
+        if (!on_line(piece, at)) return false;
+        continue;
+      }
+      if (held_.size() < limits::kLogLine) {
+        size_t room = limits::kLogLine - held_.size();
+        held_.append(piece.substr(0, room));
+        if (piece.size() > room) ++truncated_;
+      }
+      line_bytes_ += piece.size();
+      if (nlp && !finish_line(on_line)) return false;
+    }
+    return true;
+  }
+
+  // The last line, when the stream ends without a newline.
+  template <class OnLine>
+  bool finish(OnLine&& on_line) {
+    return line_bytes_ == 0 || finish_line(on_line);
+  }
+
+  int64_t truncated() const { return truncated_; }
+
+ private:
+  template <class OnLine>
+  bool finish_line(OnLine& on_line) {
+    uint64_t at = line_start_;
+    line_start_ += line_bytes_;
+    line_bytes_ = 0;
+    bool go = on_line(std::string_view(held_), at);
+    held_.clear();
+    return go;
+  }
+
+  uint64_t line_start_;     // offset of the line being assembled
+  uint64_t line_bytes_ = 0; // its bytes so far (held_ keeps at most kLogLine of them)
+  std::string held_;
+  int64_t truncated_ = 0;
+};
 
 // Reads the lines of [start, size) of a plain file and keeps those in scope.
 FileResult read_plain_range(int fd, uint64_t size, uint64_t start, int64_t first_line, const Scope& scope,
                             const std::string& host, const std::string& source, const std::string& path,
-                            Collected& out, const std::atomic<bool>* stop) {
+                            Collected& out, AttemptBudget& budget, const std::atomic<bool>* stop) {
   FileResult r;
   r.read = true;
-  std::string buf, carry;
+  std::string buf;
   uint64_t off = start;
   int64_t line = first_line;
   bool in_scope = false;  // the state of the last timestamped line
   bool seen_stamp = false;
   bool done = false;
+  LineSplitter lines(start);
+  auto on_line = [&](std::string_view text, uint64_t at) {
+    if (auto t = wall(text, scope.hint)) {
+      seen_stamp = true;
+      if (scope.after(*t)) {
+        done = true;
+        return false;
+      }
+      in_scope = !scope.before(*t);
+    }
+    // Lines before the first stamp of the range inherit the next stamp's
+    // side; since the range starts just before the scope they are kept.
+    if ((in_scope || !seen_stamp) && !emit(out, r, budget, host, source, path, line, static_cast<int64_t>(at), text)) {
+      done = true;
+      return false;
+    }
+    ++line;
+    return true;
+  };
   while (off < size && !done) {
     if (stop && stop->load()) break;
     if (!pread_all(fd, buf, off, std::min<uint64_t>(4u << 20, size - off))) {
@@ -134,36 +260,11 @@ FileResult read_plain_range(int fd, uint64_t size, uint64_t start, int64_t first
       return r;
     }
     if (buf.empty()) break;
-    uint64_t buf_off = off - carry.size();
     off += buf.size();
-    std::string data = carry + buf;
-    carry.clear();
-    size_t pos = 0;
-    while (pos < data.size()) {
-      size_t nl = data.find('\n', pos);
-      if (nl == std::string::npos && off < size) {
-        carry = data.substr(pos);
-        break;
-      }
-      size_t end = nl == std::string::npos ? data.size() : nl + 1;
-      std::string_view text(data.data() + pos, end - pos);
-      if (auto t = wall(text, scope.hint)) {
-        seen_stamp = true;
-        if (scope.after(*t)) {
-          done = true;
-          break;
-        }
-        in_scope = !scope.before(*t);
-      }
-      // Lines before the first stamp of the range inherit the next stamp's
-      // side; since the range starts just before the scope they are kept.
-      if (in_scope || !seen_stamp) {
-        emit(out, r, host, source, path, line, static_cast<int64_t>(buf_off + pos), text);
-      }
-      ++line;
-      pos = end;
-    }
+    lines.feed(buf, on_line);
   }
+  if (!done && !(stop && stop->load())) lines.finish(on_line);
+  r.lines_truncated = lines.truncated();
   return r;
 }
 
@@ -205,7 +306,7 @@ int64_t count_lines_before(int fd, uint64_t end, bool& ok) {
 
 // `fd` is open_confined's (closed here); `path` names it in evidence.
 FileResult read_plain(int fd, const std::string& path, const std::string& host, const std::string& source,
-                      const Scope& scope, Collected& out, const std::atomic<bool>* stop) {
+                      const Scope& scope, Collected& out, AttemptBudget& budget, const std::atomic<bool>* stop) {
   FileResult r;
   struct stat st {};
   fstat(fd, &st);
@@ -243,16 +344,31 @@ FileResult read_plain(int fd, const std::string& path, const std::string& host, 
     bool counted = true;
     int64_t line = start ? count_lines_before(fd, start, counted) + 1 : 1;
     if (!counted) r.error = fmt::format("{}: read error: {}", path, std::strerror(errno));
-    else r = read_plain_range(fd, size, start, line, scope, host, source, path, out, stop);
+    else r = read_plain_range(fd, size, start, line, scope, host, source, path, out, budget, stop);
   }
   close(fd);
   return r;
 }
 
+// A gzip file, decompressed as a stream (zlib keeps its window; this keeps
+// one 1 MiB chunk and at most one line beyond it), so memory does not grow
+// with the decompressed size. The lines in scope are kept as observations;
+// reading stops at the first line past the scope, at gzip_file_bytes
+// decompressed (or what is left of gzip_attempt_bytes), or when the
+// observation limits are reached: the last two are cuts, reported.
 // `fd` is open_confined's (closed here); `path` names it in evidence.
 FileResult read_gzip(int fd, const std::string& path, const std::string& host, const std::string& source,
-                     const Scope& scope, Collected& out, const std::atomic<bool>* stop) {
+                     const Scope& scope, Collected& out, AttemptBudget& budget, const std::atomic<bool>* stop) {
   FileResult r;
+  int64_t attempt_left = static_cast<int64_t>(limits::kGzipAttemptBytes) - budget.gzip_bytes;
+  if (attempt_left <= 0) {
+    r.cut = limits::exceeded("gzip_attempt_bytes", limits::kGzipAttemptBytes,
+                             "the attempt's gzip files decompressed to that much; this one is not read", path);
+    close(fd);
+    return r;
+  }
+  bool attempt_bound = attempt_left < static_cast<int64_t>(limits::kGzipFileBytes);
+  int64_t allowed = std::min<int64_t>(attempt_left, static_cast<int64_t>(limits::kGzipFileBytes));
   gzFile gz = gzdopen(fd, "rb");
   if (!gz) {
     r.error = fmt::format("{}: cannot open: {}", path, std::strerror(errno));
@@ -261,70 +377,108 @@ FileResult read_gzip(int fd, const std::string& path, const std::string& host, c
   }
   gzbuffer(gz, 256 * 1024);
   r.read = true;
-  std::string data, carry;
   std::vector<char> buf(1u << 20);
-  int64_t line = 1, offset = 0;  // offsets are in the decompressed text
+  int64_t line = 1;  // offsets are in the decompressed text
+  int64_t inflated = 0;
   bool in_scope = false, seen_stamp = false, done = false;
-  struct Pending {
-    int64_t line, offset;
-    std::string text;
+  // Unstamped lines before the first stamp: kept (and charged) until a
+  // stamp says on which side of the scope they are.
+  std::vector<Observation> pending;
+  std::vector<int64_t> pending_cost;
+  auto keep_pending = [&]() {
+    for (size_t k = 0; k < pending.size(); ++k) {
+      r.bytes += static_cast<int64_t>(pending[k].text.size());
+      ++r.lines;
+      out.observations.push_back(std::move(pending[k]));
+    }
+    pending.clear();
+    pending_cost.clear();
   };
-  std::vector<Pending> pending;  // unstamped lines before the first stamp
+  auto drop_pending = [&]() {
+    for (int64_t c : pending_cost) refund(r, budget, c);
+    pending.clear();
+    pending_cost.clear();
+  };
+  auto on_line = [&](std::string_view text, uint64_t at) {
+    if (auto t = wall(text, scope.hint)) {
+      if (!seen_stamp) {
+        seen_stamp = true;
+        // Lines before a file's first stamp take the first one's time.
+        if (!scope.before(*t) && !scope.after(*t)) keep_pending();
+        else drop_pending();
+      }
+      if (scope.after(*t)) {
+        done = true;
+        return false;
+      }
+      in_scope = !scope.before(*t);
+    }
+    if (!seen_stamp) {
+      int64_t cost = observation_cost(text, host, source, path);
+      if (pending.size() >= 10000 || !charge(r, budget, cost, path)) {
+        // No timestamp in the first 10,000 lines (or in as many as the
+        // limits let the collector hold): the file cannot be windowed;
+        // keep what is held and go on keeping lines, within the limits
+        // (the scanner still scopes what it can).
+        keep_pending();
+        seen_stamp = in_scope = true;
+        r.cut.clear();
+        if (!emit(out, r, budget, host, source, path, line, static_cast<int64_t>(at), text)) {
+          done = true;
+          return false;
+        }
+      } else {
+        Observation o;
+        o.host = host;
+        o.source = source;
+        o.file = path;
+        o.line = line;
+        o.offset = static_cast<int64_t>(at);
+        o.text.assign(text.data(), text.size());
+        pending.push_back(std::move(o));
+        pending_cost.push_back(cost);
+      }
+    } else if (in_scope && !emit(out, r, budget, host, source, path, line, static_cast<int64_t>(at), text)) {
+      done = true;
+      return false;
+    }
+    ++line;
+    return true;
+  };
+  LineSplitter lines(0);
+  bool eof = false;
   while (!done) {
     if (stop && stop->load()) break;
-    int n = gzread(gz, buf.data(), static_cast<unsigned>(buf.size()));
+    // One byte past what is allowed tells a file that ends there from one cut.
+    int64_t want = std::min<int64_t>(static_cast<int64_t>(buf.size()), allowed + 1 - inflated);
+    int n = gzread(gz, buf.data(), static_cast<unsigned>(want));
     if (n < 0) {
       int errnum = 0;
       const char* msg = gzerror(gz, &errnum);
       r.error = fmt::format("{}: gzip error: {}", path, msg ? msg : "unknown");
       break;
     }
-    bool eof = n == 0;
-    data = carry;
-    data.append(buf.data(), static_cast<size_t>(n));
-    carry.clear();
-    size_t pos = 0;
-    while (pos < data.size()) {
-      size_t nl = data.find('\n', pos);
-      if (nl == std::string::npos && !eof) {
-        carry = data.substr(pos);
-        break;
-      }
-      size_t end = nl == std::string::npos ? data.size() : nl + 1;
-      std::string_view text(data.data() + pos, end - pos);
-      if (auto t = wall(text, scope.hint)) {
-        if (!seen_stamp) {
-          seen_stamp = true;
-          // Lines before a file's first stamp take the first one's time.
-          if (!scope.before(*t) && !scope.after(*t))
-            for (const auto& pl : pending) emit(out, r, host, source, path, pl.line, pl.offset, pl.text);
-          pending.clear();
-        }
-        if (scope.after(*t)) {
-          done = true;
-          break;
-        }
-        in_scope = !scope.before(*t);
-      }
-      if (!seen_stamp) {
-        pending.push_back({line, offset, std::string(text)});
-        if (pending.size() >= 10000) {
-          // No timestamp in the first 10,000 lines: the file cannot be
-          // windowed; keep all of it (the scanner still scopes what it can).
-          for (const auto& pl : pending) emit(out, r, host, source, path, pl.line, pl.offset, pl.text);
-          pending.clear();
-          seen_stamp = in_scope = true;
-        }
-      } else if (in_scope) {
-        emit(out, r, host, source, path, line, offset, text);
-      }
-      offset += static_cast<int64_t>(text.size());
-      ++line;
-      pos = end;
+    if (n == 0) {
+      eof = true;
+      break;
     }
-    if (eof) break;
+    size_t take = static_cast<size_t>(n);
+    bool over = inflated + n > allowed;
+    if (over) take = static_cast<size_t>(allowed - inflated);
+    inflated += static_cast<int64_t>(take);
+    lines.feed(std::string_view(buf.data(), take), on_line);
+    if (over && !done) {
+      r.cut = attempt_bound ? limits::exceeded("gzip_attempt_bytes", limits::kGzipAttemptBytes,
+                                               "the attempt's gzip files decompress to more; the rest is not read", path)
+                            : limits::exceeded("gzip_file_bytes", limits::kGzipFileBytes,
+                                               "the file decompresses to more; the rest is not read", path);
+      done = true;
+    }
   }
-  for (const auto& pl : pending) emit(out, r, host, source, path, pl.line, pl.offset, pl.text);  // no timestamp at all: keep it
+  if (eof && !done) lines.finish(on_line);
+  if (!pending.empty()) keep_pending();  // no timestamp at all: keep it
+  r.lines_truncated = lines.truncated();
+  budget.gzip_bytes += inflated;
   gzclose(gz);
   return r;
 }
@@ -357,6 +511,7 @@ void FilesCollector::collect(const CollectRequest& req, Collected& out) const {
     int year = static_cast<int>(std::chrono::year_month_day(std::chrono::floor<std::chrono::days>(now)).year());
     scope.hint = make_year_hint(std::nullopt, std::nullopt, year);
   }
+  AttemptBudget budget;  // shared by every source of the attempt
   // One report per source, however many path entries feed it.
   std::map<std::string, std::vector<const FileSourceConfig*>> by_source;
   for (const auto& src : config_.sources) by_source[src.source].push_back(&src);
@@ -377,7 +532,7 @@ void FilesCollector::collect(const CollectRequest& req, Collected& out) const {
     }
     std::set<std::string> covered, read_paths;
     int64_t obs_before = static_cast<int64_t>(out.observations.size());
-    int64_t bytes = 0, skipped = 0, refused = 0;
+    int64_t bytes = 0, skipped = 0, refused = 0, cuts = 0;
     std::vector<std::string> failures;  // entries that could not be expanded at all
     for (const auto* src : entries) {
       std::vector<std::string> dates = {""};
@@ -433,12 +588,21 @@ void FilesCollector::collect(const CollectRequest& req, Collected& out) const {
           }
           bool gz = src->format == "gzip" || (src->format == "auto" && is_gzip(of.fd));
           size_t files_before = out.files.size();
-          FileResult fr = gz ? read_gzip(of.fd, path, host, source, scope, out, req.stop)
-                             : read_plain(of.fd, path, host, source, scope, out, req.stop);
+          FileResult fr = gz ? read_gzip(of.fd, path, host, source, scope, out, budget, req.stop)
+                             : read_plain(of.fd, path, host, source, scope, out, budget, req.stop);
           // A file streamed whole is opened again by the scanner: by its
           // real path, which has no link to swap.
           for (size_t k = files_before; k < out.files.size(); ++k) out.files[k].path = of.real_path;
           if (!fr.error.empty()) rep.errors.push_back(fr.error);
+          if (!fr.cut.empty()) {
+            rep.errors.push_back(fr.cut);
+            ++cuts;
+          }
+          if (fr.lines_truncated)
+            rep.errors.push_back(limits::exceeded(
+                "log_line", limits::kLogLine,
+                fmt::format("{} line{} longer, kept cut to that length", fr.lines_truncated, fr.lines_truncated == 1 ? " is" : "s are"),
+                path));
           if (fr.out_of_scope) ++skipped;
           if (fr.read) {
             covered.insert(host);
@@ -476,6 +640,12 @@ void FilesCollector::collect(const CollectRequest& req, Collected& out) const {
       rep.status = "partial";
       rep.reason = fmt::format("no file in the window for {} of {} hosts: {}", missing.size(), expected_hosts.size(),
                                fmt::join(missing, ", "));
+    } else if (cuts) {
+      // A cut is evidence left unread: it is named before other errors.
+      size_t others = rep.errors.size() - static_cast<size_t>(cuts);
+      rep.status = "partial";
+      rep.reason = fmt::format("{} file{} cut at a limit of what one attempt may read or hold{}", cuts, cuts == 1 ? "" : "s",
+                               others ? fmt::format("; {} other error{}", others, others == 1 ? "" : "s") : "");
     } else if (!rep.errors.empty()) {
       rep.status = "partial";
       rep.reason = fmt::format("{} file{} could not be read{}", rep.errors.size(), rep.errors.size() == 1 ? "" : "s",

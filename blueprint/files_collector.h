@@ -31,6 +31,17 @@
 // and only the lines in scope are kept; reading stops at the first line past
 // the scope.
 //
+// Bounds (base/limits.h, "blueprint collection"; docs/robustness.md): memory
+// never grows with a file's size or its decompressed size. At most
+// gzip_file_bytes are decompressed from one file and gzip_attempt_bytes for
+// one attempt; at most file_observation_bytes of observations are kept from
+// one file and attempt_observation_bytes for one attempt (a gzip file, a
+// range of a plain file, or a file without timestamps that the scope could
+// not window); a line keeps at most log_line bytes. Reaching one stops that
+// file (or, for the attempt's limits, what is left of it) and is a cut: an
+// error in the source's report, whose status is then "partial" with the
+// reason saying so. The attempt is attributed on what was kept.
+//
 // Thread-safety: immutable after construction; collect() may run
 // concurrently.
 #pragma once

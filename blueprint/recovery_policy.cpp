@@ -8,12 +8,13 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 
+#include "base/limits.h"
 #include "base/suggest.h"
 #include "base/timestamp.h"
+#include "blueprint/config.h"
+#include "blueprint/yaml_document.h"
 #include "runtime/recovery.h"
 
 namespace culprit::blueprint {
@@ -54,23 +55,34 @@ class PolicyReader {
       error("B0902", n, fmt::format("'{}' must be a mapping of keys to values", what));
       return;
     }
-    std::map<std::string, bool> seen;
+    std::map<std::string, int> seen;  // key -> its line
     for (auto it = n.begin(); it != n.end(); ++it) {
-      std::string k = it->first.IsScalar() ? it->first.Scalar() : "";
+      // Copies: yaml-cpp's iterator hands out a temporary pair.
+      const YAML::Node key = it->first;
+      const YAML::Node value = it->second;
+      if (!key.IsScalar()) {
+        error("B0902", key, fmt::format("the keys of {} must be plain names", what));
+        continue;
+      }
+      std::string k = key.Scalar();
+      if (k == "<<") {
+        error("B0902", key, fmt::format("merge keys ('<<') are not supported in {}: write the keys out", what));
+        continue;
+      }
       if (std::find(known.begin(), known.end(), k) == known.end()) {
         std::string hint = did_you_mean(k, known);
         std::string list;
         for (const auto& x : known) list += (list.empty() ? "" : ", ") + x;
-        error("B0902", it->first, fmt::format("unknown key '{}' in {}", k, what),
+        error("B0902", key, fmt::format("unknown key '{}' in {}", k, what),
               hint.empty() ? fmt::format("the keys of {} are {}", what, list) : hint);
         continue;
       }
-      if (seen[k]) {
-        error("B0902", it->first, fmt::format("'{}' is given twice in {}", k, what));
+      if (seen.count(k)) {
+        error("B0902", key, fmt::format("'{}' is given twice in {} (first on line {})", k, what, seen[k]));
         continue;
       }
-      seen[k] = true;
-      handle(k, it->second);
+      seen[k] = key.Mark().line + 1;
+      handle(k, value);
     }
   }
 
@@ -102,15 +114,21 @@ class PolicyReader {
     out = v;
     return true;
   }
+  // Bounded (parse_bounded_duration): `end - within` stays inside int64.
   bool duration(const YAML::Node& n, const std::string& what, int64_t& out) {
     std::string s;
     if (!scalar(n, what, s)) return false;
-    auto d = parse_duration(s);
-    if (!d || *d <= 0) {
+    int64_t d = 0;
+    DurationCheck c = parse_bounded_duration(s, d);
+    if (c == DurationCheck::range) {
+      error("B0905", n, duration_error(c, what), "for example: within: 30d");
+      return false;
+    }
+    if (c != DurationCheck::ok || d <= 0) {
       error("B0905", n, fmt::format("'{}' must be a positive duration", what), "for example: within: 7d (d, h, m, s)");
       return false;
     }
-    out = *d;
+    out = d;
     return true;
   }
 
@@ -145,17 +163,7 @@ bool parse_recovery_policy(const std::string& path, const std::string& text, Rec
   out.path = path;
   size_t errors_before = diags.error_count();
   YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    SourceRange r;
-    r.file = file.get();
-    r.line = r.end_line = static_cast<uint32_t>(e.mark.line + 1);
-    r.col = static_cast<uint32_t>(e.mark.column + 1);
-    r.end_col = r.col + 1;
-    diags.error("B0901", r, fmt::format("not valid YAML: {}", e.msg));
-    return false;
-  }
+  if (!load_yaml_document(file, "B0901", diags, root)) return false;
   PolicyReader rd(file, diags);
   if (root.IsNull()) return true;  // an empty policy: every recommendation acts
   try {
@@ -213,21 +221,17 @@ bool parse_recovery_policy(const std::string& path, const std::string& text, Rec
         }
       }
     });
-  } catch (const YAML::Exception& e) {
+  } catch (const std::exception& e) {
+    // yaml-cpp's lookups and conversions throw; nothing leaves this file as an exception.
     diags.error("B0901", SourceRange{file.get(), 1, 1, 1, 2}, fmt::format("cannot read the policy: {}", e.what()));
   }
   return diags.error_count() == errors_before;
 }
 
 bool load_recovery_policy(const std::string& path, RecoveryPolicy& out, Diagnostics& diags, std::string& io_error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    io_error = fmt::format("cannot read the policy file {}", path);
-    return false;
-  }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_recovery_policy(path, ss.str(), out, diags);
+  std::string text;
+  if (!read_regular_file(path, limits::kConfigFileBytes, "config_file_bytes", "the policy file", text, io_error)) return false;
+  return parse_recovery_policy(path, text, out, diags);
 }
 
 bool decide(const RecoveryPolicy* policy, const std::string& action, const std::string& node, const std::string& domain,

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <thread>
 
+#include "base/limits.h"
 #include "base/text_util.h"
 #include "base/timestamp.h"
 #include "blueprint/config.h"
@@ -311,6 +312,35 @@ int run_blueprint(RunSetup& s, const std::atomic<bool>& stop) {
           p.draw();
           continue;
         }
+        // Marked before collection: if this process dies collecting or
+        // attributing the attempt, the row says so, and after
+        // limits::kCollectionStarts such starts it is given up, so no input
+        // can crash every run and hold up the attempts after it.
+        AttemptStart started;
+        if (!s.store->begin_attempt(a, d->name(), run_id, started, err)) {
+          p.line(fmt::format("store error for {}: {}", a.key, err));
+          return 3;
+        }
+        if (started.attributed) {
+          ++p.counts.skipped;
+          p.draw();
+          continue;
+        }
+        if (started.given_up) {
+          // Not retried (the cursor moves past it); the store keeps why.
+          if (started.given_up_now) {
+            ++p.counts.failed;
+            status = 1;
+            p.line(fmt::format("{}: not attributed (given up): {}", a.key, started.message));
+          } else {
+            ++p.counts.skipped;
+            p.line(fmt::format("{}: skipped, given up earlier: {}", a.key, started.message));
+          }
+          continue;
+        }
+        if (started.died)
+          p.line(fmt::format("{}: {} earlier start{} did not finish (the process ended); trying again, start {} of at most {}",
+                             a.key, started.died, started.died == 1 ? "" : "s", started.died + 1, limits::kCollectionStarts));
         p.current = a.key;
         p.draw();
         CollectRequest req;

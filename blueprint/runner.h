@@ -17,6 +17,16 @@
 // of the running Kubernetes workloads are (blueprint/placement.h), so a
 // later attribution still knows their nodes when the pods are gone.
 //
+// Attempts that kill the process: before an attempt's collection starts,
+// the store marks it (status 'error', "collection did not finish"; Store::
+// begin_attempt), and storing its verdict or failure replaces the mark. A
+// mark found at the next start means the process died on that attempt (a
+// crash, the OOM killer, SIGKILL): the run row it died in is closed as
+// 'died' and the attempt is tried again, up to limits::kCollectionStarts
+// starts; then it is given up ("collection died N times"), counted failed
+// in that poll and skipped after, and the cursor moves past it, so the
+// attempts after it are attributed.
+//
 // Stopping: when `stop` is set (SIGTERM/SIGINT), the attempt in progress is
 // finished and stored (collectors stop early and say "partial"), then
 // run() returns. Nothing is half-written: each attempt is one transaction.

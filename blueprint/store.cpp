@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstdio>
 
+#include "base/limits.h"
 #include "base/sha256.h"
 #include "base/timestamp.h"
 
@@ -390,7 +392,7 @@ bool Store::attributed(const std::string& key, bool& yes, std::string& error) {
 }
 
 bool Store::upsert_attempt(const Attempt& a, const std::string& discovered_by, const std::string& status,
-                           const std::string& last_error, int64_t& attempt_id, std::string& error) {
+                           const std::string& last_error, int64_t& attempt_id, std::string& error, bool count_failure) {
   SqlConnection& db = *db_;
   std::vector<SqlRow> rows;
   if (!db.query("INSERT INTO workloads (scheduler, cluster, workload_id, name, user_name, partition_name) "
@@ -420,7 +422,7 @@ bool Store::upsert_attempt(const Attempt& a, const std::string& discovered_by, c
   }
   std::string nodes;
   for (const auto& n : a.nodes) nodes += (nodes.empty() ? "" : ",") + n;
-  int64_t failures = status == "error" ? 1 : 0;
+  int64_t failures = status == "error" && count_failure ? 1 : 0;
   rows.clear();
   if (!db.query("INSERT INTO attempts (workload_ref, attempt_key, attempt_no, state, exit_code, submit_ns, start_ns, end_ns, "
                 "nodes, node_count, steps, discovered_by, status, last_error, failures, updated_ns) "
@@ -457,6 +459,51 @@ bool Store::record_failure(const Attempt& a, const std::string& discovered_by, c
   if (already) return tx.commit(error);  // never downgrade an attributed attempt
   int64_t id = 0;
   if (!upsert_attempt(a, discovered_by, "error", message, id, error)) return false;
+  return tx.commit(error);
+}
+
+bool Store::begin_attempt(const Attempt& a, const std::string& discovered_by, int64_t run_id, AttemptStart& out,
+                          std::string& error) {
+  out = AttemptStart{};
+  Transaction tx(*db_, true);
+  if (!tx.ok()) {
+    error = tx.error();
+    return false;
+  }
+  if (!attributed(a.key, out.attributed, error)) return false;
+  if (out.attributed) return tx.commit(error);
+  std::vector<SqlRow> rows;
+  if (!db_->query("SELECT status, last_error FROM attempts WHERE attempt_key = ?", {a.key}, &rows, error)) return false;
+  std::string status = !rows.empty() && rows[0][0] ? *rows[0][0] : "";
+  std::string last = !rows.empty() && rows[0][1] ? *rows[0][1] : "";
+  static const std::string kMark = "collection did not finish (start ", kDied = "collection died ";
+  if (status == "error" && last.rfind(kDied, 0) == 0) {
+    out.given_up = true;
+    out.message = last;
+    return tx.commit(error);
+  }
+  if (status == "error" && last.rfind(kMark, 0) == 0) {
+    long long k = 0, died_in = 0;
+    if (std::sscanf(last.c_str() + kMark.size(), "%lld, run %lld)", &k, &died_in) >= 1 && k > 0) out.died = k;
+    else out.died = 1;
+    // The poll that was collecting it ended with the process: close its row.
+    if (died_in > 0 && died_in != run_id &&
+        !db_->query("UPDATE runs SET finished_ns = ?, status = 'died' WHERE id = ? AND status = 'running'",
+                    {now_ns(), static_cast<int64_t>(died_in)}, nullptr, error))
+      return false;
+  }
+  int64_t id = 0;
+  if (out.died >= static_cast<int64_t>(limits::kCollectionStarts)) {
+    out.given_up = out.given_up_now = true;
+    out.message = fmt::format("collection died {} times; not tried again ({})", out.died,
+                              limits::exceeded("collection_starts", limits::kCollectionStarts,
+                                               "the process ended during each start of this attempt"));
+    if (!upsert_attempt(a, discovered_by, "error", out.message, id, error)) return false;
+    return tx.commit(error);
+  }
+  out.proceed = true;
+  out.message = fmt::format("{}{}, run {})", kMark, out.died + 1, run_id);
+  if (!upsert_attempt(a, discovered_by, "error", out.message, id, error, false)) return false;
   return tx.commit(error);
 }
 

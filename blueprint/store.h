@@ -66,6 +66,16 @@ struct PendingHandoff {
 using RecommendationDecider =
     std::function<bool(FaultHistory& history, std::vector<RecommendationRecord>& out, std::string& error)>;
 
+// What Store::begin_attempt found and did (see there).
+struct AttemptStart {
+  bool proceed = false;          // collect and attribute it now (the mark is written)
+  bool attributed = false;       // it already has a verdict: nothing was written
+  bool given_up = false;         // not to be tried: it died limits::kCollectionStarts times
+  bool given_up_now = false;     // ... and this call gave it up
+  int64_t died = 0;              // earlier starts that did not finish
+  std::string message;           // last_error as written (the mark, or why it was given up)
+};
+
 struct RunCounts {
   int64_t discovered = 0, skipped = 0, attributed = 0, failed = 0;
 };
@@ -104,6 +114,23 @@ class Store final : public PlacementBook, public FaultHistory {
   bool record_failure(const Attempt& attempt, const std::string& discovered_by, const std::string& message,
                       std::string& error);
 
+  // Marks an attempt as started before its collection, so that a process
+  // that dies collecting or attributing it (a crash, the OOM killer,
+  // SIGKILL) leaves a row saying so: status 'error', last_error
+  // "collection did not finish (start K, run R)". record_verdict or
+  // record_failure overwrite it when the attempt ends either way; a mark
+  // still there at the next start means start K died. Then the runs row R
+  // it died in is closed (status 'died'), and after limits::kCollectionStarts
+  // starts that died the attempt is given up instead: last_error
+  // "collection died N times; not tried again", `failures` counted once,
+  // and every later call answers given_up without writing. A start that
+  // died is not counted in `failures`, so a store resumed after a kill holds
+  // the rows an uninterrupted run writes. One transaction; an attributed
+  // attempt is never touched. Assumes one blueprint discovers a given
+  // attempt (two sharing a store must not watch the same scheduler).
+  bool begin_attempt(const Attempt& attempt, const std::string& discovered_by, int64_t run_id, AttemptStart& out,
+                     std::string& error);
+
   // --watch progress: the end of the last window fully processed, per discovery.
   bool cursor(const std::string& name, std::optional<int64_t>& value, std::string& error);
   bool set_cursor(const std::string& name, int64_t value, std::string& error);
@@ -119,8 +146,10 @@ class Store final : public PlacementBook, public FaultHistory {
  private:
   Store() = default;
   bool migrate(std::string& error);
+  // `count_failure`: whether an 'error' adds one to `failures` (a start's
+  // mark does not).
   bool upsert_attempt(const Attempt& a, const std::string& discovered_by, const std::string& status,
-                      const std::string& last_error, int64_t& attempt_id, std::string& error);
+                      const std::string& last_error, int64_t& attempt_id, std::string& error, bool count_failure = true);
 
   std::unique_ptr<SqlConnection> db_;
   std::string url_;

@@ -201,9 +201,11 @@ int cmd_diagnose(int argc, char** argv) {
   }
   for (const char* name : {"slack-before", "slack-after"}) {
     if (auto s = a.last(name)) {
-      auto d = culprit::parse_duration(*s);
-      if (!d || *d < 0) return usage_error("diagnose", fmt::format("--{} must be a duration such as 10m or 90s", name));
-      (std::string(name) == "slack-before" ? opt.slack_before : opt.slack_after) = *d;
+      int64_t d = 0;
+      auto c = culprit::parse_bounded_duration(*s, d);
+      if (c == culprit::DurationCheck::range) return usage_error("diagnose", culprit::duration_error(c, fmt::format("--{}", name)));
+      if (c != culprit::DurationCheck::ok || d < 0) return usage_error("diagnose", fmt::format("--{} must be a duration such as 10m or 90s", name));
+      (std::string(name) == "slack-before" ? opt.slack_before : opt.slack_after) = d;
     }
   }
   culprit::AttributorConfig config;

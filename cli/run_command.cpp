@@ -181,10 +181,12 @@ int cmd_run(int argc, char** argv) {
     hcfg.webhook_url = *w;
   }
   if (auto t = a.last("webhook-timeout")) {
-    auto d = parse_duration(*t);
-    if (!d || *d <= 0) return usage("--webhook-timeout must be a duration such as 10s");
+    int64_t d = 0;
+    auto c = parse_bounded_duration(*t, d);
+    if (c == DurationCheck::range) return usage(duration_error(c, "--webhook-timeout"));
+    if (c != DurationCheck::ok || d <= 0) return usage("--webhook-timeout must be a duration such as 10s");
     if (!a.last("webhook")) return usage("--webhook-timeout applies only with --webhook");
-    hcfg.webhook_timeout_ns = *d;
+    hcfg.webhook_timeout_ns = d;
   }
   hcfg.apply = a.has("apply");
   hcfg.slurm_conf = cfg.slurm.slurm_conf;

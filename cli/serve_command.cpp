@@ -109,9 +109,11 @@ int cmd_serve(int argc, char** argv) {
     }
   if (cfg.request_timeout_s < cfg.header_timeout_s) cfg.request_timeout_s = cfg.header_timeout_s;
   if (auto v = a.last("session-ttl")) {
-    auto d = parse_duration(*v);
-    if (!d || *d < 1000000000LL) return usage("--session-ttl must be a duration of at least 1s");
-    cfg.session_ttl = std::chrono::seconds(*d / 1000000000LL);
+    int64_t d = 0;
+    auto c = parse_bounded_duration(*v, d);
+    if (c == DurationCheck::range) return usage(duration_error(c, "--session-ttl"));
+    if (c != DurationCheck::ok || d < 1000000000LL) return usage("--session-ttl must be a duration of at least 1s");
+    cfg.session_ttl = std::chrono::seconds(d / 1000000000LL);
   }
   if (auto f = a.last("token-file"))
     if (!read_token_file(*f, cfg.token, err)) return usage(err);

@@ -4,6 +4,12 @@
 #include "blueprint/config.h"
 
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <future>
 
 #include "tests/support/test_support.h"
 
@@ -161,8 +167,8 @@ TEST_CASE("config: static workloads keep the context's node-name rule and node l
   CHECK(ctl.find('\x1b') == std::string::npos);
   // More nodes than a context may list.
   std::string big = errors_of(workload("\"n[1-40000]\""));
-  CHECK(big.find("error[B0104]: 'nodes': limit context_nodes exceeded: the attempt has 40000 nodes (at most 32768)") !=
-        std::string::npos);
+  CHECK(big.find("error[B0104]: 'nodes': bad hostlist 'n[1-40000]'") != std::string::npos);
+  CHECK(big.find("more than 32768 hosts") != std::string::npos);
   CHECK(errors_of(workload("\"n[1-32768]\"")).empty());
   CHECK(errors_of(workload("[node-01, gpu_02.cluster.local]")).empty());
 }
@@ -173,4 +179,158 @@ TEST_CASE("config: a files entry's host is a host name or {batch_node}") {
   CHECK(errors_of(base + "    - {source: app, path: /w/x.log, host: \"{batch_node}\"}\n").empty());
   std::string out = errors_of(base + "    - {source: ctl, path: /var/log/x.log, host: \"a/../b\"}\n");
   CHECK(out.find("error[B0104]: 'host' must be a host name") != std::string::npos);
+}
+
+// ------------------------------------------------ hostile and careless input
+// Issue 38: durations, YAML edge cases, and the files an operator names.
+
+TEST_CASE("config: a duration out of range is refused, naming the key") {
+  // Well formed, but past int64 nanoseconds: once "must be a duration", now out of range.
+  std::string out = errors_of("discovery: {static: {}}\nwatch: {interval: 99999999999999999999d}\n");
+  CHECK(out.find("2:19: error[B0104]: 'interval' is out of range: at most 3650d (limit duration)") != std::string::npos);
+  // Inside int64 (292 years) but an end time plus it is not: once accepted in silence.
+  out = errors_of("discovery: {static: {}}\nattribution: {slack_after: 106751d}\n");
+  CHECK(out.find("2:28: error[B0104]: 'slack_after' is out of range: at most 3650d") != std::string::npos);
+  out = errors_of("discovery: {slurm: {lookback: 3651d}}\n");
+  CHECK(out.find("'lookback' is out of range") != std::string::npos);
+  BlueprintConfig cfg;
+  Diagnostics d;
+  CHECK(parse_config("c.yaml", "discovery: {slurm: {lookback: 3650d}}\nattribution: {slack_after: 1d}\n", cfg, d));
+  CHECK(cfg.slurm.lookback == 3650LL * 86400 * 1000000000);
+  // Not a duration at all keeps its own message.
+  CHECK(errors_of("discovery: {slurm: {lookback: 5 days}}\n").find("'lookback' must be a duration such as 90s") !=
+        std::string::npos);
+}
+
+TEST_CASE("config: a second YAML document is refused, not dropped") {
+  std::string out = errors_of("discovery: {static: {}}\n---\nwatch: {interval: 0s}\n");
+  CHECK(out.find("config.yaml:2:1: error[B0101]: a second YAML document ('---'): the file must hold exactly one") !=
+        std::string::npos);
+  // One document that starts with '---' is one document.
+  CHECK(errors_of("---\ndiscovery: {static: {}}\n").empty());
+}
+
+TEST_CASE("config: anchors, aliases and merge keys are refused with their position") {
+  std::string out = errors_of("nodes: &n [a, b]\ndiscovery: {static: {workloads: [{id: x, nodes: *n}]}}\n");
+  CHECK(out.find("1:8: error[B0101]: anchors ('&name') are not supported here") != std::string::npos);
+  out = errors_of("discovery: {static: {workloads: [{id: x, nodes: *n}]}}\n");
+  CHECK(out.find("error[B0101]: ") != std::string::npos);  // an undefined alias: yaml-cpp's own error
+  out = errors_of("discovery:\n  static: {}\nwatch:\n  <<: {interval: 5m}\n");
+  CHECK(out.find("4:3: error[B0103]: merge keys ('<<') are not supported in 'watch': write the keys out") !=
+        std::string::npos);
+}
+
+TEST_CASE("config: a byte-order mark and tabs in the indentation are refused with their position") {
+  // yaml-cpp skipped the mark in silence.
+  CHECK(errors_of("\xEF\xBB\xBF" "discovery: {static: {}}\n").find("config.yaml:1:1: error[B0101]: the file starts with a byte-order mark") !=
+        std::string::npos);
+  // yaml-cpp said "illegal map value" here.
+  std::string out = errors_of("discovery:\n  static:\n \t bundles: b/\n");
+  CHECK(out.find("config.yaml:3:2: error[B0101]: a tab in the indentation: YAML indents with spaces") != std::string::npos);
+  // A tab after the indentation, in a value or a comment, is not indentation.
+  CHECK(errors_of("discovery: {static: {}}  \t# a comment\ncluster: \"a\tb\"\n").empty());
+}
+
+TEST_CASE("config: nesting past config_depth is refused before yaml-cpp recurses") {
+  std::string out = errors_of("discovery: " + std::string(100000, '['));
+  CHECK(out.find("error[B0101]: limit config_depth exceeded: mappings and lists nested deeper (at most 32)") !=
+        std::string::npos);
+  std::string block = "discovery:\n";
+  for (int i = 0; i < 2000; ++i) block += std::string(2 * i + 2, ' ') + "-\n";
+  CHECK(errors_of(block).find("limit config_depth exceeded") != std::string::npos);
+}
+
+TEST_CASE("config: empty documents, non-scalars and repeated keys get a clear error") {
+  CHECK(errors_of("").find("1:1: error[B0103]: the configuration is empty") != std::string::npos);
+  CHECK(errors_of("# only a comment\n").find("the configuration is empty") != std::string::npos);
+  CHECK(errors_of("- a\n- b\n").find("1:1: error[B0103]: the configuration must be a mapping") != std::string::npos);
+  CHECK(errors_of("discovery: {static: {}}\ncluster: [a, b]\n").find("2:10: error[B0103]: 'cluster' must be a single value") !=
+        std::string::npos);
+  CHECK(errors_of("discovery: {static: {}}\n? [a]\n: b\n").find("keys of 'the configuration' must be plain names") !=
+        std::string::npos);
+  // A repeated label value in source_map: yaml-cpp kept the last one in silence.
+  std::string out = errors_of(
+      "discovery: {static: {}}\n"
+      "collectors:\n"
+      "  loki:\n"
+      "    url: http://127.0.0.1:3100\n"
+      "    streams:\n"
+      "      - selector: '{job=\"x\"}'\n"
+      "        source_label: s\n"
+      "        source_map: {syslog: kernel, syslog: app}\n");
+  CHECK(out.find("8:38: error[B0108]: 'syslog' is given twice in 'source_map'") != std::string::npos);
+}
+
+TEST_CASE("config: node lists are bounded by the context limit and in all") {
+  std::string out = errors_of("discovery: {static: {workloads: [{id: a, nodes: \"n[0-40000]\"}]}}\n");
+  CHECK(out.find("bad hostlist 'n[0-40000]'") != std::string::npos);
+  CHECK(out.find("more than 32768 hosts") != std::string::npos);
+  out = errors_of("discovery: {static: {workloads: [{id: a, nodes: [\"a[0-20000]\", \"b[0-20000]\"]}]}}\n");
+  CHECK(out.find("limit context_nodes exceeded: 'nodes' lists more nodes (at most 32768)") != std::string::npos);
+  std::string many = "discovery: {static: {workloads: [";
+  for (int i = 0; i < 40; ++i) many += "{id: w" + std::to_string(i) + ", nodes: \"n[0-29999]\"}, ";
+  many += "]}}\n";
+  CHECK(errors_of(many).find("limit config_nodes exceeded") != std::string::npos);
+}
+
+namespace {
+
+// Runs `read` (which may block on a FIFO when it is wrong) with a deadline;
+// if it has not returned by then, opens the FIFO for writing and closes it
+// so the reader sees its end, and reports the hang.
+template <typename F>
+bool returns_quickly(const std::filesystem::path& fifo, F read) {
+  auto done = std::async(std::launch::async, read);
+  if (done.wait_for(std::chrono::seconds(5)) == std::future_status::ready) return true;
+  for (int i = 0; i < 50 && done.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready; ++i) {
+    int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+    if (fd >= 0) ::close(fd);
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("config: the configuration must be a regular file of at most config_file_bytes") {
+  culprit::testing::TempDir dir;
+  auto fifo = dir.path() / "config.fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  BlueprintConfig cfg;
+  Diagnostics d;
+  std::string err;
+  CHECK(returns_quickly(fifo, [&] { return load_config(fifo.string(), cfg, d, err); }));
+  CHECK(err.find("it is a FIFO, not a regular file") != std::string::npos);
+  err.clear();
+  CHECK_FALSE(load_config(dir.path().string(), cfg, d, err));
+  CHECK(err.find("it is a directory, not a regular file") != std::string::npos);
+  err.clear();
+  auto big = dir.write("big.yaml", "discovery: {static: {}}\n" + std::string(5u << 20, '#') + "\n");
+  CHECK_FALSE(load_config(big.string(), cfg, d, err));
+  CHECK(err.find("limit config_file_bytes exceeded") != std::string::npos);
+  CHECK(d.all().empty());  // not parsed
+  err.clear();
+  auto ok = dir.write("ok.yaml", "discovery: {static: {}}\n");
+  CHECK(load_config(ok.string(), cfg, d, err));
+  CHECK(err.empty());
+}
+
+TEST_CASE("config: a secret file must be a regular file of at most secret_file_bytes") {
+  culprit::testing::TempDir dir;
+  auto fifo = dir.path() / "token.fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  std::string s, err;
+  // It once blocked in open(2) until some process wrote to the FIFO.
+  CHECK(returns_quickly(fifo, [&] { return read_secret(fifo.string(), "", s, err); }));
+  CHECK(err.find("the secret file " + fifo.string() + ": it is a FIFO, not a regular file") != std::string::npos);
+  CHECK_FALSE(read_secret(dir.path().string(), "", s, err));
+  CHECK(err.find("it is a directory") != std::string::npos);
+  CHECK_FALSE(read_secret("/dev/null", "", s, err));
+  CHECK(err.find("it is a character device") != std::string::npos);
+  // One line over the cap was read whole (a secret of any size).
+  auto big = dir.write("big-token", std::string((64u << 10) + 1, 'x'));
+  CHECK_FALSE(read_secret(big.string(), "", s, err));
+  CHECK(err.find("limit secret_file_bytes exceeded") != std::string::npos);
+  auto fits = dir.write("token", std::string(100, 'y') + "\n" + std::string((64u << 10) - 200, 'z'));
+  CHECK(read_secret(fits.string(), "", s, err));
+  CHECK(s == std::string(100, 'y'));
 }

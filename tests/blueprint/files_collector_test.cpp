@@ -7,6 +7,7 @@
 
 #include <fstream>
 
+#include "base/limits.h"
 #include "base/timestamp.h"
 #include "tests/support/test_support.h"
 
@@ -174,4 +175,105 @@ TEST_CASE("files: sources the catalog does not read are not read") {
   REQUIRE(c.reports.size() == 1);
   CHECK(c.reports[0].status == "empty");
   CHECK(c.reports[0].reason.find("no extractor") != std::string::npos);
+}
+
+namespace {
+
+bool has_error(const CollectorReport& r, const std::string& needle) {
+  for (const auto& e : r.errors)
+    if (e.find(needle) != std::string::npos) return true;
+  return false;
+}
+
+int64_t held_bytes(const Collected& c) {
+  int64_t n = 0;
+  for (const auto& o : c.observations)
+    n += static_cast<int64_t>(sizeof(Observation) + o.text.size() + o.host.size() + o.source.size() + o.file.size());
+  return n;
+}
+
+}  // namespace
+
+// Issue 38: a 1 MB gzip of repeated lines grew `culprit run` to 2.3 GB, and
+// job output without timestamps was kept whole whatever its size.
+TEST_CASE("files: a gzip that decompresses to more than one file may hold is cut at file_observation_bytes, reported") {
+  culprit::testing::TempDir dir;
+  std::string lines;
+  for (int i = 0; i < 600000; ++i) lines += "step " + std::to_string(i) + " a job's output line without a timestamp\n";
+  std::filesystem::create_directories(dir.path() / "n1");
+  write_gzip(dir.path() / "n1/slurm-42.out", lines);
+  FilesCollectorConfig cfg;
+  cfg.sources.push_back({"app", (dir.path() / "{node}/slurm-{job_id}.out").string(), "", "auto", 1});
+  Attempt a = attempt({"n1"}, "2026-03-14T10:00:00Z", "2026-03-14T11:00:00Z");
+  Collected c = collect(cfg, a);
+  REQUIRE(c.reports.size() == 1);
+  const CollectorReport& r = c.reports[0];
+  CHECK(r.status == "partial");
+  CHECK(r.reason.find("cut at a limit") != std::string::npos);
+  CHECK(has_error(r, "limit file_observation_bytes exceeded"));
+  CHECK(held_bytes(c) <= static_cast<int64_t>(limits::kFileObservationBytes));
+  REQUIRE(!c.observations.empty());
+  CHECK(c.observations.size() < 600000);
+  CHECK(c.observations.front().line == 1);
+  CHECK(c.observations.back().line == static_cast<int64_t>(c.observations.size()));  // the first lines, in order
+}
+
+TEST_CASE("files: the lines of a plain file's window are cut at file_observation_bytes too") {
+  culprit::testing::TempDir dir;
+  // 500,000 lines, 100 a second, the window starting after the file's first line.
+  std::string text;
+  int64_t from = t("2026-03-14T09:00:00Z");
+  for (int i = 0; i < 500000; ++i)
+    text += format_rfc3339(from + static_cast<int64_t>(i) * 10000000LL) + " n1 kernel: line " + std::to_string(i) + "\n";
+  dir.write("n1/kern.log", text);
+  FilesCollectorConfig cfg;
+  cfg.sources.push_back({"kernel", (dir.path() / "{node}/kern.log").string(), "", "auto", 1});
+  Attempt a = attempt({"n1"}, "2026-03-14T09:00:01Z", "2026-03-14T12:00:00Z");
+  Collected c = collect(cfg, a);
+  REQUIRE(c.reports.size() == 1);
+  CHECK(c.files.empty());
+  CHECK(c.reports[0].status == "partial");
+  CHECK(has_error(c.reports[0], "limit file_observation_bytes exceeded"));
+  CHECK(held_bytes(c) <= static_cast<int64_t>(limits::kFileObservationBytes));
+  CHECK(c.observations.size() > 100000);
+}
+
+TEST_CASE("files: a gzip line without a newline is held cut at log_line, counted") {
+  culprit::testing::TempDir dir;
+  std::filesystem::create_directories(dir.path() / "n1");
+  write_gzip(dir.path() / "n1/slurm-42.out", "first line\n" + std::string(8u << 20, 'x'));
+  FilesCollectorConfig cfg;
+  cfg.sources.push_back({"app", (dir.path() / "{node}/slurm-{job_id}.out").string(), "", "gzip", 1});
+  Attempt a = attempt({"n1"}, "2026-03-14T10:00:00Z", "2026-03-14T11:00:00Z");
+  Collected c = collect(cfg, a);
+  REQUIRE(c.observations.size() == 2);
+  CHECK(c.observations[0].text == "first line\n");
+  CHECK(c.observations[1].text.size() == limits::kLogLine);
+  CHECK(c.observations[1].offset == 11);
+  CHECK(has_error(c.reports[0], "limit log_line exceeded: 1 line is longer"));
+}
+
+TEST_CASE("files: decompression stops at gzip_file_bytes, even when no line is kept") {
+  culprit::testing::TempDir dir;
+  // 64 MiB of lines before the window, as one gzip member written 17 times
+  // (a file of concatenated members decompresses to all of them): 1.06 GiB.
+  std::string lines;
+  std::string one = "2026-03-13T00:00:00Z n1 kernel: " + std::string(4000, 'a') + "\n";
+  while (lines.size() < (64u << 20)) lines += one;
+  std::filesystem::create_directories(dir.path() / "n1");
+  auto member = dir.path() / "member.gz";
+  write_gzip(member, lines);
+  std::string bytes = slurp(member);
+  {
+    std::ofstream f(dir.path() / "n1/kern.log.1.gz", std::ios::binary);
+    for (int i = 0; i < 17; ++i) f << bytes;
+  }
+  FilesCollectorConfig cfg;
+  cfg.sources.push_back({"kernel", (dir.path() / "{node}/kern.log*").string(), "", "auto", 1});
+  Attempt a = attempt({"n1"}, "2026-03-14T10:00:00Z", "2026-03-14T11:00:00Z");
+  Collected c = collect(cfg, a);
+  CHECK(c.observations.empty());
+  REQUIRE(c.reports.size() == 1);
+  CHECK(c.reports[0].status == "partial");
+  CHECK(has_error(c.reports[0], "limit gzip_file_bytes exceeded"));
 }

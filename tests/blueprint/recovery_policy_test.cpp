@@ -4,8 +4,15 @@
 #include "blueprint/recovery_policy.h"
 
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <future>
 #include <map>
+
+#include "tests/support/test_support.h"
 
 using namespace culprit;
 using namespace culprit::blueprint;
@@ -138,4 +145,66 @@ TEST_CASE("policy: sub_domain patterns") {
   CHECK_FALSE(sub_domain_matches("gpu.*", "gpux"));
   CHECK_FALSE(sub_domain_matches("gpu.memory", "gpu.memory.x"));
   CHECK(sub_domain_matches("nvlink", "nvlink"));
+}
+
+// ------------------------------------------------ hostile and careless input
+// Issue 38: durations, YAML edge cases, and the policy file itself.
+
+TEST_CASE("policy: a window out of range is refused, naming the key") {
+  RecoveryPolicy p;
+  std::string out = errors_of("rules:\n  - action: drain\n    faults: 2\n    within: 99999999999999999999d\n    then: act\n", p);
+  CHECK(out.find("4:13: error[B0905]: 'within' is out of range: at most 3650d (limit duration)") != std::string::npos);
+  // Inside int64, but the window's start (end - within) was not far from overflow: once accepted.
+  out = errors_of("replace_suspect: {faults: 3, within: 106751d}\n", p);
+  CHECK(out.find("1:38: error[B0905]: 'within' is out of range") != std::string::npos);
+  CHECK(errors_of("replace_suspect: {faults: 3, within: 3650d}\n", p).empty());
+}
+
+TEST_CASE("policy: a second document, anchors, aliases and merge keys are refused with their position") {
+  RecoveryPolicy p;
+  // The second document (default: hold) was dropped in silence.
+  std::string out = errors_of("rules: []\n---\ndefault: hold\n", p);
+  CHECK(out.find("policy.yaml:2:1: error[B0901]: a second YAML document") != std::string::npos);
+  out = errors_of("rules:\n  - &r {action: drain, then: hold}\n  - *r\n", p);
+  CHECK(out.find("2:5: error[B0901]: anchors ('&name') are not supported here") != std::string::npos);
+  out = errors_of("rules:\n  - <<: {action: drain}\n    then: hold\n", p);
+  CHECK(out.find("2:5: error[B0902]: merge keys ('<<') are not supported in a rule") != std::string::npos);
+  out = errors_of("rules: " + std::string(100000, '['), p);
+  CHECK(out.find("limit config_depth exceeded") != std::string::npos);
+  out = errors_of("\xEF\xBB\xBF" "default: hold\n", p);
+  CHECK(out.find("1:1: error[B0901]: the file starts with a byte-order mark") != std::string::npos);
+  out = errors_of("rules:\n\t- action: drain\n", p);
+  CHECK(out.find("2:1: error[B0901]: a tab in the indentation") != std::string::npos);
+}
+
+TEST_CASE("policy: repeated and non-scalar keys name where") {
+  RecoveryPolicy p;
+  std::string out = errors_of("default: act\nrules: []\ndefault: hold\n", p);
+  CHECK(out.find("3:1: error[B0902]: 'default' is given twice in the policy (first on line 1)") != std::string::npos);
+  out = errors_of("rules:\n  - {? [action]: drain, then: act}\n", p);
+  CHECK(out.find("error[B0902]: the keys of a rule must be plain names") != std::string::npos);
+  out = errors_of("rules:\n  - action: [drain]\n    then: act\n", p);
+  CHECK(out.find("2:13: error[B0903]: 'action' must be a single value") != std::string::npos);
+}
+
+TEST_CASE("policy: the file must be a regular file of at most config_file_bytes") {
+  culprit::testing::TempDir dir;
+  auto fifo = dir.path() / "policy.fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  RecoveryPolicy p;
+  Diagnostics d;
+  std::string err;
+  // It once blocked until some process wrote to the FIFO: `culprit run --policy` hung.
+  auto done = std::async(std::launch::async, [&] { return load_recovery_policy(fifo.string(), p, d, err); });
+  bool quick = done.wait_for(std::chrono::seconds(5)) == std::future_status::ready;
+  for (int i = 0; !quick && i < 50 && done.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready; ++i) {
+    int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);  // let the blocked reader see an end
+    if (fd >= 0) ::close(fd);
+  }
+  CHECK(quick);
+  CHECK(err.find("cannot read the policy file " + fifo.string() + ": it is a FIFO, not a regular file") != std::string::npos);
+  err.clear();
+  auto big = dir.write("big.yaml", "default: hold\n" + std::string(5u << 20, '#') + "\n");
+  CHECK_FALSE(load_recovery_policy(big.string(), p, d, err));
+  CHECK(err.find("limit config_file_bytes exceeded") != std::string::npos);
 }
