@@ -22,7 +22,6 @@
 #include <iostream>
 #include <map>
 
-#include "base/limits.h"
 #include "base/text_util.h"
 #include "cli/allocator.h"
 #include "cli/args.h"
@@ -275,7 +274,7 @@ int cmd_diagnose(int argc, char** argv) {
     std::string slow;
     for (const auto& [name, ms] : timings.slowest_rules) slow += fmt::format("{}{} {:.1f} ms", slow.empty() ? "" : ", ", name, ms);
     if (!slow.empty()) std::cerr << "timings: slowest rules: " << slow << "\n";
-    std::cerr << fmt::format("timings: evaluation steps {} (budget {})\n", timings.eval_steps, culprit::limits::kEvalSteps);
+    std::cerr << fmt::format("timings: evaluation steps {} (budget {})\n", timings.eval_steps, timings.eval_budget);
   }
   static_cast<void>(owned_verdict.release());  // see above: left to the process's exit
   return std::cout.good() ? kOk : kBadInput;

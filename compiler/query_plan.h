@@ -121,10 +121,10 @@ CatalogPlans plan_catalog(const ir::Catalog& catalog);
 // plan narrows (no key, no node grouping, no `within`, not closed) inside
 // the filter of another such query, or in the `where` of a rule whose `for`
 // is one: each outer candidate then walks every inner candidate, a product
-// that reaches the evaluation budget (limits::kEvalSteps) on a few thousand
-// events. `plans` are those of `catalog`. Rules for which `skip` (when set)
-// is true are passed over: `culprit check` skips the bundled catalog's, whose
-// cost is measured on the examples against that budget instead.
+// that reaches the evaluation budget (limits::eval_steps_for) on a few
+// thousand events. `plans` are those of `catalog`. Rules for which `skip`
+// (when set) is true are passed over: `culprit check` skips the bundled
+// catalog's, whose cost is measured on the examples against that budget.
 void warn_unindexed_nesting(const ir::Catalog& catalog, const CatalogPlans& plans, Diagnostics& diags,
                             const std::function<bool(const ir::Rule&)>& skip = {});
 

@@ -620,14 +620,15 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
     // Not a problem of the evidence but of the catalog on it: said where
     // every reader of the verdict looks for what could not be done.
     cov.warnings.push_back(limits::exceeded(
-        "eval_steps", opt.eval_steps,
-        fmt::format("rule {} ran out of evaluation steps; evaluation stopped and nothing is attributed",
-                    er.budget_exhausted_by),
+        "eval_steps", er.step_budget,
+        fmt::format("rule {} ran out of evaluation steps on {} events; evaluation stopped and nothing is attributed",
+                    er.budget_exhausted_by, event_count),
         fmt::format("rule {}", er.budget_exhausted_by)));
   }
   if (opt.timings) {
     opt.timings->engine_ms = ms_since(t_engine);
     opt.timings->eval_steps = er.steps;
+    opt.timings->eval_budget = er.step_budget;
     opt.timings->events = event_count;
     opt.timings->symptoms = static_cast<int64_t>(er.symptoms.size());
     auto& slow = opt.timings->slowest_rules;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -151,8 +152,14 @@ struct PlanState {
   uint64_t memo_inputs = 0;  // the inputs' versions summed when computed
   Value memo;
   // Memoized by parameters (QueryPlan::params): one value per parameter
-  // tuple, all computed while the inputs stood at `by_params_inputs`.
-  StringMap<Value> by_params;
+  // tuple, all computed while the inputs stood at `by_params_inputs`. An
+  // entry a bailed native attempt made is only marked not `valid` (the map
+  // removes nothing one by one; World::begin_attempt).
+  struct ParamMemo {
+    Value value;
+    bool valid = true;
+  };
+  StringMap<ParamMemo> by_params;
   uint64_t by_params_inputs = 0;
   std::string param_key;     // recall()'s key, for the remember() that follows
 };
@@ -263,7 +270,9 @@ class Engine final : public World {
   // event once it is there (EventList).
   EngineResult run(std::vector<EventList> batches) {
     batches_ = std::move(batches);
-    size_t total = 0;
+    size_t total = 0, received = 0;
+    for (const auto& b : batches_) received += b.size();
+    if (step_budget_ == 0) step_budget_ = limits::eval_steps_for(received);
     for (auto& b : batches_)
       for (auto& e : b) {
         if (live(e.kind)) ++total;
@@ -307,6 +316,7 @@ class Engine final : public World {
     EngineResult out;
     out.rule_ms = std::move(rule_ms_);
     out.steps = steps_;
+    out.step_budget = step_budget_;
     out.budget_exhausted_by = exhausted_rule_;
     // The result is the engine's own deque, sorted by id in place: moving
     // 130,000 symptoms (about 900 bytes each) into a fresh vector faulted in
@@ -346,9 +356,7 @@ class Engine final : public World {
   // step of the attribution's budget (EngineResult::steps). The interpreter
   // and the native code both reach the events only through here, so neither
   // can run past it; once it is spent, every query answers at once with no
-  // candidate and run() stops after the rule.
-  bool out_of_budget() const override { return exhausted_; }
-
+  // candidate (World::out_of_budget) and run() stops after the rule.
   bool step() const {
     if (exhausted_) return false;
     if (++steps_ <= step_budget_) return true;
@@ -487,7 +495,8 @@ class Engine final : public World {
         key.append(reinterpret_cast<const char*>(&len), sizeof len);
         key.append(n);
       }
-      return ps->by_params.find(key);
+      const PlanState::ParamMemo* m = ps->by_params.find(key);
+      return m && m->valid ? &m->value : nullptr;
     }
     if (!ps->memo_valid) return nullptr;
     if (ps->memo_stamp == global_version_) return &ps->memo;
@@ -502,13 +511,45 @@ class Engine final : public World {
     if (!ps->plan->params.empty() || !ps->plan->param_node_slots.empty()) {
       // The inputs cannot have changed since recall(): evaluating a query
       // changes no event or symptom.
-      if (ps->by_params.size() < kMaxParamMemo) ps->by_params.try_emplace(ps->param_key, v);
+      PlanState::ParamMemo* m = ps->by_params.find(ps->param_key);
+      if (m) {
+        m->value = v;  // an entry a bailed attempt left (it was not valid)
+        m->valid = true;
+      } else if (ps->by_params.size() < kMaxParamMemo) {
+        m = ps->by_params.try_emplace(ps->param_key, PlanState::ParamMemo{v, true}).first;
+      }
+      if (m && attempts_open_ > 0) {
+        memo_undo_.push_back(MemoUndo{ps, m, {}, false, 0, 0});
+        undo_count_ = memo_undo_.size();
+      }
       return;
+    }
+    if (attempts_open_ > 0) {
+      memo_undo_.push_back(MemoUndo{ps, nullptr, ps->memo, ps->memo_valid, ps->memo_stamp, ps->memo_inputs});
+      undo_count_ = memo_undo_.size();
     }
     ps->memo = v;
     ps->memo_valid = true;
     ps->memo_stamp = global_version_;
     ps->memo_inputs = inputs_version(*ps->plan);
+  }
+
+  void undo_memos(size_t keep) const override {
+    if (keep == SIZE_MAX) memo_undo_.clear();  // the attempts succeeded: their memos stay
+    else
+      while (memo_undo_.size() > keep) {
+        MemoUndo& u = memo_undo_.back();
+        if (u.param) {
+          u.param->valid = false;
+        } else {
+          u.ps->memo = std::move(u.memo);
+          u.ps->memo_valid = u.valid;
+          u.ps->memo_stamp = u.stamp;
+          u.ps->memo_inputs = u.inputs;
+        }
+        memo_undo_.pop_back();
+      }
+    undo_count_ = memo_undo_.size();
   }
 
   Value terminal(int field) const override {
@@ -1336,9 +1377,20 @@ class Engine final : public World {
   std::vector<double> rule_ms_;        // by rule: its wall time (EngineResult::rule_ms)
   bool collect_trail_ = true;
   bool use_indexes_ = true;            // false: every query scans (the reference the indexes must agree with)
-  uint64_t step_budget_ = 0;           // evaluation steps this run may take (limits::kEvalSteps)
-  mutable uint64_t steps_ = 0;         // taken so far (see step())
-  mutable bool exhausted_ = false;     // the budget is spent: queries answer nothing, run() stops
+  uint64_t step_budget_ = 0;           // evaluation steps this run may take (limits::eval_steps_for)
+  // (steps_ and exhausted_, the steps taken and whether the budget is spent,
+  // are World's: a bailed native attempt restores them.)
+  // What remember() changed while a native attempt was open, to undo it if
+  // the attempt bails (World::begin_attempt): a parameter memo entry to mark
+  // not valid, or a closed memo's previous state.
+  struct MemoUndo {
+    PlanState* ps;
+    PlanState::ParamMemo* param;  // null: the closed memo, restored from below
+    Value memo;
+    bool valid;
+    uint64_t stamp, inputs;
+  };
+  mutable std::vector<MemoUndo> memo_undo_;
   std::string exhausted_rule_;         // the rule that was running when it ran out
   std::vector<Event> pending_events_;
   std::vector<std::vector<const Event*>> by_kind_;   // canonical order

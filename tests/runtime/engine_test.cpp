@@ -6,12 +6,14 @@
 #include "runtime/diagnose.h"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "base/limits.h"
 #include "base/timestamp.h"
 #include "runtime/verdict_json.h"
 #include "tests/support/test_support.h"
@@ -590,6 +592,9 @@ rule ClassifyFault stage outcome {
   CHECK(full.outcome.status == "attributed");
   const uint64_t needed = timings.eval_steps;
   CHECK(needed > 3600);  // 60 x 60 inner scans at least
+  // The default budget is the documented one for the events received.
+  CHECK(timings.events == 61);
+  CHECK(timings.eval_budget == limits::kEvalStepsBase + 61 * limits::kEvalStepsPerEvent);
   CHECK(std::none_of(full.coverage.warnings.begin(), full.coverage.warnings.end(),
                      [](const std::string& w) { return w.find("eval_steps") != std::string::npos; }));
 
@@ -599,11 +604,47 @@ rule ClassifyFault stage outcome {
   CHECK(cut.outcome.status == "unattributed");
   CHECK(cut.outcome.candidates.empty());
   CHECK(timings.eval_steps <= needed / 2 + 1);
+  CHECK(timings.eval_budget == needed / 2);
   const auto w = std::find_if(cut.coverage.warnings.begin(), cut.coverage.warnings.end(),
                               [](const std::string& x) { return x.find("eval_steps") != std::string::npos; });
   REQUIRE(w != cut.coverage.warnings.end());
   CHECK(w->find("limit eval_steps exceeded: rule Nested ran out of evaluation steps") == 0);
   CHECK(w->find("at rule Nested") != std::string::npos);
+  // The warning gives the budget that was used, not a fixed figure.
+  CHECK(w->find(fmt::format("on 61 events; evaluation stopped and nothing is attributed (at most {})", needed / 2)) !=
+        std::string::npos);
+}
+
+TEST_CASE("budget: it grows with the events, so the same rule on more evidence is not cut short sooner") {
+  // A rule whose work is linear in the events (an indexed join): the
+  // default budget, limits::eval_steps_for(events), is what each run gets,
+  // and it holds on 10 and on 2,000 events alike.
+  auto program = program_for(kBase + kSymptoms + R"attr(
+rule Count stage symptoms {
+  for e: event app.err
+  where count(a: event app.err on same node where a.code == e.code) >= 1
+  symptom n.seen { summary: "seen" }
+}
+)attr");
+  for (int n : {10, 2000}) {
+    std::vector<Observation> obs;
+    for (int i = 0; i < n; ++i) obs.push_back(text("node-01", "app", kT0 + i * kSec, "ERR " + std::to_string(i) + " dev=a"));
+    DiagnoseRequest req;
+    req.context = context({"node-01"});
+    req.observations = obs;
+    DiagnoseOptions opt;
+    opt.threads = 1;
+    DiagnoseTimings timings;
+    opt.timings = &timings;
+    Verdict v;
+    std::string error;
+    REQUIRE(diagnose(program, std::move(req), opt, v, error));
+    CAPTURE(n);
+    CHECK(timings.eval_budget == limits::eval_steps_for(static_cast<uint64_t>(n)));
+    CHECK(timings.eval_steps < timings.eval_budget);
+    CHECK(std::none_of(v.coverage.warnings.begin(), v.coverage.warnings.end(),
+                       [](const std::string& w) { return w.find("eval_steps") != std::string::npos; }));
+  }
 }
 
 TEST_CASE("classify: one class is attributed - culprits exclude control-plane hosts and job-level symptoms") {
