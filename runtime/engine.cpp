@@ -1020,11 +1020,16 @@ class Engine final : public World {
           break;
         }
       }
+      // A value computed while the budget ran out depends on the order in
+      // which an engine evaluated the operands (native code and the
+      // interpreter may differ there): it is never acted on.
+      if (exhausted_) return;
       if (ok) kept.push_back(it);
     }
     if (!r.grouped) {
       std::vector<Item> one(1);
       for (const Item& it : kept) {
+        if (exhausted_) return;
         if (it.symptom && it.symptom->state != SymptomState::Active) continue;  // changed by this rule
         one[0] = it;
         run_actions(r, env, one, false);
@@ -1038,6 +1043,7 @@ class Engine final : public World {
         env.slots[0] = it;
         std::vector<Value> key;
         for (const auto& k : r.group_keys) key.push_back(run_expression(k, env));
+        if (exhausted_) return;
         parts[key].push_back(it);
       }
       for (auto& [key, members] : parts) {

@@ -750,7 +750,8 @@ RunResult run_seed(uint64_t seed, int count, int depth, int envs, bool fields_in
       REQUIRE(slots_kept);
       // The evaluation budget: native code, with the interpreter after a
       // bail-out (run_expression), takes exactly the steps the interpreter
-      // alone takes, under a budget it spends or not, and gives its value.
+      // alone takes, under a budget it spends or not, and gives its value
+      // when the budget lasts.
       {
         const uint64_t budget = k % 3 == 0 ? UINT64_MAX : budget_rng() % 40;
         fx.world.reset_steps(budget);
@@ -765,7 +766,10 @@ RunResult run_seed(uint64_t seed, int count, int depth, int envs, bool fields_in
                      << culprit::testing::sexpr(e, *cat));
         CHECK(fx.world.steps() == steps_alone);
         CHECK(fx.world.spent() == spent_alone);
-        CHECK(same_value(alone, both));
+        // A value computed as the budget runs out depends on the order of
+        // the operands' queries, which the engines may not share; the
+        // engine never acts on one (runtime/engine.cpp run_rule).
+        if (!spent_alone) CHECK(same_value(alone, both));
         if (!ran && steps_alone > 0) ++rr.bails_with_steps;
         rr.cut_short += spent_alone;
         fx.world.reset_steps(UINT64_MAX);
