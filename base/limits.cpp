@@ -15,6 +15,8 @@ const std::vector<Entry>& all() {
       {"evidence_text", kEvidenceText, "bytes", "a log line quoted as evidence"},
       {"events_per_file", kEventsPerFile, "events", "events kept per log file (the rest are counted)"},
       {"events_per_request", kEventsPerRequest, "events", "events kept per service attribution, all streams together (the rest are counted)"},
+      {"eval_steps_base", kEvalStepsBase, "steps", "evaluation steps of the rules per attribution (candidates of queries, events scanned), before the events' share"},
+      {"eval_steps_per_event", kEvalStepsPerEvent, "steps", "evaluation steps each event adds to its attribution's budget (eval_steps)"},
       {"summary_bytes", kSummaryBytes, "bytes", "a symptom's summary or an outcome's reason"},
       {"gzip_file_bytes", kGzipFileBytes, "bytes", "bytes the blueprint's files collector decompresses from one gzip file"},
       {"gzip_attempt_bytes", kGzipAttemptBytes, "bytes", "bytes the files collector decompresses for one attempt, all gzip files together"},
@@ -51,6 +53,14 @@ const std::vector<Entry>& all() {
       {"duration", static_cast<uint64_t>(kDurationDays), "days", "any duration in the configuration, the policy or on the command line"},
   };
   return entries;
+}
+
+uint64_t eval_steps_for(uint64_t events) {
+  // Checked: a count near 2^64 must give the largest budget, not a small one.
+  uint64_t share = 0, total = 0;
+  if (__builtin_mul_overflow(events, kEvalStepsPerEvent, &share)) return UINT64_MAX;
+  if (__builtin_add_overflow(share, kEvalStepsBase, &total)) return UINT64_MAX;
+  return total;
 }
 
 std::string exceeded(std::string_view name, uint64_t max, std::string_view what, std::string_view where) {

@@ -76,6 +76,23 @@ inline constexpr size_t kAttemptObservationBytes = 512u << 20;   // observations
 // crash every run (blueprint/runner.h).
 inline constexpr size_t kCollectionStarts = 3;
 
+// ---------------------------------------------------------- evaluation
+// Steps the rules of one attribution may take (candidates handed to
+// queries, events scans look at; runtime/engine.h), the budget named
+// `eval_steps` in messages: kEvalStepsBase plus kEvalStepsPerEvent for each
+// event the engine receives (eval_steps_for). It grows with the evidence
+// because the work of real rules does: the 98 example bundles take at most
+// 2,543 steps and a bundle of 42,779 events 199,393 (26 times below its
+// budget), while a nesting of unindexed scans grows as a power of the
+// events. About 4.2 million steps run per CPU-second, so the budget costs at
+// most a quarter of a second plus 24 us per event (1.4 s at the service's
+// events_per_request). Spent, the run stops and is `unattributed` with a
+// coverage warning naming the rule.
+inline constexpr uint64_t kEvalStepsBase = 1000000;
+inline constexpr uint64_t kEvalStepsPerEvent = 100;
+// kEvalStepsBase + kEvalStepsPerEvent * events, saturating at UINT64_MAX.
+uint64_t eval_steps_for(uint64_t events);
+
 // --------------------------------------------------------------- rules
 inline constexpr size_t kRuleFileBytes = 1u << 20;   // one .attr file (the largest bundled one is 32 KB)
 inline constexpr size_t kCatalogBytes = 4u << 20;    // all .attr files of a catalog together (bundled: 240 KB)

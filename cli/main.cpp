@@ -39,6 +39,7 @@
 #include "cli/text_output.h"
 #include "compiler/catalog_loader.h"
 #include "compiler/parser.h"
+#include "compiler/query_plan.h"
 #include "compiler/regex_check.h"
 #include "runtime/bundle.h"
 #include "runtime/attributor.h"
@@ -157,6 +158,9 @@ Options:
                   $XDG_CACHE_HOME/culprit, else ~/.cache/culprit)
   -h, --help      this help
 
+Warnings (such as E0801, a query over events nested in another with no
+index to narrow either) do not change the exit status.
+
 Exit status: 0 the rules compile, 2 they do not.
 )";
 
@@ -270,6 +274,7 @@ int cmd_diagnose(int argc, char** argv) {
     std::string slow;
     for (const auto& [name, ms] : timings.slowest_rules) slow += fmt::format("{}{} {:.1f} ms", slow.empty() ? "" : ", ", name, ms);
     if (!slow.empty()) std::cerr << "timings: slowest rules: " << slow << "\n";
+    std::cerr << fmt::format("timings: evaluation steps {} (budget {})\n", timings.eval_steps, timings.eval_budget);
   }
   static_cast<void>(owned_verdict.release());  // see above: left to the process's exit
   return std::cout.good() ? kOk : kBadInput;
@@ -505,6 +510,18 @@ int cmd_check(int argc, char** argv) {
   auto attributor = open_attributor("check", config, false);
   if (!attributor) return kBadInput;
   const auto& c = attributor->catalog();
+  // Warnings about how the rules will run, not whether they compile: they
+  // need the query plans, which exist only once the program is built.
+  culprit::Diagnostics perf;
+  // The bundled catalog's own nestings are over kinds a job has a few of;
+  // what they cost is measured on every example against the budget
+  // (docs/robustness.md), so only the rules given here are warned about.
+  std::string bundled = a.has("no-stdlib") || c.parts.empty() ? std::string() : c.parts.front().root;
+  if (!bundled.empty() && bundled.back() != '/') bundled += '/';
+  culprit::plan::warn_unindexed_nesting(c, attributor->program()->query_plans(), perf, [&](const culprit::ir::Rule& r) {
+    return !bundled.empty() && r.where.file && r.where.file->path.starts_with(bundled);
+  });
+  if (!perf.all().empty()) std::cerr << perf.render(culprit::cli::auto_color(STDERR_FILENO));
   if (a.has("explain")) explain_plans(*attributor->program());
   std::vector<std::string> parts;
   for (const auto& p : c.parts) parts.push_back(p.version.empty() ? p.name : p.name + " " + p.version);

@@ -340,6 +340,54 @@ CatalogPlans plan_catalog(const ir::Catalog& catalog) {
   return out;
 }
 
+namespace {
+
+// Whether every call of the query walks all events of its kinds.
+bool unindexed_event_scan(const ir::Query& q, const QueryPlan* p) {
+  if (q.symptom || !p) return false;
+  if (!p->keys.empty() || p->by_node || p->time_window) return false;
+  // A closed memoized query is computed once per rule, not once per call.
+  return !(p->memoized && p->params.empty() && p->param_node_slots.empty());
+}
+
+void walk_nesting(const ir::Catalog& catalog, const CatalogPlans& plans, const ir::Rule& r, const ir::Expr& e,
+                  const ir::Query* outer, Diagnostics& diags) {
+  switch (e.op) {
+    case Op::QueryExists: case Op::QueryNone: case Op::QueryCount: case Op::QueryNodes:
+    case Op::QueryMax: case Op::QueryMin: {
+      if (e.a < 0 || static_cast<size_t>(e.a) >= r.queries.size()) break;
+      const ir::Query& q = r.queries[static_cast<size_t>(e.a)];
+      const bool scan = unindexed_event_scan(q, plans.find(&q));
+      if (scan && outer) {
+        diags.warning("E0801", e.where,
+                      fmt::format("this query walks every {} event once per candidate of the query around it, which "
+                                  "walks every {} event too: no index narrows either",
+                                  kinds_text(q, catalog), kinds_text(*outer, catalog)),
+                      "compare a field of each with '==' (an index key), or add 'on same node' or 'within'; the "
+                      "evaluation budget (eval_steps) stops such a rule on large inputs");
+      }
+      if (q.filter) walk_nesting(catalog, plans, r, *q.filter, scan ? &q : nullptr, diags);
+      break;
+    }
+    default: break;
+  }
+  for (const auto& k : e.kids) walk_nesting(catalog, plans, r, k, outer, diags);
+}
+
+}  // namespace
+
+void warn_unindexed_nesting(const ir::Catalog& catalog, const CatalogPlans& plans, Diagnostics& diags,
+                            const std::function<bool(const ir::Rule&)>& skip) {
+  for (const auto& r : catalog.rules) {
+    if (skip && skip(r)) continue;
+    const ir::Query* outer = r.for_query && unindexed_event_scan(*r.for_query, plans.find(&*r.for_query)) ? &*r.for_query : nullptr;
+    if (r.for_query && r.for_query->filter) walk_nesting(catalog, plans, r, *r.for_query->filter, outer, diags);
+    for (const auto& w : r.wheres) walk_nesting(catalog, plans, r, w, outer, diags);
+    for (const auto& a : r.actions)
+      if (a.query && a.query->filter) walk_nesting(catalog, plans, r, *a.query->filter, nullptr, diags);
+  }
+}
+
 // What a field read by the temporal order construct stands for (it reads
 // fields rules cannot name, and the line; compiler/sema.cpp), else null.
 const char* hidden_field_name(const ir::Expr& e) {

@@ -45,9 +45,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "compiler/diagnostics.h"
 #include "compiler/ir.h"
 
 namespace culprit::plan {
@@ -114,6 +116,17 @@ class CatalogPlans {
 
 // Plans every query of `catalog` (which must outlive the result).
 CatalogPlans plan_catalog(const ir::Catalog& catalog);
+
+// Warns (E0801, at the inner query) for every query over events that no
+// plan narrows (no key, no node grouping, no `within`, not closed) inside
+// the filter of another such query, or in the `where` of a rule whose `for`
+// is one: each outer candidate then walks every inner candidate, a product
+// that reaches the evaluation budget (limits::eval_steps_for) on a few
+// thousand events. `plans` are those of `catalog`. Rules for which `skip`
+// (when set) is true are passed over: `culprit check` skips the bundled
+// catalog's, whose cost is measured on the examples against that budget.
+void warn_unindexed_nesting(const ir::Catalog& catalog, const CatalogPlans& plans, Diagnostics& diags,
+                            const std::function<bool(const ir::Rule&)>& skip = {});
 
 // One line about how `p` is answered, e.g.
 //   index (kind, node, key a.event, coalesce(a.device, "")); stops at the first hit

@@ -615,9 +615,20 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
   int64_t event_count = 0;
   for (const auto& b : batches) event_count += static_cast<int64_t>(b.size());
   auto t_engine = std::chrono::steady_clock::now();
-  EngineResult er = run_engine(*program, ctx, hs, std::move(batches), opt.trail, opt.use_indexes);
+  EngineResult er = run_engine(*program, ctx, hs, std::move(batches), opt.trail, opt.use_indexes, opt.eval_steps);
+  if (!er.budget_exhausted_by.empty()) {
+    // Not a problem of the evidence but of the catalog on it: said where
+    // every reader of the verdict looks for what could not be done.
+    cov.warnings.push_back(limits::exceeded(
+        "eval_steps", er.step_budget,
+        fmt::format("rule {} ran out of evaluation steps on {} events; evaluation stopped and nothing is attributed",
+                    er.budget_exhausted_by, event_count),
+        fmt::format("rule {}", er.budget_exhausted_by)));
+  }
   if (opt.timings) {
     opt.timings->engine_ms = ms_since(t_engine);
+    opt.timings->eval_steps = er.steps;
+    opt.timings->eval_budget = er.step_budget;
     opt.timings->events = event_count;
     opt.timings->symptoms = static_cast<int64_t>(er.symptoms.size());
     auto& slow = opt.timings->slowest_rules;

@@ -29,6 +29,8 @@ struct DiagnoseTimings {
   double engine_ms = 0;    // the rule engine: sorting, indexing, every stage (one thread)
   int64_t events = 0;      // events the engine received
   int64_t symptoms = 0;
+  uint64_t eval_steps = 0;   // evaluation steps the rules took
+  uint64_t eval_budget = 0;  // the steps they could take (DiagnoseOptions::eval_steps)
   unsigned threads = 0;    // scan threads used
   // The rules that took longest (at most 5, slowest first, ties by name):
   // name and wall time in ms.
@@ -57,6 +59,10 @@ struct DiagnoseOptions {
   // counted in coverage like events over the per-file cap. The service sets
   // it so that what one request can hold is known before it runs.
   size_t max_events = 0;
+  // Evaluation steps the rules may take (runtime/engine.h run_engine). 0,
+  // the default, is the documented budget for the events the engine gets
+  // (limits::eval_steps_for, after max_events); tests set their own.
+  uint64_t eval_steps = 0;
   bool verify_captures = false;                  // ScanOptions::verify_captures (tests, `eval --verify-captures`)
   CaptureCounts* captures = nullptr;             // when set, the scan's capture counts are added to it
 };

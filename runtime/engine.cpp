@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -57,6 +58,16 @@ bool place_before(const Evidence& e, std::string_view place, int64_t line) {
   }
   if (pos < place.size()) return true;  // a proper prefix of `place`
   return e.line < line;
+}
+
+// Adds `source` to the symptom's sorted source list. A symptom draws on one
+// or two sources, so the linear look-up costs less than any set would.
+void note_source(Symptom& s, std::string_view source) {
+  auto& v = s.evidence_sources;
+  auto it = v.begin();
+  while (it != v.end() && std::string_view(*it) < source) ++it;
+  if (it != v.end() && *it == source) return;
+  v.insert(it, std::string(source));
 }
 
 bool symptom_order(const Symptom* a, const Symptom* b) {
@@ -141,8 +152,14 @@ struct PlanState {
   uint64_t memo_inputs = 0;  // the inputs' versions summed when computed
   Value memo;
   // Memoized by parameters (QueryPlan::params): one value per parameter
-  // tuple, all computed while the inputs stood at `by_params_inputs`.
-  StringMap<Value> by_params;
+  // tuple, all computed while the inputs stood at `by_params_inputs`. An
+  // entry a bailed native attempt made is only marked not `valid` (the map
+  // removes nothing one by one; World::begin_attempt).
+  struct ParamMemo {
+    Value value;
+    bool valid = true;
+  };
+  StringMap<ParamMemo> by_params;
   uint64_t by_params_inputs = 0;
   std::string param_key;     // recall()'s key, for the remember() that follows
 };
@@ -202,9 +219,9 @@ void permute(Container& items, std::vector<size_t>& from) {
 class Engine final : public World {
  public:
   Engine(const Program& program, const WorkloadContext& ctx, const std::vector<std::pair<std::string, std::string>>& hs,
-         bool collect_trail, bool use_indexes)
+         bool collect_trail, bool use_indexes, uint64_t step_budget)
       : program_(program), cat_(program.catalog()), ctx_(ctx), nodes_(ctx.nodes.begin(), ctx.nodes.end()),
-        collect_trail_(collect_trail), use_indexes_(use_indexes) {
+        collect_trail_(collect_trail), use_indexes_(use_indexes), step_budget_(step_budget) {
     for (const auto& n : nodes_) node_names_ += (node_names_.empty() ? "" : ",") + n;
     for (int f = 0; f < 6; ++f) workload_values_.push_back(workload(f));  // none changes during a run
     for (const auto& [source, host] : hs) host_sources_.insert({source, host});
@@ -253,7 +270,9 @@ class Engine final : public World {
   // event once it is there (EventList).
   EngineResult run(std::vector<EventList> batches) {
     batches_ = std::move(batches);
-    size_t total = 0;
+    size_t total = 0, received = 0;
+    for (const auto& b : batches_) received += b.size();
+    if (step_budget_ == 0) step_budget_ = limits::eval_steps_for(received);
     for (auto& b : batches_)
       for (auto& e : b) {
         if (live(e.kind)) ++total;
@@ -271,10 +290,22 @@ class Engine final : public World {
       run_rule(rule);
       rule_ms_[static_cast<size_t>(rule_index_)] =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      if (exhausted_) {
+        // What this rule found is incomplete, and every later rule would
+        // build on it: evaluation stops here, and nothing is attributed.
+        exhausted_rule_ = rule.name;
+        break;
+      }
       free_dead_kinds();
       ++rule_index_;
     }
-    if (!outcome_done) compute_outcome();
+    if (exhausted_) {
+      Outcome o;
+      o.status = "unattributed";
+      outcome_ = std::move(o);
+    } else if (!outcome_done) {
+      compute_outcome();
+    }
 
     // Symptoms copied their evidence; the events are no longer needed, and
     // freeing them first keeps them from overlapping with the result.
@@ -284,6 +315,9 @@ class Engine final : public World {
     batches_ = {};
     EngineResult out;
     out.rule_ms = std::move(rule_ms_);
+    out.steps = steps_;
+    out.step_budget = step_budget_;
+    out.budget_exhausted_by = exhausted_rule_;
     // The result is the engine's own deque, sorted by id in place: moving
     // 130,000 symptoms (about 900 bytes each) into a fresh vector faulted in
     // over 100 MB of new pages. Affected nodes are marked by node id (a hash
@@ -318,7 +352,25 @@ class Engine final : public World {
   }
 
   // ------------------------------------------------------------- World
+  // Every candidate handed out, and every event a scan looks at, is one
+  // step of the attribution's budget (EngineResult::steps). The interpreter
+  // and the native code both reach the events only through here, so neither
+  // can run past it; once it is spent, every query answers at once with no
+  // candidate (World::out_of_budget) and run() stops after the rule.
+  bool step() const {
+    if (exhausted_) return false;
+    if (++steps_ <= step_budget_) return true;
+    exhausted_ = true;
+    return false;
+  }
+
   void candidates(const ir::Query& q, Env& env, CandidateVisitor each) const override {
+    if (exhausted_ || !step()) return;  // the call itself is a step: it may find nothing, many times over
+    auto counted = [&]() { return step() && each(); };
+    visit_candidates(q, env, CandidateVisitor(counted));
+  }
+
+  void visit_candidates(const ir::Query& q, Env& env, CandidateVisitor each) const {
     PlanState* ps = use_indexes_ ? state_for(q) : nullptr;
     if (!ps) return scan(q, env, each);
     const plan::QueryPlan& p = *ps->plan;
@@ -443,7 +495,8 @@ class Engine final : public World {
         key.append(reinterpret_cast<const char*>(&len), sizeof len);
         key.append(n);
       }
-      return ps->by_params.find(key);
+      const PlanState::ParamMemo* m = ps->by_params.find(key);
+      return m && m->valid ? &m->value : nullptr;
     }
     if (!ps->memo_valid) return nullptr;
     if (ps->memo_stamp == global_version_) return &ps->memo;
@@ -458,13 +511,45 @@ class Engine final : public World {
     if (!ps->plan->params.empty() || !ps->plan->param_node_slots.empty()) {
       // The inputs cannot have changed since recall(): evaluating a query
       // changes no event or symptom.
-      if (ps->by_params.size() < kMaxParamMemo) ps->by_params.try_emplace(ps->param_key, v);
+      PlanState::ParamMemo* m = ps->by_params.find(ps->param_key);
+      if (m) {
+        m->value = v;  // an entry a bailed attempt left (it was not valid)
+        m->valid = true;
+      } else if (ps->by_params.size() < kMaxParamMemo) {
+        m = ps->by_params.try_emplace(ps->param_key, PlanState::ParamMemo{v, true}).first;
+      }
+      if (m && attempts_open_ > 0) {
+        memo_undo_.push_back(MemoUndo{ps, m, {}, false, 0, 0});
+        undo_count_ = memo_undo_.size();
+      }
       return;
+    }
+    if (attempts_open_ > 0) {
+      memo_undo_.push_back(MemoUndo{ps, nullptr, ps->memo, ps->memo_valid, ps->memo_stamp, ps->memo_inputs});
+      undo_count_ = memo_undo_.size();
     }
     ps->memo = v;
     ps->memo_valid = true;
     ps->memo_stamp = global_version_;
     ps->memo_inputs = inputs_version(*ps->plan);
+  }
+
+  void undo_memos(size_t keep) const override {
+    if (keep == SIZE_MAX) memo_undo_.clear();  // the attempts succeeded: their memos stay
+    else
+      while (memo_undo_.size() > keep) {
+        MemoUndo& u = memo_undo_.back();
+        if (u.param) {
+          u.param->valid = false;
+        } else {
+          u.ps->memo = std::move(u.memo);
+          u.ps->memo_valid = u.valid;
+          u.ps->memo_stamp = u.stamp;
+          u.ps->memo_inputs = u.inputs;
+        }
+        memo_undo_.pop_back();
+      }
+    undo_count_ = memo_undo_.size();
   }
 
   Value terminal(int field) const override {
@@ -863,6 +948,7 @@ class Engine final : public World {
       return;
     }
     for (const Event* e : merged_events(q.kinds)) {
+      if (!step()) return;
       if (!node_ok(e->host) || !within_window(q, env, e->ts())) continue;
       slot = Item{e, nullptr};
       if (!each()) return;
@@ -925,6 +1011,7 @@ class Engine final : public World {
     }
     std::vector<Item> kept;
     for (const Item& it : items) {
+      if (exhausted_) return;
       env.slots[0] = it;
       bool ok = true;
       for (const auto& w : r.wheres) {
@@ -933,11 +1020,16 @@ class Engine final : public World {
           break;
         }
       }
+      // A value computed while the budget ran out depends on the order in
+      // which an engine evaluated the operands (native code and the
+      // interpreter may differ there): it is never acted on.
+      if (exhausted_) return;
       if (ok) kept.push_back(it);
     }
     if (!r.grouped) {
       std::vector<Item> one(1);
       for (const Item& it : kept) {
+        if (exhausted_) return;
         if (it.symptom && it.symptom->state != SymptomState::Active) continue;  // changed by this rule
         one[0] = it;
         run_actions(r, env, one, false);
@@ -951,6 +1043,7 @@ class Engine final : public World {
         env.slots[0] = it;
         std::vector<Value> key;
         for (const auto& k : r.group_keys) key.push_back(run_expression(k, env));
+        if (exhausted_) return;
         parts[key].push_back(it);
       }
       for (auto& [key, members] : parts) {
@@ -1230,6 +1323,7 @@ class Engine final : public World {
         }
         ++s->evidence_total;
         if (s->evidence.size() < kMaxEvidencePerSymptom) s->evidence.push_back(e);
+        note_source(*s, e.source);
       });
     }
     changed_symptoms(s->kind);
@@ -1289,6 +1383,21 @@ class Engine final : public World {
   std::vector<double> rule_ms_;        // by rule: its wall time (EngineResult::rule_ms)
   bool collect_trail_ = true;
   bool use_indexes_ = true;            // false: every query scans (the reference the indexes must agree with)
+  uint64_t step_budget_ = 0;           // evaluation steps this run may take (limits::eval_steps_for)
+  // (steps_ and exhausted_, the steps taken and whether the budget is spent,
+  // are World's: a bailed native attempt restores them.)
+  // What remember() changed while a native attempt was open, to undo it if
+  // the attempt bails (World::begin_attempt): a parameter memo entry to mark
+  // not valid, or a closed memo's previous state.
+  struct MemoUndo {
+    PlanState* ps;
+    PlanState::ParamMemo* param;  // null: the closed memo, restored from below
+    Value memo;
+    bool valid;
+    uint64_t stamp, inputs;
+  };
+  mutable std::vector<MemoUndo> memo_undo_;
+  std::string exhausted_rule_;         // the rule that was running when it ran out
   std::vector<Event> pending_events_;
   std::vector<std::vector<const Event*>> by_kind_;   // canonical order
   std::deque<Symptom> symptoms_;
@@ -1326,8 +1435,8 @@ EngineResult run_engine(const Program& program, const WorkloadContext& context,
 
 EngineResult run_engine(const Program& program, const WorkloadContext& context,
                         const std::vector<std::pair<std::string, std::string>>& host_sources,
-                        std::vector<EventList> batches, bool collect_trail, bool use_indexes) {
-  Engine engine(program, context, host_sources, collect_trail, use_indexes);
+                        std::vector<EventList> batches, bool collect_trail, bool use_indexes, uint64_t step_budget) {
+  Engine engine(program, context, host_sources, collect_trail, use_indexes, step_budget);
   return engine.run(std::move(batches));
 }
 

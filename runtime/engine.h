@@ -12,8 +12,12 @@
 // any thread. It reads the Program (shared, immutable) and owns the rest.
 #pragma once
 
+#include <cstdint>
 #include <deque>
+#include <string>
 #include <vector>
+
+#include "base/limits.h"
 
 #include "runtime/model.h"
 #include "runtime/program.h"
@@ -28,6 +32,15 @@ struct EngineResult {
   // Each rule's wall time in this run (catalog order), for --timings and
   // for finding the rule a slow diagnosis spends its time in.
   std::vector<double> rule_ms;
+  // Evaluation steps taken (candidates handed to queries, events scans
+  // looked at), the budget they had (the `step_budget` given, or the one
+  // limits::eval_steps_for the events received), and the rule that was
+  // running when they reached it ("" when they did not). A run that ran out
+  // stops after that rule and its outcome is `unattributed`: what it found
+  // is incomplete. Native code and the interpreter take the same steps.
+  uint64_t steps = 0;
+  uint64_t step_budget = 0;
+  std::string budget_exhausted_by;
 };
 
 // `host_sources` lists every (source, host) pair that had data; it backs
@@ -44,6 +57,13 @@ EngineResult run_engine(const Program& program, const WorkloadContext& context,
 // for --explain and metrics; the rest of the result does not depend on it).
 // The result is otherwise the same as for the concatenation of the batches.
 //
+// `step_budget` bounds the work of the rules (docs/robustness.md): a catalog
+// whose queries nest over many events stops there, in the interpreter and
+// in native code alike, instead of running for hours. 0 (the default) means
+// limits::eval_steps_for(the number of events in `batches`). Steps are
+// counted on the query plans in use: with `use_indexes` false a run takes
+// more of them, and may run out where the indexed run does not.
+//
 // Queries are answered as the Program's query plans say (compiler/
 // query_plan.h): indexes by node and key, first hits, memoized closed
 // aggregates. With `use_indexes` false every query walks all candidates of
@@ -51,7 +71,8 @@ EngineResult run_engine(const Program& program, const WorkloadContext& context,
 // agree with (tests compare the two); the result is the same either way.
 EngineResult run_engine(const Program& program, const WorkloadContext& context,
                         const std::vector<std::pair<std::string, std::string>>& host_sources,
-                        std::vector<EventList> batches, bool collect_trail = true, bool use_indexes = true);
+                        std::vector<EventList> batches, bool collect_trail = true, bool use_indexes = true,
+                        uint64_t step_budget = 0);
 
 // The canonical order of events (used by the engine and by tests).
 bool event_canonical_less(const Event& a, const Event& b);

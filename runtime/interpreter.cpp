@@ -279,7 +279,7 @@ Value query(const ir::Expr& e, Env& env) {
     }
     return !stop_at_first;
   };
-  env.world->candidates(q, env, visit);
+  if (!env.world->out_of_budget()) env.world->candidates(q, env, visit);
   env.slots[static_cast<size_t>(q.bind_slot)] = saved;
   Value result;
   switch (e.op) {

@@ -11,6 +11,8 @@
 // engine stores things. An Env is per evaluation and per thread.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string_view>
@@ -96,6 +98,53 @@ class World {
   // Whether `name` is one of the workload's nodes (is_node()).
   virtual bool is_node(std::string_view name) const = 0;
   virtual double coverage(const std::string& source) const = 0;
+  // True once the attribution has spent its evaluation budget (limits::
+  // eval_steps_for): a query then answers at once, as if nothing matched,
+  // and the engine discards the run as incomplete. Executors check it before
+  // they ask for candidates, so nested queries unwind without work. A World
+  // that counts steps sets exhausted_ (see step_budget_spent()).
+  bool out_of_budget() const { return exhausted_; }
+
+  // Native code runs an expression first and, when it bails out, the
+  // interpreter runs the whole expression again (runtime/native_code.h).
+  // The budget must count that expression once, exactly as the interpreter
+  // alone would, or the same evidence could be attributed by one engine and
+  // cut short by the other. So an executor that may be undone brackets its
+  // run: begin_attempt() before, end_attempt(mark, bailed) after. A bailed
+  // attempt gives back the steps it took and forgets the values it
+  // memoized (remember()); attempts nest (a filter inside a query).
+  struct Attempt {
+    uint64_t steps;
+    size_t undo;
+    bool exhausted;
+  };
+  Attempt begin_attempt() const {
+    ++attempts_open_;
+    return {steps_, undo_count_, exhausted_};
+  }
+  void end_attempt(const Attempt& a, bool bailed) const {
+    --attempts_open_;
+    if (bailed) {
+      steps_ = a.steps;
+      exhausted_ = a.exhausted;
+      if (undo_count_ > a.undo) undo_memos(a.undo);
+    } else if (attempts_open_ == 0 && undo_count_ > 0) {
+      undo_memos(SIZE_MAX);  // nothing can be undone any more: drop the log
+    }
+  }
+
+ protected:
+  // Steps taken, and whether the budget is spent; Worlds that count steps
+  // keep them here so that attempts can restore them.
+  mutable uint64_t steps_ = 0;
+  mutable bool exhausted_ = false;
+  // Native attempts open now, and entries of the World's undo log of
+  // remember() calls made while one was (undo_memos() keeps it).
+  mutable unsigned attempts_open_ = 0;
+  mutable size_t undo_count_ = 0;
+  // Undoes the memos remembered after the first `keep` entries of the log
+  // and truncates it to `keep`; SIZE_MAX: clears the log, undoing nothing.
+  virtual void undo_memos(size_t /*keep*/) const { undo_count_ = 0; }
 };
 
 struct Env {

@@ -89,6 +89,10 @@ struct Symptom {
   std::optional<StateChange> demoted_by, scrubbed_by;
   std::vector<Evidence> evidence; // capped; evidence_total counts all
   int64_t evidence_total = 0;
+  // The log sources of all its evidence (sorted, unique), not only of the
+  // capped list above: recovery (runtime/recovery.h) asks whether anything
+  // but the job's own output ("app") backs a claim on a node.
+  std::vector<std::string> evidence_sources;
   std::optional<std::pair<std::string, std::string>> classification;  // (domain, sub_domain)
 };
 
@@ -169,7 +173,7 @@ struct RecommendedAction {
   std::string scope;                   // "job" | "node"
   std::string node;                    // the culprit node; "" for the job
   std::string action;                  // job: restart | restart_excluding | stop_fix_config | stop_fix_code | none;
-                                       // node: drain | reset_gpu | reboot | inspect_link | replace_suspect
+                                       // node: drain | reset_gpu | reboot | inspect_link | replace_suspect | inspect
   std::vector<std::string> nodes;      // restart_excluding: the nodes to leave out (sorted)
   std::map<std::string, std::string> target;  // what to act on: pci, links, device, port (when the cause names them)
   std::string rule;                    // the rule that made the cause symptom

@@ -433,7 +433,9 @@ int32_t culprit_jit_query(void* c, int32_t op_code, int32_t query, CulpritJitFn 
     }
     return !stop_at_first;
   };
-  env.world->candidates(q, env, visit);
+  // Compiled code reaches events only through this call: the budget check
+  // here (and the count in World::candidates) bounds it like the interpreter.
+  if (!env.world->out_of_budget()) env.world->candidates(q, env, visit);
   env.slots[static_cast<size_t>(q.bind_slot)] = saved;
   if (bailed) return CULPRIT_JIT_BAIL;
   switch (op) {
@@ -595,7 +597,15 @@ class JitCode final : public NativeCode {
     if (!fn) return false;
     CallContext ctx(&env);
     CulpritJitValue r;
-    if (fn(&ctx, &r) != CULPRIT_JIT_OK) return false;
+    // A bail hands the expression to the interpreter, which redoes its
+    // queries: what this attempt spent of the budget is given back first
+    // (World::begin_attempt), so both engines count the same steps.
+    const World* world = env.world;
+    World::Attempt attempt{};
+    if (world) attempt = world->begin_attempt();
+    const bool bailed = fn(&ctx, &r) != CULPRIT_JIT_OK;
+    if (world) world->end_attempt(attempt, bailed);
+    if (bailed) return false;
     // Only the payload of the result's type is meaningful; the others are
     // reset so that `out` reads exactly like the interpreter's Value.
     // `type` and `b` are adjacent bytes that the caller's Value move reads

@@ -17,6 +17,9 @@ namespace {
 
 const std::vector<std::string> kLineKinds = {"bucket", "xid", "class", "domain"};
 const std::vector<std::string> kDomains = {"hardware", "software", "infrastructure", "user"};
+// The log source of what the job itself prints (docs/language.md): whoever
+// runs the job writes it, so it alone never takes a node out of service.
+const char* const kJobOutputSource = "app";
 
 struct Token {
   std::string text;
@@ -80,6 +83,16 @@ size_t vocabulary_index(const std::string& action) {
 
 bool is_destructive(const std::string& a) {
   return a == "drain" || a == "reset_gpu" || a == "reboot" || a == "replace_suspect";
+}
+
+bool rests_on_job_output_only(const Symptom& s) {
+  // The engine records every source (evidence_sources); a symptom made
+  // elsewhere (a test, an older caller) has at least its capped evidence.
+  std::vector<std::string> sources = s.evidence_sources;
+  if (sources.empty())
+    for (const auto& e : s.evidence) sources.emplace_back(e.source);
+  if (sources.empty()) return false;
+  return std::all_of(sources.begin(), sources.end(), [](const std::string& src) { return src == kJobOutputSource; });
 }
 
 bool parse_recovery_table(const std::string& path, const std::string& text, RecoveryTable& table, Diagnostics& diags) {
@@ -223,7 +236,7 @@ bool parse_recovery_table(const std::string& path, const std::string& text, Reco
           if (kind.text != "bucket") choices.push_back("xid");
           std::string hint = did_you_mean(a, choices);
           diags.error("E0905", at(f, line_no, col, a.size()), fmt::format("unknown node action '{}'", a),
-                      hint.empty() ? "the node actions are drain, reset_gpu, reboot, inspect_link, replace_suspect (and xid), "
+                      hint.empty() ? "the node actions are drain, reset_gpu, reboot, inspect_link, replace_suspect, inspect (and xid), "
                                      "comma-separated without blanks, or '-' for none"
                                    : hint);
           ok = false;
@@ -481,6 +494,7 @@ Recommendation recommend(const Verdict& verdict, const RecoveryTable& table) {
                          : a == "reboot"       ? fmt::format("reboot {}", s.node)
                          : a == "inspect_link" ? fmt::format("inspect the link{} on {}",
                                                              target.empty() ? "" : " (" + target_text(target) + ")", s.node)
+                         : a == "inspect"      ? fmt::format("inspect {}", s.node)
                                                : fmt::format("replace the suspect part{} of {}",
                                                              target.empty() ? "" : " (" + target_text(target) + ")", s.node);
       ra.reason = what + extra + " (" + cls + (why.empty() ? "" : ": " + why) + ")";
@@ -491,6 +505,13 @@ Recommendation recommend(const Verdict& verdict, const RecoveryTable& table) {
   };
   for (const auto* s : causes) {
     if (s->node.empty() || s->control_plane || !culprits.count(s->node)) continue;
+    if (!entry->actions.empty() && rests_on_job_output_only(*s)) {
+      // A job can print any error message: without a line the job did not
+      // write, the node gets looked at, not drained, reset or replaced.
+      add(*s, "inspect", "evidence app only",
+          "only the job's own output claims this; no kernel, metric or scheduler line backs it");
+      continue;
+    }
     for (const auto& a : entry->actions) {
       if (a != "xid") {
         add(*s, a, entry->key, entry->note);

@@ -20,7 +20,12 @@
 // unattributed, no_failure) gets the job action `none` and no node action at
 // all, whatever the table says: nothing destructive follows from a guess.
 // Node actions go only to culprit nodes (never control-plane hosts or
-// job-level symptoms). The result is sorted and deterministic.
+// job-level symptoms). A node action also needs evidence the job does not
+// write: a cause symptom whose every evidence line comes from the job's own
+// output (source "app") gets `inspect` for its node instead of the table's
+// actions, since any user can print "uncorrectable ECC error" from a job;
+// kernel, metric, scheduler (any other source) lines lift that. The result is
+// sorted and deterministic.
 //
 // Thread-safety: a RecoveryTable is immutable once loaded; share it freely.
 // No exception escapes; problems of the file are coded diagnostics
@@ -45,11 +50,15 @@ inline const std::vector<std::string>& job_actions() {
   return v;
 }
 inline const std::vector<std::string>& node_actions() {
-  static const std::vector<std::string> v = {"drain", "reset_gpu", "reboot", "inspect_link", "replace_suspect"};
+  static const std::vector<std::string> v = {"drain", "reset_gpu", "reboot", "inspect_link", "replace_suspect", "inspect"};
   return v;
 }
 // Node actions a verdict that is not attributed never carries.
 bool is_destructive(const std::string& node_action);
+// Whether `s` rests only on the job's own output (every evidence source is
+// "app"): such a claim about a node gets `inspect`, never a node action of
+// the table. False when its sources are unknown (no evidence).
+bool rests_on_job_output_only(const Symptom& s);
 
 struct RecoveryEntry {
   std::string key;                    // "class hardware/gpu.memory", "domain hardware", "bucket RESET_GPU"

@@ -212,6 +212,16 @@ SPECS = [
                    ("node-01", "app", 5, "[rank1]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/"
                                          "c10d/ProcessGroupNCCL.cpp:1970, remote process exited or there was a network error, NCCL version 2.21.5"),
                    ("node-01", "app", 6, "torch.distributed.elastic.multiprocessing.api.SignalException: Process 40000 got signal: 15")]),
+    dict(name="app-only-ecc", job=60140, nodes=2, expected=att("hardware", "gpu.memory", ["node-02"]),
+         story="One rank's own output reports an uncorrectable ECC error, and nothing else does: no XID in the kernel "
+               "log, no metric, no scheduler word about the node. The claim is attributed as the job states it, but a "
+               "job can print anything: node-02 gets `inspect`, not `drain` or a GPU reset (docs/recovery.md).",
+         incident=[("node-02", "app", 0, "[rank9]: Traceback (most recent call last):"),
+                   ("node-02", "app", 0.01, "[rank9]:   File \"/workspace/llm/train.py\", line 212, in train_step"),
+                   ("node-02", "app", 0.02, "[rank9]: RuntimeError: CUDA error: uncorrectable ECC error encountered"),
+                   ("node-01", "app", 5, "[rank1]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/"
+                                         "c10d/ProcessGroupNCCL.cpp:1970, remote process exited or there was a network error, NCCL version 2.21.5"),
+                   ("node-01", "app", 6, "torch.distributed.elastic.multiprocessing.api.SignalException: Process 40000 got signal: 15")]),
     dict(name="nan-loss", job=60114, nodes=2, expected=att("software", "numerics", ["node-01"]),
          story="The loss becomes NaN; rank 0 stops training. Loss-scaler overflow lines are normal fp16 noise.",
          incident=[("node-01", "app", 0, "2026-05-11 08:50:05,000 ERROR [rank0] train: Loss is nan, stopping training")]),

@@ -11,6 +11,9 @@ For each bundle (a directory with context.json) it runs `culprit diagnose
   * node actions name culprit nodes only, reset_gpu carries a PCI address,
     and every symptom and evidence line an action rests on is in the verdict;
   * restart_excluding lists exactly the culprit nodes;
+  * a node action resting on a symptom whose every evidence line is the
+    job's own output (source `app`, all lines shown) is `inspect`: the job
+    alone never gets its node drained, reset, rebooted or replaced;
   * `--schema v1` gives the same verdict without the recommendation.
 Prints one line per bundle (status, job action, node actions) and a tally.
 """
@@ -28,6 +31,13 @@ def diagnose(culprit, bundle, *extra):
     if r.returncode != 0:
         raise RuntimeError(f"{bundle}: culprit diagnose exited {r.returncode}: {r.stderr.strip()}")
     return json.loads(r.stdout)
+
+
+def app_only(symptom):
+    """Whether every evidence line of `symptom` is shown and from source app."""
+    if not symptom or not symptom["evidence"] or symptom["evidence_total"] != len(symptom["evidence"]):
+        return False
+    return all(e["source"] == "app" for e in symptom["evidence"])
 
 
 def check(bundle, v, v1):
@@ -58,6 +68,8 @@ def check(bundle, v, v1):
                 problems.append(f"{a['action']} cites {ref}, not evidence of its symptoms")
         if a is not job and a["node"] not in culprits:
             problems.append(f"{a['action']} on {a['node']}, which is not a culprit node")
+        if a is not job and a["action"] != "inspect" and any(app_only(symptoms.get(sid)) for sid in a["symptoms"]):
+            problems.append(f"{a['action']} on {a['node']} rests only on the job's own output (source app)")
         if a is not job and a["action"] == "reset_gpu" and not a["target"].get("pci"):
             problems.append("reset_gpu without a PCI address")
         if status == "attributed" and not a["symptoms"] and a["action"] != "none":

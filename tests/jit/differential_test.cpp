@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <functional>
 #include <set>
@@ -87,8 +88,25 @@ class TestWorld final : public World {
   Value terminal_state, terminal_exit, outcome_vals[4], workload_vals[2];
   std::set<std::pair<std::string, std::string>> covered_pairs;
   std::vector<std::string> nodes = {"node-01", "node-02", "node-03"};
+  // Steps as the engine counts them (runtime/engine.cpp): the call and every
+  // candidate handed out, up to `budget`.
+  uint64_t budget = UINT64_MAX;
+  uint64_t steps() const { return steps_; }
+  bool spent() const { return exhausted_; }
+  void reset_steps(uint64_t b) {
+    steps_ = 0;
+    exhausted_ = false;
+    budget = b;
+  }
+  bool step() const {
+    if (exhausted_) return false;
+    if (++steps_ <= budget) return true;
+    exhausted_ = true;
+    return false;
+  }
 
   void candidates(const ir::Query& q, Env& env, CandidateVisitor each) const override {
+    if (!step()) return;
     auto visit = [&](const Item& item, int32_t kind, std::string_view node) {
       if (std::find(q.kinds.begin(), q.kinds.end(), kind) == q.kinds.end()) return true;
       if (q.relation != ir::NodeRelation::Any) {
@@ -97,7 +115,7 @@ class TestWorld final : public World {
       }
       if (!within_window(q, env, item.time())) return true;
       env.slots[static_cast<size_t>(q.bind_slot)] = item;
-      return each();
+      return step() && each();
     };
     if (q.symptom) {
       for (const Symptom* s : symptoms)
@@ -634,6 +652,8 @@ std::string show(const Value& v) { return std::string(type_name(v.type)) + ":" +
 
 struct RunResult {
   size_t comparisons = 0, bails = 0, expressions = 0, compiled = 0;
+  size_t bails_with_steps = 0;  // bail-outs of expressions that take evaluation steps
+  size_t cut_short = 0;         // evaluations that ran out of their step budget
   size_t by_type[7] = {};  // results by dynamic type: the mix is not all nulls
 };
 
@@ -692,6 +712,7 @@ RunResult run_seed(uint64_t seed, int count, int depth, int envs, bool fields_in
   rr.compiled = stats->compiled;
 
   std::mt19937_64 rng(seed * 7919 + 17);
+  std::mt19937_64 budget_rng(seed);  // apart, so the evidence stays what it was
   for (int k = 0; k < envs; ++k) {
     Fixture fx;
     fill(fx, rng, *cat, ev_kind, alt_kind, sym_kind);
@@ -727,6 +748,32 @@ RunResult run_seed(uint64_t seed, int count, int depth, int envs, bool fields_in
       for (size_t s = 0; s < before.size(); ++s)
         slots_kept = slots_kept && before[s].event == env.slots[s].event && before[s].symptom == env.slots[s].symptom;
       REQUIRE(slots_kept);
+      // The evaluation budget: native code, with the interpreter after a
+      // bail-out (run_expression), takes exactly the steps the interpreter
+      // alone takes, under a budget it spends or not, and gives its value
+      // when the budget lasts.
+      {
+        const uint64_t budget = k % 3 == 0 ? UINT64_MAX : budget_rng() % 40;
+        fx.world.reset_steps(budget);
+        env.native = nullptr;
+        Value alone = evaluate(e, env);
+        const uint64_t steps_alone = fx.world.steps();
+        const bool spent_alone = fx.world.spent();
+        fx.world.reset_steps(budget);
+        env.native = program->native();
+        Value both = run_expression(e, env);
+        INFO("seed " << seed << " env " << k << " expression " << i << " budget " << budget << ": "
+                     << culprit::testing::sexpr(e, *cat));
+        CHECK(fx.world.steps() == steps_alone);
+        CHECK(fx.world.spent() == spent_alone);
+        // A value computed as the budget runs out depends on the order of
+        // the operands' queries, which the engines may not share; the
+        // engine never acts on one (runtime/engine.cpp run_rule).
+        if (!spent_alone) CHECK(same_value(alone, both));
+        if (!ran && steps_alone > 0) ++rr.bails_with_steps;
+        rr.cut_short += spent_alone;
+        fx.world.reset_steps(UINT64_MAX);
+      }
       if (!ran) {
         ++rr.bails;
         INFO("seed " << seed << " expression " << i << ": " << culprit::testing::sexpr(e, *cat));
@@ -747,18 +794,25 @@ RunResult run_seed(uint64_t seed, int count, int depth, int envs, bool fields_in
 }  // namespace
 
 TEST_CASE("jit: differential test against the interpreter (random expressions, fixed seeds)") {
-  size_t comparisons = 0, bails = 0, expressions = 0, by_type[7] = {};
+  size_t comparisons = 0, bails = 0, expressions = 0, by_type[7] = {}, bails_with_steps = 0, cut_short = 0;
   for (uint64_t seed : {1u, 2u, 3u, 4u, 5u}) {
     RunResult r = run_seed(seed, 700, 5, 12);
     comparisons += r.comparisons;
     bails += r.bails;
+    bails_with_steps += r.bails_with_steps;
+    cut_short += r.cut_short;
     expressions += r.expressions;
     for (int t = 0; t < 7; ++t) by_type[t] += r.by_type[t];
   }
   std::string mix;
   for (int t = 0; t < 7; ++t) mix += fmt::format(" {}={}", type_name(static_cast<Type>(t)), by_type[t]);
   MESSAGE("differential: " << expressions << " compiled expressions, " << comparisons << " comparisons, " << bails
-                           << " bail-outs on type surprises; results:" << mix);
+                           << " bail-outs on type surprises (" << bails_with_steps << " of expressions that take steps), "
+                           << cut_short << " evaluations out of their step budget; results:" << mix);
+  // Both are reached: bail-outs of expressions with queries (what native
+  // code spent is given back) and budgets spent part way.
+  CHECK(bails_with_steps > 0);
+  CHECK(cut_short > 0);
   CHECK(comparisons >= 40000);
   // Every type must be well represented, or the test would prove little.
   for (int t = 0; t < 7; ++t) CHECK(by_type[t] >= 1000);

@@ -6,12 +6,14 @@
 #include "runtime/diagnose.h"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "base/limits.h"
 #include "base/timestamp.h"
 #include "runtime/verdict_json.h"
 #include "tests/support/test_support.h"
@@ -539,6 +541,110 @@ rule Names stage symptoms {
   auto v = run(program, ctx, {text("node-01", "app", kT0, "ERR 1 dev=a"), text("ctl-01", "app", kT0, "ERR 1 dev=a")});
   CHECK(ids(v) == std::vector<std::string>{"app.member@node-01"});
   CHECK(symptom(v, "app.member@node-01").summary == "kubernetes: node-01,node-02");
+}
+
+TEST_CASE("symptoms: the sources of all evidence are kept, not only of the quoted lines") {
+  // Recovery asks whether anything but the job's output backs a claim
+  // (runtime/recovery.h); the 21st line may be the only kernel one.
+  auto program = program_for(kBase + R"attr(
+rule AnyLine stage symptoms {
+  for e: event *
+  symptom n.line { summary: "a line on {e.node}" }
+}
+)attr");
+  std::vector<Observation> obs;
+  for (int i = 0; i < 25; ++i) obs.push_back(text("node-01", "app", kT0 + i * kSec, "ERR 1 dev=c"));
+  obs.push_back(text("node-01", "kernel", kT0 + 100 * kSec, "FAULT ecc"));
+  auto v = run(program, context({"node-01"}), obs);
+  const Symptom& s = symptom(v, "n.line@node-01");
+  REQUIRE(s.evidence.size() == 20);
+  CHECK(std::none_of(s.evidence.begin(), s.evidence.end(), [](const Evidence& e) { return e.source == "kernel"; }));
+  CHECK(s.evidence_sources == std::vector<std::string>{"app", "kernel"});
+}
+
+TEST_CASE("budget: a run out of evaluation steps stops, is unattributed and names the rule") {
+  // Issue 38: nested scans over many events ran for minutes. The classify
+  // rule after the nested one would attribute if evaluation went on.
+  auto program = program_for(kBase + kSymptoms + R"attr(
+rule Nested stage symptoms {
+  for e: event app.err
+  where exists(a: event app.err where exists(b: event app.err where b.code == a.code + e.code + 1000000))
+  symptom n.nested { summary: "nested" }
+}
+rule ClassifyFault stage outcome {
+  for s: symptom hw.fault
+  classify s as hardware "gpu.fault"
+}
+)attr");
+  std::vector<Observation> obs;
+  for (int i = 0; i < 60; ++i) obs.push_back(text("node-01", "app", kT0 + i * kSec, "ERR " + std::to_string(i) + " dev=a"));
+  obs.push_back(text("node-01", "kernel", kT0 + 100 * kSec, "FAULT ecc"));
+  DiagnoseRequest req;
+  req.context = context({"node-01"});
+  req.observations = obs;
+  DiagnoseOptions opt;
+  opt.threads = 1;
+  DiagnoseTimings timings;
+  opt.timings = &timings;
+  Verdict full;
+  std::string error;
+  REQUIRE(diagnose(program, DiagnoseRequest(req), opt, full, error));
+  CHECK(full.outcome.status == "attributed");
+  const uint64_t needed = timings.eval_steps;
+  CHECK(needed > 3600);  // 60 x 60 inner scans at least
+  // The default budget is the documented one for the events received.
+  CHECK(timings.events == 61);
+  CHECK(timings.eval_budget == limits::kEvalStepsBase + 61 * limits::kEvalStepsPerEvent);
+  CHECK(std::none_of(full.coverage.warnings.begin(), full.coverage.warnings.end(),
+                     [](const std::string& w) { return w.find("eval_steps") != std::string::npos; }));
+
+  opt.eval_steps = needed / 2;
+  Verdict cut;
+  REQUIRE(diagnose(program, DiagnoseRequest(req), opt, cut, error));
+  CHECK(cut.outcome.status == "unattributed");
+  CHECK(cut.outcome.candidates.empty());
+  CHECK(timings.eval_steps <= needed / 2 + 1);
+  CHECK(timings.eval_budget == needed / 2);
+  const auto w = std::find_if(cut.coverage.warnings.begin(), cut.coverage.warnings.end(),
+                              [](const std::string& x) { return x.find("eval_steps") != std::string::npos; });
+  REQUIRE(w != cut.coverage.warnings.end());
+  CHECK(w->find("limit eval_steps exceeded: rule Nested ran out of evaluation steps") == 0);
+  CHECK(w->find("at rule Nested") != std::string::npos);
+  // The warning gives the budget that was used, not a fixed figure.
+  CHECK(w->find(fmt::format("on 61 events; evaluation stopped and nothing is attributed (at most {})", needed / 2)) !=
+        std::string::npos);
+}
+
+TEST_CASE("budget: it grows with the events, so the same rule on more evidence is not cut short sooner") {
+  // A rule whose work is linear in the events (an indexed join): the
+  // default budget, limits::eval_steps_for(events), is what each run gets,
+  // and it holds on 10 and on 2,000 events alike.
+  auto program = program_for(kBase + kSymptoms + R"attr(
+rule Count stage symptoms {
+  for e: event app.err
+  where count(a: event app.err on same node where a.code == e.code) >= 1
+  symptom n.seen { summary: "seen" }
+}
+)attr");
+  for (int n : {10, 2000}) {
+    std::vector<Observation> obs;
+    for (int i = 0; i < n; ++i) obs.push_back(text("node-01", "app", kT0 + i * kSec, "ERR " + std::to_string(i) + " dev=a"));
+    DiagnoseRequest req;
+    req.context = context({"node-01"});
+    req.observations = obs;
+    DiagnoseOptions opt;
+    opt.threads = 1;
+    DiagnoseTimings timings;
+    opt.timings = &timings;
+    Verdict v;
+    std::string error;
+    REQUIRE(diagnose(program, std::move(req), opt, v, error));
+    CAPTURE(n);
+    CHECK(timings.eval_budget == limits::eval_steps_for(static_cast<uint64_t>(n)));
+    CHECK(timings.eval_steps < timings.eval_budget);
+    CHECK(std::none_of(v.coverage.warnings.begin(), v.coverage.warnings.end(),
+                       [](const std::string& w) { return w.find("eval_steps") != std::string::npos; }));
+  }
 }
 
 TEST_CASE("classify: one class is attributed - culprits exclude control-plane hosts and job-level symptoms") {

@@ -118,6 +118,46 @@ TEST_CASE("recovery: an attributed hardware verdict drains the culprit and adds 
   CHECK(r.nodes[1].evidence == std::vector<std::string>{"logs/node-02/kernel.log:12"});
 }
 
+TEST_CASE("recovery: a cause only the job's own output states gets inspect, never a destructive node action") {
+  // Issue 38: a job that prints "uncorrectable ECC error" must not get its node drained.
+  RecoveryTable t;
+  REQUIRE(parse_errors(kTable, t).empty());
+  Verdict v;
+  v.outcome.status = "attributed";
+  v.outcome.domain = "hardware";
+  v.outcome.sub_domain = "gpu.memory";
+  v.outcome.culprit_nodes = {"node-02"};
+  Symptom s = cause("gpu.memory", "node-02", "hardware", "gpu.memory", {{"pci", Value::string("0000:3b:00")}});
+  s.evidence[0].source = "app";
+  s.evidence[0].file = "logs/node-02/app.log";
+  s.evidence_sources = {"app"};
+  v.symptoms.push_back(s);
+  v.outcome.root_cause = s.id;
+  CHECK(rests_on_job_output_only(v.symptoms[0]));
+  Recommendation r = recommend(v, t);
+  CHECK(r.job.action == "restart_excluding");  // the job action is the table's
+  REQUIRE(r.nodes.size() == 1);
+  CHECK(r.nodes[0].action == "inspect");
+  CHECK(r.nodes[0].node == "node-02");
+  CHECK(r.nodes[0].basis == "evidence app only");
+  CHECK(r.nodes[0].reason.find("only the job's own output") != std::string::npos);
+  CHECK_FALSE(is_destructive(r.nodes[0].action));
+
+  // All sources count, not only the quoted lines: a kernel line past the
+  // quoted ones is corroboration.
+  v.symptoms[0].evidence_sources = {"app", "kernel"};
+  CHECK_FALSE(rests_on_job_output_only(v.symptoms[0]));
+  r = recommend(v, t);
+  REQUIRE(r.nodes.size() == 1);
+  CHECK(r.nodes[0].action == "drain");
+
+  // A metric or scheduler source alone backs it too.
+  v.symptoms[0].evidence_sources = {"metrics"};
+  r = recommend(v, t);
+  REQUIRE(r.nodes.size() == 1);
+  CHECK(r.nodes[0].action == "drain");
+}
+
 TEST_CASE("recovery: reset_gpu without a PCI address becomes a reboot; a class without a line takes its domain's") {
   RecoveryTable t;
   REQUIRE(parse_errors(kTable + std::string("class hardware/gpu.timeout restart_excluding reset_gpu\n"), t).empty());
