@@ -15,7 +15,9 @@
 #include <map>
 #include <set>
 
+#include "base/text_util.h"
 #include "base/timestamp.h"
+#include "blueprint/node_names.h"
 
 namespace culprit::blueprint {
 
@@ -294,6 +296,14 @@ void workload_attempts(const json& wl, const std::vector<json>& pods, const std:
     a.nodes.assign(nodes.begin(), nodes.end());
     std::sort(a.pods.begin(), a.pods.end(), [](const AttemptPod& x, const AttemptPod& y) { return x.name < y.name; });
     a.exit_code = first_failure_exit(mine);
+    // Node names come from the API server (a pod's spec.nodeName, a recorded
+    // placement, a topology assignment) and fill path templates and the
+    // drain command: a list that breaks the context's rule is never passed
+    // on (blueprint/node_names.h).
+    if (std::string problem = node_list_problem(a.nodes); !problem.empty()) {
+      out.warnings.push_back(fmt::format("{} skipped: {}", escape_for_terminal(a.key), problem));
+      continue;
+    }
     out.attempts.push_back(std::move(a));
   }
 }
@@ -452,6 +462,10 @@ bool KueueDiscovery::discover(const DiscoveryWindow& window, DiscoveryResult& ou
         out.warnings.push_back(fmt::format("{}: no node is known (pods gone, nothing recorded, no Events): attributed "
                                            "without nodes; run with --record-placement to keep placements",
                                            a.key));
+      if (std::string problem = node_list_problem(a.nodes); !problem.empty()) {  // nodes named by Scheduled events
+        out.warnings.push_back(fmt::format("{} skipped: {}", escape_for_terminal(a.key), problem));
+        continue;
+      }
       out.attempts.push_back(std::move(a));
     }
   }

@@ -171,6 +171,28 @@ TEST_CASE("kueue: Finished and Evicted conditions map to attempt states, keyed b
   CHECK(out.ignored == 1);
 }
 
+TEST_CASE("kueue: a pod's nodeName is held to the context's node-name rule (issue 38)") {
+  KueueDiscoveryConfig cfg;
+  cfg.enabled = true;
+  // spec.nodeName fills {node} in path templates and the drain command.
+  for (const char* bad : {"../../etc", "n$(touch PWNED)", "-n", "n\\u001b]0;x\\u0007"}) {
+    CAPTURE(bad);
+    DiscoveryResult out;
+    workload_attempts(workload("Finished", "Failed", "2026-01-01T01:00:00Z"), {pod("a-0", "n1"), pod("a-1", bad)}, {}, cfg,
+                      "k8s", {}, out);
+    CHECK(out.attempts.empty());
+    REQUIRE(out.warnings.size() == 1);
+    CHECK(out.warnings[0].find("kueue/k8s/train/job-a-1@") == 0);
+    CHECK(out.warnings[0].find("skipped: invalid node name") != std::string::npos);
+    CHECK(out.warnings[0].find('\x1b') == std::string::npos);
+  }
+  DiscoveryResult out;
+  workload_attempts(workload("Finished", "Failed", "2026-01-01T01:00:00Z"), {pod("a-0", "gpu-node-01.cluster.local")}, {},
+                    cfg, "k8s", {}, out);
+  CHECK(out.warnings.empty());
+  REQUIRE(out.attempts.size() == 1);
+}
+
 TEST_CASE("kueue: a Job's pods are selected by its controller uid") {
   bool owners_are_pods = true;
   std::string sel = pod_selector_for(workload("Finished", "Failed", "2026-01-01T01:00:00Z"), "", owners_are_pods);
