@@ -108,7 +108,8 @@ Options:
                          five slowest rules
   --no-indexes           answer every query by walking all candidates of its
                          kinds (slow: the plain evaluation the indexes are
-                         compared with, for benchmarks; same verdict)
+                         compared with, for benchmarks; same verdict; no
+                         evaluation step budget)
   --threads N            scan with N threads (default: all cores)
   --slack-before DUR     keep evidence this long before the window start (default 10m)
   --slack-after DUR      and after its end (default 30m)
@@ -243,6 +244,10 @@ int cmd_diagnose(int argc, char** argv) {
   culprit::DiagnoseTimings timings;
   if (a.has("timings")) opt.timings = &timings;
   opt.use_indexes = !a.has("no-indexes");
+  // The walk takes many more steps than the budget, sized for indexed plans,
+  // allows; it is the operator's own comparison run, so it is not cut and
+  // its verdict stays the indexed run's.
+  if (!opt.use_indexes) opt.eval_steps = UINT64_MAX;
   double startup_ms = ms_since(t_start);
   auto t_diagnose = std::chrono::steady_clock::now();
   // Never freed on success: the process ends right after the output, and
