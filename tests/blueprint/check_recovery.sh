@@ -124,17 +124,17 @@ assert sorted(posted, key=key) == sorted(lines, key=key), "the webhook did not g
 db = sqlite3.connect(f"{d}/ex.db")
 n = db.execute("select count(*) from recommendations").fetchone()[0]
 verdicts = db.execute("select count(*) from verdicts").fetchone()[0]
-assert n == len(lines) and verdicts == 46, (n, len(lines), verdicts)
+assert n == len(lines) and verdicts == 47, (n, len(lines), verdicts)
 # Not attributed: the job's `none` and nothing else.
 for l in lines:
     if l["verdict"]["status"] != "attributed":
         assert l["scope"] == "job" and l["action"] == "none", l
 jobs = [l for l in lines if l["scope"] == "job"]
-assert len(jobs) == 46
+assert len(jobs) == 47
 drains = [l for l in lines if l["action"] == "drain"]
 assert all(l["command"] and l["command"].startswith(f"scontrol update nodename={l['node']} state=drain reason='culprit: ")
            for l in drains if l["attempt"]["scheduler"] == "slurm"), drains[:2]
-print(f"check_recovery: examples: {len(lines)} recommendations for 46 verdicts emitted, POSTed and stored; {len(drains)} drains")
+print(f"check_recovery: examples: {len(lines)} recommendations for 47 verdicts emitted, POSTed and stored; {len(drains)} drains")
 PY
 grep -q "to drain node-02 (--apply runs it): scontrol update nodename=node-02 state=drain reason='culprit: nvlink.signal_integrity" "$D/ex.log" \
   || fail "the drain command is not printed"
