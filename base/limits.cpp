@@ -9,6 +9,8 @@ const std::vector<Entry>& all() {
       {"json_depth", kJsonDepth, "levels", "nesting of arrays and objects in a JSON document"},
       {"context_bytes", kContextBytes, "bytes", "a workload context (context.json or a request's context)"},
       {"context_nodes", kContextNodes, "nodes", "entries of a context's \"nodes\""},
+      {"unread_entries", kUnreadEntries, "entries", "ignored files, refused files and warnings sent with evidence (unread)"},
+      {"unread_entry_bytes", kUnreadEntryBytes, "bytes", "one path, reason or warning of unread"},
       {"coverage_node_names", kCoverageNodeNames, "names", "node names listed per source in coverage, or in a warning (the count is given)"},
       {"observation_line", kObservationLine, "bytes", "one NDJSON line of observations"},
       {"log_line", kLogLine, "bytes", "bytes kept of one log line (the rest is skipped and counted)"},

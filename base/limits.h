@@ -47,6 +47,12 @@ inline constexpr size_t kContextNodes = 32768;      // entries of "nodes"
 // every name once per source and again in the warnings; now 7.8 MB.
 inline constexpr size_t kCoverageNodeNames = 64;
 
+// What a carrier could not read, sent with evidence to the service
+// (runtime/unread_json.h): entries of ignored_files, refused_files and
+// warnings together, and the bytes of each string.
+inline constexpr size_t kUnreadEntries = 65536;
+inline constexpr size_t kUnreadEntryBytes = 4096;
+
 // -------------------------------------------------------- observations
 inline constexpr size_t kObservationLine = 16u << 20;  // one NDJSON line (observations.jsonl, bodies)
 

@@ -46,41 +46,49 @@ struct AttemptPod {
   bool gone = false;                  // not in the API any more (placement from the recorder or Events)
 };
 
+// The Kubernetes objects of a Kueue workload attempt (Kueue discovery and
+// the pod-logs collector read them; the store keeps the pods' placement).
+struct KubernetesAttempt {
+  std::string namespace_name;
+  std::string workload, workload_uid;
+  std::string owner_kind, owner_name, owner_uid;  // the job object Kueue admitted (Job, JobSet, PyTorchJob, Pod, ...)
+  std::vector<AttemptPod> pods;                    // sorted by name
+};
+
 struct Attempt {
   // Stable identity, unique across schedulers and clusters and constant from
   // one discovery to the next: "slurm/CLUSTER/JOBID@START", "static/ID",
-  // "kueue/CLUSTER/NAMESPACE/WORKLOAD@END". The
+  // "bundle/CLUSTER/ID@DIR", "kueue/CLUSTER/NAMESPACE/WORKLOAD@END". The
   // store never attributes the same key twice.
   std::string key;
-  std::string scheduler = "static";  // "slurm", "static", "kubernetes"
   std::string cluster;               // "" when the scheduler has none
-  std::string workload_id;           // the scheduler's job id ("42", "42_3" for an array task, "42.0" for a step attempt)
-  std::string job_id;                // the raw job id the scheduler names files by (Slurm %j: "42", "57" for task 42_3); = workload_id when it has none
+
+  // What the runtime sees and the verdict's "workload" says: the scheduler
+  // ("slurm", "static", "kubernetes"), the workload id ("42", "42_3" for an
+  // array task, "42.0" for a step attempt), the window (ns since the epoch,
+  // UTC), the nodes with their aliases, and the terminal state (upper case:
+  // FAILED, TIMEOUT, NODE_FAIL, ...; see slurm_discovery.h for how Slurm's
+  // "E:S" maps to the exit code). Held here once, not mirrored field by
+  // field, so that a bundle's aliases reach the verdict as they do through
+  // `culprit diagnose`.
+  WorkloadContext context;
+
+  // What the scheduler adds, for the store and the collectors' path templates.
+  std::string job_id;                // the raw job id the scheduler names files by (Slurm %j: "42", "57" for task 42_3); = workload id when it has none
   std::string name;                  // job name, "" when unknown
   std::string user, partition;       // "" when unknown
   int attempt = 1;                   // 1 for the first run; requeued runs of a job count up (as far as discovery saw them)
-  std::optional<int64_t> submit, start, end;  // ns since the epoch, UTC
+  std::optional<int64_t> submit;     // ns since the epoch, UTC
   // For a requeued run: the end of the run before it. Evidence from before
   // then belongs to that run, so collectors read nothing earlier, whatever
   // the slack.
   std::optional<int64_t> evidence_after;
-  std::vector<std::string> nodes;    // sorted, unique
-  std::string state;                 // terminal state, upper case: FAILED, TIMEOUT, NODE_FAIL, ...
-  std::optional<int64_t> exit_code;  // see slurm_discovery.h for how Slurm's "E:S" maps to it
   std::string work_dir;              // the job's working directory, "" when unknown
-  std::vector<AttemptStep> steps;    // sorted by id
+  std::vector<AttemptStep> steps;    // Slurm job steps, sorted by id
   // Where the evidence already is, for workloads given as bundle directories
   // (static discovery): the bundle root, else "".
   std::string bundle_dir;
-
-  // Kubernetes (Kueue discovery): the Workload and the pods it ran.
-  std::string k8s_namespace;          // "" for other schedulers
-  std::string k8s_workload, k8s_workload_uid;
-  std::string k8s_owner_kind, k8s_owner_name, k8s_owner_uid;  // the job object Kueue admitted (Job, JobSet, PyTorchJob, Pod, ...)
-  std::vector<AttemptPod> pods;       // sorted by name
-
-  // The runtime's view of it: what the verdict's "workload" says.
-  WorkloadContext context() const;
+  KubernetesAttempt kubernetes;      // Kueue discovery only; empty otherwise
 };
 
 }  // namespace culprit::blueprint

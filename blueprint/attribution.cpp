@@ -7,35 +7,21 @@
 
 #include "base/text_util.h"
 #include "base/timestamp.h"
+#include "runtime/bundle.h"
 #include "runtime/collector_report_json.h"
+#include "runtime/observation_reader.h"
 #include "runtime/observation_writer.h"
+#include "runtime/unread_json.h"
 #include "runtime/verdict_json.h"
 
 namespace culprit::blueprint {
 
 using ojson = nlohmann::ordered_json;
 
-ojson context_json(const WorkloadContext& c) {
-  ojson j;
-  j["workload_id"] = c.workload_id;
-  j["scheduler"] = c.scheduler;
-  if (c.start) j["start"] = format_rfc3339(*c.start);
-  if (c.end) j["end"] = format_rfc3339(*c.end);
-  j["nodes"] = c.nodes;
-  ojson t = ojson::object();
-  if (!c.terminal.state.empty()) t["state"] = c.terminal.state;
-  if (c.terminal.exit_code) t["exit_code"] = *c.terminal.exit_code;
-  if (!t.empty()) j["terminal"] = t;
-  return j;
-}
-
 bool InProcessAttribution::attribute(const Attempt& attempt, Collected&& ev, ojson& verdict, AttributionError& error) const {
   DiagnoseRequest r;
-  r.context = attempt.context();
-  r.files = std::move(ev.files);
-  r.ignored_files = std::move(ev.ignored_files);
-  r.observations = std::move(ev.observations);
-  r.collectors = std::move(ev.reports);
+  static_cast<EvidenceSet&>(r) = std::move(static_cast<EvidenceSet&>(ev));
+  r.context = attempt.context;
   DiagnoseOptions opt = options_;
   opt.trail = explain_;
   Verdict v;
@@ -120,10 +106,23 @@ bool ServiceAttribution::catalog_digest(std::string& digest, std::string& error)
 
 bool ServiceAttribution::attribute(const Attempt& attempt, Collected&& ev, ojson& verdict, AttributionError& error) const {
   ojson head;
-  head["context"] = context_json(attempt.context());
+  head["context"] = context_to_json(attempt.context);
   ojson reports = ojson::array();
-  for (const auto& r : ev.reports) reports.push_back(collector_report_to_json(r));
+  for (const auto& r : ev.collectors) reports.push_back(collector_report_to_json(r));
   head["collectors"] = reports;
+  if (auto unread = unread_to_json(ev); !unread.is_null()) head["unread"] = std::move(unread);
+  // A bundle names its observations file; the service gets its lines, read
+  // and checked as local mode reads them.
+  if (!ev.observations_path.empty()) {
+    std::string why;
+    std::vector<Observation> from_file;
+    if (!read_observations_file(ev.observations_path, from_file, why)) {
+      error.message = why;
+      error.retry = false;
+      return false;
+    }
+    for (auto& o : from_file) ev.observations.push_back(std::move(o));
+  }
   // The head line, then the evidence streamed in chunks of about 1 MiB
   // (the same lines `diagnose --server` sends for a bundle).
   auto writer = std::make_shared<NdjsonObservationWriter>(std::move(ev.observations), std::move(ev.files));

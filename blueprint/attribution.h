@@ -75,7 +75,5 @@ class ServiceAttribution final : public Attribution {
   bool explain_ = false;
 };
 
-// The context as the service and bundles accept it (docs/bundle.md).
-nlohmann::ordered_json context_json(const WorkloadContext& c);
 
 }  // namespace culprit::blueprint

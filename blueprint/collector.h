@@ -9,10 +9,12 @@
 //     out of a larger file, a decompressed rotation, and later Loki streams,
 //     pod logs, PromQL samples), each with its provenance (file, line,
 //     offset) so evidence points at the original;
-//   * `reports`: one CollectorReport per source it was configured for,
+//   * `collectors`: one CollectorReport per source it was configured for,
 //     which lands in the verdict's coverage.collectors. A collector that
 //     fails or finds nothing says so there ("failed"/"empty" with a reason);
-//     it never stops the run.
+//     it never stops the run;
+//   * `ignored_files`, `refused_files`, `warnings`: what it found but did not
+//     read, and problems of its own, which reach coverage as a bundle's do.
 //
 // Remote collectors (Loki, Kubernetes pod logs, PromQL) implement the same
 // interface: they fill `observations`, use `wanted_sources` and
@@ -35,7 +37,7 @@
 
 #include "blueprint/attempt.h"
 #include "blueprint/push_down.h"
-#include "runtime/bundle.h"
+#include "runtime/evidence_set.h"
 #include "runtime/model.h"
 #include "runtime/observation.h"
 
@@ -55,14 +57,13 @@ struct CollectRequest {
   const std::atomic<bool>* stop = nullptr;  // set on SIGTERM: return early, report "partial"
 };
 
-struct Collected {
-  std::vector<LogFile> files;
-  std::vector<Observation> observations;
-  std::vector<CollectorReport> reports;
+// What collectors gathered for one attempt: the evidence record diagnose
+// consumes (runtime/evidence_set.h; `collectors` holds one report per configured
+// source), plus the figures the run reports.
+struct Collected : EvidenceSet {
   int64_t bytes = 0;              // evidence bytes gathered (files' sizes and observations' text)
   int64_t wire_bytes = 0;         // bytes remote collectors moved over the network for it (requests and answers)
   int64_t files_out_of_scope = 0; // files skipped because they end before or start after the scope
-  std::vector<std::string> ignored_files;  // found but not read as logs (listed in coverage)
 
   void merge(Collected&& other);
 };

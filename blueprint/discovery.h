@@ -40,7 +40,9 @@ class Discovery {
   virtual std::string name() const = 0;   // "static", "slurm"
   // False with `error` when the scheduler could not be asked.
   virtual bool discover(const DiscoveryWindow& window, DiscoveryResult& out, std::string& error) = 0;
-  // Collectors that come with the attempts (a bundle's own files), or null.
+  // The collector for attempts that carry their evidence with them (a
+  // bundle's own files, Attempt::bundle_dir), or null. The runner uses it
+  // instead of the configured collectors for those attempts.
   virtual const Collector* own_collector() const { return nullptr; }
   // How far back --once (and the first --watch poll) looks; 0: everything.
   virtual int64_t lookback() const { return 0; }

@@ -20,14 +20,11 @@
 namespace culprit::blueprint {
 
 void Collected::merge(Collected&& o) {
-  for (auto& f : o.files) files.push_back(std::move(f));
-  for (auto& x : o.observations) observations.push_back(std::move(x));
-  for (auto& r : o.reports) reports.push_back(std::move(r));
+  EvidenceSet::merge(std::move(o));
   bytes += o.bytes;
   wire_bytes += o.wire_bytes;
   files_out_of_scope += o.files_out_of_scope;
 }
-
 namespace {
 
 constexpr int64_t kDayNs = 86400LL * 1000000000;
@@ -505,8 +502,8 @@ bool expand_path_template(const std::string& tmpl, const std::string& node, cons
 
 void FilesCollector::collect(const CollectRequest& req, Collected& out) const {
   const Attempt& a = *req.attempt;
-  Scope scope{req.scope_start, req.scope_end, make_year_hint(a.start, a.end, 1970)};
-  if (!a.start && !a.end) {
+  Scope scope{req.scope_start, req.scope_end, make_year_hint(a.context.start, a.context.end, 1970)};
+  if (!a.context.start && !a.context.end) {
     auto now = std::chrono::system_clock::now();
     int year = static_cast<int>(std::chrono::year_month_day(std::chrono::floor<std::chrono::days>(now)).year());
     scope.hint = make_year_hint(std::nullopt, std::nullopt, year);
@@ -523,11 +520,11 @@ void FilesCollector::collect(const CollectRequest& req, Collected& out) const {
     bool per_node = false;
     for (const auto* e : entries)
       if (e->path.find("{node}") != std::string::npos) per_node = true;
-    if (per_node) rep.nodes_expected = a.nodes;
+    if (per_node) rep.nodes_expected = a.context.nodes;
     if (!req.wanted_sources.empty() && !req.wanted_sources.count(source)) {
       rep.status = "empty";
       rep.reason = fmt::format("not read: no extractor of the catalog reads source '{}'", source);
-      out.reports.push_back(std::move(rep));
+      out.collectors.push_back(std::move(rep));
       continue;
     }
     std::set<std::string> covered, read_paths;
@@ -548,11 +545,11 @@ void FilesCollector::collect(const CollectRequest& req, Collected& out) const {
         continue;
       }
       bool node_path = src->path.find("{node}") != std::string::npos;
-      std::vector<std::string> hosts = node_path ? a.nodes : std::vector<std::string>{src->host};
+      std::vector<std::string> hosts = node_path ? a.context.nodes : std::vector<std::string>{src->host};
       if (!node_path && src->host == "{batch_node}") {
         // The job's own output is written on its first node (Slurm's BatchHost).
-        if (a.nodes.empty()) continue;
-        hosts = {a.nodes.front()};
+        if (a.context.nodes.empty()) continue;
+        hosts = {a.context.nodes.front()};
       }
       for (const auto& host : hosts) {
         expected_hosts.insert(host);
@@ -614,7 +611,7 @@ void FilesCollector::collect(const CollectRequest& req, Collected& out) const {
     for (auto& f : failures) rep.errors.push_back(std::move(f));
     std::sort(rep.errors.begin(), rep.errors.end());
     for (const auto& h : covered)
-      if (std::binary_search(a.nodes.begin(), a.nodes.end(), h)) rep.nodes_covered.push_back(h);
+      if (std::binary_search(a.context.nodes.begin(), a.context.nodes.end(), h)) rep.nodes_covered.push_back(h);
     rep.observations = static_cast<int64_t>(out.observations.size()) - obs_before;
     rep.bytes = bytes;
     out.bytes += bytes;
@@ -651,7 +648,7 @@ void FilesCollector::collect(const CollectRequest& req, Collected& out) const {
       rep.reason = fmt::format("{} file{} could not be read{}", rep.errors.size(), rep.errors.size() == 1 ? "" : "s",
                                refused ? fmt::format(" ({} refused)", refused) : "");
     }
-    out.reports.push_back(std::move(rep));
+    out.collectors.push_back(std::move(rep));
   }
 }
 

@@ -84,10 +84,10 @@ ojson Handoff::record_json(const Attempt& a, const ojson& verdict, const ojson& 
   j["id"] = r.id;
   ojson at;
   at["key"] = a.key;
-  at["scheduler"] = a.scheduler;
+  at["scheduler"] = a.context.scheduler;
   at["cluster"] = a.cluster;
-  at["workload_id"] = a.workload_id;
-  at["end"] = a.end ? ojson(format_rfc3339(*a.end)) : ojson(nullptr);
+  at["workload_id"] = a.context.workload_id;
+  at["end"] = a.context.end ? ojson(format_rfc3339(*a.context.end)) : ojson(nullptr);
   j["attempt"] = at;
   ojson v;
   v["status"] = verdict.value("status", "");
@@ -126,7 +126,7 @@ bool Handoff::decide(const Attempt& a, const ojson& verdict, FaultHistory& histo
   const ojson& rec = verdict["recommendation"];
   std::string status = str_or(verdict, "status"), domain = str_or(verdict, "domain"), sub = str_or(verdict, "sub_domain");
   std::string digest = verdict.contains("engine") ? str_or(verdict["engine"]["catalog"], "digest") : "";
-  int64_t end = a.end ? *a.end : now_ns();
+  int64_t end = a.context.end ? *a.context.end : now_ns();
   // The actions in the order they are handed off: the job's, then the nodes'.
   std::vector<ojson> actions;
   ojson job = rec["job"];
@@ -184,7 +184,7 @@ bool Handoff::decide(const Attempt& a, const ojson& verdict, FaultHistory& histo
     r.decided_by = d.decided_by;
     r.decision_reason = d.reason;
     std::string command;
-    if (r.decision == "act" && r.scope == "node" && r.action == "drain" && a.scheduler == "slurm") {
+    if (r.decision == "act" && r.scope == "node" && r.action == "drain" && a.context.scheduler == "slurm") {
       std::vector<std::string> shown = drain_argv("scontrol", r.node, sub.empty() ? domain : sub, a.key);
       command = shell_text(shown);
     }

@@ -111,7 +111,7 @@ std::string event_line(const json& e) {
 
 void KubeLogsCollector::collect(const CollectRequest& req, Collected& out) const {
   const Attempt& a = *req.attempt;
-  if (a.k8s_namespace.empty()) return;  // not a Kubernetes attempt: nothing to ask the API
+  if (a.kubernetes.namespace_name.empty()) return;  // not a Kubernetes attempt: nothing to ask the API
   if (config_.logs) collect_logs(req, out);
   if (config_.events) collect_events(req, out);
 }
@@ -121,18 +121,18 @@ void KubeLogsCollector::collect_logs(const CollectRequest& req, Collected& out) 
   CollectorReport rep;
   rep.collector = "kubernetes-pod-logs";
   rep.source = config_.source;
-  rep.nodes_expected = a.nodes;
+  rep.nodes_expected = a.context.nodes;
   if (!req.wanted_sources.empty() && !req.wanted_sources.count(config_.source)) {
     rep.status = "empty";
     rep.reason = fmt::format("not read: no extractor of the catalog reads source '{}'", config_.source);
-    out.reports.push_back(std::move(rep));
+    out.collectors.push_back(std::move(rep));
     return;
   }
   std::set<std::string> covered;
   std::vector<std::string> gone;
   int64_t obs_before = static_cast<int64_t>(out.observations.size());
   int64_t requests = 0;
-  for (const auto& pod : a.pods) {
+  for (const auto& pod : a.kubernetes.pods) {
     if (req.stop && req.stop->load()) break;
     if (pod.gone) {
       gone.push_back(pod.name);
@@ -150,7 +150,7 @@ void KubeLogsCollector::collect_logs(const CollectRequest& req, Collected& out) 
         if (previous) q += "&previous=true";
         if (req.scope_start) q += "&sinceTime=" + HttpClient::escape(format_rfc3339(*req.scope_start - *req.scope_start % 1000000000));
         if (config_.max_bytes_per_container) q += fmt::format("&limitBytes={}", config_.max_bytes_per_container);
-        std::string file = fmt::format("k8s:{}/{}/{}{}", a.k8s_namespace, pod.name, c.name, previous ? "#previous" : "");
+        std::string file = fmt::format("k8s:{}/{}/{}{}", a.kubernetes.namespace_name, pod.name, c.name, previous ? "#previous" : "");
         int64_t line_no = 0;
         bool past_end = false;
         PodLogLineSplitter split;
@@ -176,13 +176,13 @@ void KubeLogsCollector::collect_logs(const CollectRequest& req, Collected& out) 
         KubeError ke;
         int64_t wire = 0;
         ++requests;
-        bool ok = client_->pod_log(a.k8s_namespace, pod.name, q, [&](std::string_view d) { return split.feed(d, on_line); },
+        bool ok = client_->pod_log(a.kubernetes.namespace_name, pod.name, q, [&](std::string_view d) { return split.feed(d, on_line); },
                                    ke, wire, req.stop);
         if (ok && !past_end) split.finish(on_line);
         if (ok) {
           if (!pod.node.empty()) covered.insert(pod.node);
         } else {
-          rep.errors.push_back(fmt::format("{}/{} container {}{}: {}", a.k8s_namespace, pod.name, c.name,
+          rep.errors.push_back(fmt::format("{}/{} container {}{}: {}", a.kubernetes.namespace_name, pod.name, c.name,
                                            previous ? " (previous)" : "", ke.describe()));
         }
       }
@@ -190,16 +190,16 @@ void KubeLogsCollector::collect_logs(const CollectRequest& req, Collected& out) 
   }
   rep.observations = static_cast<int64_t>(out.observations.size()) - obs_before;
   out.bytes += rep.bytes;
-  for (const auto& n : a.nodes)
+  for (const auto& n : a.context.nodes)
     if (covered.count(n)) rep.nodes_covered.push_back(n);
   std::vector<std::string> missing;
-  for (const auto& n : a.nodes)
+  for (const auto& n : a.context.nodes)
     if (!covered.count(n)) missing.push_back(n);
   std::sort(rep.errors.begin(), rep.errors.end());
   if (req.stop && req.stop->load()) {
     rep.status = "partial";
     rep.reason = "stopped before every log was read";
-  } else if (a.pods.empty()) {
+  } else if (a.kubernetes.pods.empty()) {
     rep.status = "empty";
     rep.reason = "no pod of the workload is known";
   } else if (covered.empty()) {
@@ -209,13 +209,13 @@ void KubeLogsCollector::collect_logs(const CollectRequest& req, Collected& out) 
                      : requests == 0 ? "no container of the pods has run" : fmt::format("no log could be read ({} error{})", rep.errors.size(), rep.errors.size() == 1 ? "" : "s");
   } else if (!missing.empty()) {
     rep.status = "partial";
-    rep.reason = fmt::format("no pod log from {} of {} nodes: {}{}", missing.size(), a.nodes.size(), fmt::join(missing, ", "),
+    rep.reason = fmt::format("no pod log from {} of {} nodes: {}{}", missing.size(), a.context.nodes.size(), fmt::join(missing, ", "),
                              gone.empty() ? "" : fmt::format(" (pods gone: {})", fmt::join(gone, ", ")));
   } else if (!rep.errors.empty()) {
     rep.status = "partial";
     rep.reason = fmt::format("{} log request{} failed", rep.errors.size(), rep.errors.size() == 1 ? "" : "s");
   }
-  out.reports.push_back(std::move(rep));
+  out.collectors.push_back(std::move(rep));
 }
 
 void KubeLogsCollector::collect_events(const CollectRequest& req, Collected& out) const {
@@ -226,7 +226,7 @@ void KubeLogsCollector::collect_events(const CollectRequest& req, Collected& out
   if (!req.wanted_sources.empty() && !req.wanted_sources.count(config_.events_source)) {
     rep.status = "empty";
     rep.reason = fmt::format("not read: no extractor of the catalog reads source '{}'", config_.events_source);
-    out.reports.push_back(std::move(rep));
+    out.collectors.push_back(std::move(rep));
     return;
   }
   std::vector<Line> lines;
@@ -236,20 +236,20 @@ void KubeLogsCollector::collect_events(const CollectRequest& req, Collected& out
   auto add = [&](int64_t t, const std::string& host, const std::string& file, std::string text) {
     if (in_scope(t)) lines.push_back({t, host, file, std::move(text)});
   };
-  std::string ns_path = fmt::format("/api/v1/namespaces/{}", HttpClient::escape(a.k8s_namespace));
+  std::string ns_path = fmt::format("/api/v1/namespaces/{}", HttpClient::escape(a.kubernetes.namespace_name));
   std::map<std::string, std::string> pod_node;
-  for (const auto& p : a.pods) pod_node[p.name] = p.node;
+  for (const auto& p : a.kubernetes.pods) pod_node[p.name] = p.node;
   // Container terminations and the pod's status, from the live pods.
-  for (const auto& p : a.pods) {
+  for (const auto& p : a.kubernetes.pods) {
     if (p.gone || (req.stop && req.stop->load())) continue;
     json pod;
     KubeError ke;
     if (!client_->get(ns_path + "/pods/" + HttpClient::escape(p.name), pod, ke)) {
-      if (ke.code != 404) rep.errors.push_back(fmt::format("pod {}/{}: {}", a.k8s_namespace, p.name, ke.describe()));
+      if (ke.code != 404) rep.errors.push_back(fmt::format("pod {}/{}: {}", a.kubernetes.namespace_name, p.name, ke.describe()));
       continue;
     }
     std::string host = p.node.empty() ? kControlPlane : p.node;
-    std::string file = fmt::format("k8s-status:{}/{}", a.k8s_namespace, p.name);
+    std::string file = fmt::format("k8s-status:{}/{}", a.kubernetes.namespace_name, p.name);
     const json& st = obj(pod, "status");
     for (const char* k : {"initContainerStatuses", "containerStatuses"})
       for (const auto& cs : arr(st, k)) {
@@ -260,7 +260,7 @@ void KubeLogsCollector::collect_events(const CollectRequest& req, Collected& out
         }
         if (!t) continue;
         add(*t, host, file,
-            fmt::format("{} pod {}/{} container {} terminated: {}", format_rfc3339(*t), a.k8s_namespace, p.name,
+            fmt::format("{} pod {}/{} container {} terminated: {}", format_rfc3339(*t), a.kubernetes.namespace_name, p.name,
                         str(cs, "name"), cs.dump()));
       }
     if (!str(st, "reason").empty()) {
@@ -269,7 +269,7 @@ void KubeLogsCollector::collect_events(const CollectRequest& req, Collected& out
         if (auto ct = kube_time(c.value("lastTransitionTime", json())); ct && (!t || *ct > *t)) t = ct;
       if (t)
         add(*t, host, file,
-            fmt::format("{} pod {}/{} status {}: {}", format_rfc3339(*t), a.k8s_namespace, p.name, str(st, "reason"),
+            fmt::format("{} pod {}/{} status {}: {}", format_rfc3339(*t), a.kubernetes.namespace_name, p.name, str(st, "reason"),
                         one_line(str(st, "message"))));
     }
   }
@@ -278,11 +278,11 @@ void KubeLogsCollector::collect_events(const CollectRequest& req, Collected& out
     std::string kind, name, ns, host;
   };
   std::vector<Subject> subjects;
-  for (const auto& p : a.pods) subjects.push_back({"Pod", p.name, a.k8s_namespace, p.node.empty() ? kControlPlane : p.node});
-  if (!a.k8s_workload.empty()) subjects.push_back({"Workload", a.k8s_workload, a.k8s_namespace, kControlPlane});
-  if (!a.k8s_owner_name.empty() && a.k8s_owner_kind != "Pod")
-    subjects.push_back({a.k8s_owner_kind, a.k8s_owner_name, a.k8s_namespace, kControlPlane});
-  for (const auto& n : a.nodes) subjects.push_back({"Node", n, "", n});  // node events live in "default" or any namespace
+  for (const auto& p : a.kubernetes.pods) subjects.push_back({"Pod", p.name, a.kubernetes.namespace_name, p.node.empty() ? kControlPlane : p.node});
+  if (!a.kubernetes.workload.empty()) subjects.push_back({"Workload", a.kubernetes.workload, a.kubernetes.namespace_name, kControlPlane});
+  if (!a.kubernetes.owner_name.empty() && a.kubernetes.owner_kind != "Pod")
+    subjects.push_back({a.kubernetes.owner_kind, a.kubernetes.owner_name, a.kubernetes.namespace_name, kControlPlane});
+  for (const auto& n : a.context.nodes) subjects.push_back({"Node", n, "", n});  // node events live in "default" or any namespace
   int64_t asked = 0, answered = 0;
   for (const auto& s : subjects) {
     if (req.stop && req.stop->load()) break;
@@ -304,23 +304,23 @@ void KubeLogsCollector::collect_events(const CollectRequest& req, Collected& out
     }
   }
   // The Workload's conditions say why Kueue ended it (eviction, preemption, finish).
-  if (!a.k8s_workload.empty() && !(req.stop && req.stop->load())) {
+  if (!a.kubernetes.workload.empty() && !(req.stop && req.stop->load())) {
     json wl;
     KubeError ke;
-    std::string path = fmt::format("/apis/kueue.x-k8s.io/v1beta1/namespaces/{}/workloads/{}", HttpClient::escape(a.k8s_namespace),
-                                   HttpClient::escape(a.k8s_workload));
+    std::string path = fmt::format("/apis/kueue.x-k8s.io/v1beta1/namespaces/{}/workloads/{}", HttpClient::escape(a.kubernetes.namespace_name),
+                                   HttpClient::escape(a.kubernetes.workload));
     if (client_->get(path, wl, ke)) {
-      std::string file = fmt::format("k8s-workload:{}/{}", a.k8s_namespace, a.k8s_workload);
+      std::string file = fmt::format("k8s-workload:{}/{}", a.kubernetes.namespace_name, a.kubernetes.workload);
       for (const auto& c : arr(obj(wl, "status"), "conditions")) {
         auto t = kube_time(c.value("lastTransitionTime", json()));
         std::string type = str(c, "type");
         if (!t || str(c, "status") != "True" || type == "QuotaReserved" || type == "Admitted" || type == "PodsReady") continue;
         add(*t, kControlPlane, file,
-            fmt::format("{} Workload {}/{} condition {}: {}", format_rfc3339(*t), a.k8s_namespace, a.k8s_workload, type,
+            fmt::format("{} Workload {}/{} condition {}: {}", format_rfc3339(*t), a.kubernetes.namespace_name, a.kubernetes.workload, type,
                         one_line(str(c, "message"))));
       }
     } else if (ke.code != 404) {
-      rep.errors.push_back(fmt::format("Workload {}/{}: {}", a.k8s_namespace, a.k8s_workload, ke.describe()));
+      rep.errors.push_back(fmt::format("Workload {}/{}: {}", a.kubernetes.namespace_name, a.kubernetes.workload, ke.describe()));
     }
   }
   std::sort(lines.begin(), lines.end(), [](const Line& x, const Line& y) {
@@ -356,7 +356,7 @@ void KubeLogsCollector::collect_events(const CollectRequest& req, Collected& out
     rep.status = "empty";
     rep.reason = "no event or termination of the workload inside its window (Events expire after an hour by default)";
   }
-  out.reports.push_back(std::move(rep));
+  out.collectors.push_back(std::move(rep));
 }
 
 }  // namespace culprit::blueprint

@@ -224,24 +224,24 @@ void workload_attempts(const json& wl, const std::vector<json>& pods, const std:
     std::optional<int64_t> prev = i > 0 ? std::optional<int64_t>(ends[i - 1].t) : std::nullopt;
     auto in_cycle = [&](std::optional<int64_t> t) { return t && *t <= e.t && (!prev || *t > *prev); };
     Attempt a;
-    a.scheduler = "kubernetes";
+    a.context.scheduler = "kubernetes";
     a.cluster = cluster;
-    a.workload_id = ns + "/" + name;
+    a.context.workload_id = ns + "/" + name;
     a.job_id = owner_name.empty() ? name : owner_name;
     a.name = a.job_id;
     a.partition = str(obj(status, "admission"), "clusterQueue");
     if (a.partition.empty()) a.partition = str(obj(wl, "spec"), "queueName");
     a.key = fmt::format("kueue/{}/{}/{}@{}", cluster, ns, name, e.t / kSecond);
-    a.end = e.t;
-    a.state = e.state;
+    a.context.end = e.t;
+    a.context.terminal.state = e.state;
     a.evidence_after = prev;
     a.attempt = static_cast<int>(i) + 1 + std::max(0, requeues - static_cast<int>(ends.size() - 1));
-    a.k8s_namespace = ns;
-    a.k8s_workload = name;
-    a.k8s_workload_uid = uid;
-    a.k8s_owner_kind = str(owner, "kind");
-    a.k8s_owner_name = owner_name;
-    a.k8s_owner_uid = str(owner, "uid");
+    a.kubernetes.namespace_name = ns;
+    a.kubernetes.workload = name;
+    a.kubernetes.workload_uid = uid;
+    a.kubernetes.owner_kind = str(owner, "kind");
+    a.kubernetes.owner_name = owner_name;
+    a.kubernetes.owner_uid = str(owner, "uid");
     if (auto t = kube_time(meta.value("creationTimestamp", json()))) a.submit = t;
 
     // The pods of this cycle: created before it ended, not before the previous one ended.
@@ -265,13 +265,13 @@ void workload_attempts(const json& wl, const std::vector<json>& pods, const std:
         if (in_cycle(t)) start = std::min(start.value_or(*t), *t);
       }
     if (!start && !prev && a.submit && *a.submit <= e.t) start = a.submit;
-    a.start = start;
+    a.context.start = start;
 
     std::set<std::string> nodes;
     for (const json* p : mine) {
       AttemptPod ap = attempt_pod(*p);
       if (!ap.node.empty()) nodes.insert(ap.node);
-      a.pods.push_back(std::move(ap));
+      a.kubernetes.pods.push_back(std::move(ap));
     }
     if (nodes.empty()) {
       // The pods are gone: the placement recorded for this cycle's admission.
@@ -288,19 +288,19 @@ void workload_attempts(const json& wl, const std::vector<json>& pods, const std:
           ap.node = r.node;
           ap.phase = "gone";
           ap.gone = true;
-          a.pods.push_back(std::move(ap));
+          a.kubernetes.pods.push_back(std::move(ap));
         }
     }
     if (nodes.empty())
       for (const auto& n : tas_nodes) nodes.insert(n);
-    a.nodes.assign(nodes.begin(), nodes.end());
-    std::sort(a.pods.begin(), a.pods.end(), [](const AttemptPod& x, const AttemptPod& y) { return x.name < y.name; });
-    a.exit_code = first_failure_exit(mine);
+    a.context.nodes.assign(nodes.begin(), nodes.end());
+    std::sort(a.kubernetes.pods.begin(), a.kubernetes.pods.end(), [](const AttemptPod& x, const AttemptPod& y) { return x.name < y.name; });
+    a.context.terminal.exit_code = first_failure_exit(mine);
     // Node names come from the API server (a pod's spec.nodeName, a recorded
     // placement, a topology assignment) and fill path templates and the
     // drain command: a list that breaks the context's rule is never passed
     // on (blueprint/node_names.h).
-    if (std::string problem = node_list_problem(a.nodes); !problem.empty()) {
+    if (std::string problem = node_list_problem(a.context.nodes); !problem.empty()) {
       out.warnings.push_back(fmt::format("{} skipped: {}", escape_for_terminal(a.key), problem));
       continue;
     }
@@ -397,17 +397,17 @@ bool KueueDiscovery::discover(const DiscoveryWindow& window, DiscoveryResult& ou
     for (auto& w : one.warnings) out.warnings.push_back(std::move(w));
     out.ignored += one.ignored;
     for (auto& a : one.attempts) {
-      if (a.nodes.empty() && config_.events) {
+      if (a.context.nodes.empty() && config_.events) {
         // Last resort: which pods the job controller created, and where the scheduler put them.
-        EventIndex& ix = events[a.k8s_namespace];
+        EventIndex& ix = events[a.kubernetes.namespace_name];
         if (!ix.loaded) {
           ix.loaded = true;
-          std::string path = fmt::format("/api/v1/namespaces/{}/events", HttpClient::escape(a.k8s_namespace));
+          std::string path = fmt::format("/api/v1/namespaces/{}/events", HttpClient::escape(a.kubernetes.namespace_name));
           for (const char* reason : {"SuccessfulCreate", "SuccessfulCreatePod"}) {
             std::vector<json> items;
             KubeError ke;
             if (!client_->list(path, "fieldSelector=" + HttpClient::escape(std::string("reason=") + reason), items, ke)) {
-              out.warnings.push_back(fmt::format("events of {}: {}", a.k8s_namespace, ke.describe()));
+              out.warnings.push_back(fmt::format("events of {}: {}", a.kubernetes.namespace_name, ke.describe()));
               continue;
             }
             for (const auto& e : items) {
@@ -420,7 +420,7 @@ bool KueueDiscovery::discover(const DiscoveryWindow& window, DiscoveryResult& ou
           std::vector<json> items;
           KubeError ke;
           if (!client_->list(path, "fieldSelector=" + HttpClient::escape("involvedObject.kind=Pod,reason=Scheduled"), items, ke)) {
-            out.warnings.push_back(fmt::format("events of {}: {}", a.k8s_namespace, ke.describe()));
+            out.warnings.push_back(fmt::format("events of {}: {}", a.kubernetes.namespace_name, ke.describe()));
           } else {
             for (const auto& e : items) {
               // default-scheduler: "Successfully assigned NAMESPACE/POD to NODE"
@@ -434,8 +434,8 @@ bool KueueDiscovery::discover(const DiscoveryWindow& window, DiscoveryResult& ou
         }
         std::set<std::string> pod_names;
         for (const auto& [object, created] : ix.created) {
-          bool owned = object == a.k8s_owner_name ||
-                       (a.k8s_owner_kind == "JobSet" && object.rfind(a.k8s_owner_name + "-", 0) == 0);  // the JobSet's child Jobs
+          bool owned = object == a.kubernetes.owner_name ||
+                       (a.kubernetes.owner_kind == "JobSet" && object.rfind(a.kubernetes.owner_name + "-", 0) == 0);  // the JobSet's child Jobs
           if (owned) pod_names.insert(created.begin(), created.end());
         }
         std::set<std::string> nodes;
@@ -444,7 +444,7 @@ bool KueueDiscovery::discover(const DiscoveryWindow& window, DiscoveryResult& ou
           if (it == ix.scheduled.end()) continue;
           std::optional<std::pair<int64_t, std::string>> best;
           for (const auto& s : it->second)
-            if (s.first <= *a.end && (!a.evidence_after || s.first > *a.evidence_after) && (!best || s.first > best->first)) best = s;
+            if (s.first <= *a.context.end && (!a.evidence_after || s.first > *a.evidence_after) && (!best || s.first > best->first)) best = s;
           if (!best) continue;
           nodes.insert(best->second);
           AttemptPod ap;
@@ -452,17 +452,17 @@ bool KueueDiscovery::discover(const DiscoveryWindow& window, DiscoveryResult& ou
           ap.node = best->second;
           ap.phase = "gone";
           ap.gone = true;
-          a.pods.push_back(std::move(ap));
-          if (!a.start || best->first < *a.start) a.start = best->first;
+          a.kubernetes.pods.push_back(std::move(ap));
+          if (!a.context.start || best->first < *a.context.start) a.context.start = best->first;
         }
-        std::sort(a.pods.begin(), a.pods.end(), [](const AttemptPod& x, const AttemptPod& y) { return x.name < y.name; });
-        a.nodes.assign(nodes.begin(), nodes.end());
+        std::sort(a.kubernetes.pods.begin(), a.kubernetes.pods.end(), [](const AttemptPod& x, const AttemptPod& y) { return x.name < y.name; });
+        a.context.nodes.assign(nodes.begin(), nodes.end());
       }
-      if (a.nodes.empty())
+      if (a.context.nodes.empty())
         out.warnings.push_back(fmt::format("{}: no node is known (pods gone, nothing recorded, no Events): attributed "
                                            "without nodes; run with --record-placement to keep placements",
                                            a.key));
-      if (std::string problem = node_list_problem(a.nodes); !problem.empty()) {  // nodes named by Scheduled events
+      if (std::string problem = node_list_problem(a.context.nodes); !problem.empty()) {  // nodes named by Scheduled events
         out.warnings.push_back(fmt::format("{} skipped: {}", escape_for_terminal(a.key), problem));
         continue;
       }

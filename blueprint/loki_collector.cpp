@@ -150,9 +150,9 @@ void LokiCollector::collect(const CollectRequest& req, Collected& out) const {
   } else {
     int64_t s0 = *req.scope_start, s1 = *req.scope_end + 1;  // Loki's end is exclusive
     std::vector<std::vector<std::string>> batches;
-    for (size_t i = 0; i < a.nodes.size(); i += static_cast<size_t>(config_.nodes_per_query))
-      batches.emplace_back(a.nodes.begin() + static_cast<long>(i),
-                           a.nodes.begin() + static_cast<long>(std::min(a.nodes.size(), i + config_.nodes_per_query)));
+    for (size_t i = 0; i < a.context.nodes.size(); i += static_cast<size_t>(config_.nodes_per_query))
+      batches.emplace_back(a.context.nodes.begin() + static_cast<long>(i),
+                           a.context.nodes.begin() + static_cast<long>(std::min(a.context.nodes.size(), i + config_.nodes_per_query)));
     // Streams: (host, source, labels) -> entries, kept in arrival order.
     std::map<std::tuple<std::string, std::string, std::string>, std::vector<std::pair<int64_t, std::string>>> streams;
     for (const auto& st : config_.streams) {
@@ -212,7 +212,7 @@ void LokiCollector::collect(const CollectRequest& req, Collected& out) const {
               if (ls.is_object())
                 for (auto it = ls.begin(); it != ls.end(); ++it)
                   if (it.value().is_string()) labels.emplace_back(it.key(), it.value().get<std::string>());
-              std::string node = node_for_host(label_value(labels, host_label), a.nodes);
+              std::string node = node_for_host(label_value(labels, host_label), a.context.nodes);
               std::string src = source_of(labels);
               if (!node.empty() && !src.empty() && wanted(src)) acc[src].covered.insert(node);
             }
@@ -254,7 +254,7 @@ void LokiCollector::collect(const CollectRequest& req, Collected& out) const {
                 at_last.clear();
               }
               if (e.ts == last) at_last.insert(id);
-              std::string node = node_for_host(label_value(e.labels, host_label), a.nodes);
+              std::string node = node_for_host(label_value(e.labels, host_label), a.context.nodes);
               std::string src = source_of(e.labels);
               if (node.empty() || src.empty() || !wanted(src)) continue;
               if (!e.line.empty() && e.line.back() != '\n') e.line += '\n';
@@ -310,19 +310,19 @@ void LokiCollector::collect(const CollectRequest& req, Collected& out) const {
     CollectorReport rep;
     rep.collector = "loki";
     rep.source = src;
-    rep.nodes_expected = a.nodes;
+    rep.nodes_expected = a.context.nodes;
     rep.status = "empty";
     rep.reason = why;
-    out.reports.push_back(std::move(rep));
+    out.collectors.push_back(std::move(rep));
     acc.erase(src);
   }
   for (auto& [src, x] : acc) {
     CollectorReport rep;
     rep.collector = "loki";
     rep.source = src;
-    rep.nodes_expected = a.nodes;
+    rep.nodes_expected = a.context.nodes;
     for (const auto& n : x.failed) x.covered.erase(n);
-    for (const auto& n : a.nodes)
+    for (const auto& n : a.context.nodes)
       if (x.covered.count(n)) rep.nodes_covered.push_back(n);
     rep.observations = x.observations;
     rep.bytes = x.bytes;
@@ -330,24 +330,24 @@ void LokiCollector::collect(const CollectRequest& req, Collected& out) const {
     std::sort(x.errors.begin(), x.errors.end());
     rep.errors = x.errors;
     std::vector<std::string> missing;
-    for (const auto& n : a.nodes)
+    for (const auto& n : a.context.nodes)
       if (!x.covered.count(n)) missing.push_back(n);
     if (req.stop && req.stop->load()) {
       rep.status = "partial";
       rep.reason = "stopped before every page was read";
     } else if (rep.nodes_covered.empty()) {
       rep.status = x.errors.empty() ? "empty" : "failed";
-      rep.reason = x.errors.empty() ? fmt::format("no stream of any of the {} nodes in the window", a.nodes.size())
+      rep.reason = x.errors.empty() ? fmt::format("no stream of any of the {} nodes in the window", a.context.nodes.size())
                                     : fmt::format("nothing could be read ({} error{})", x.errors.size(), x.errors.size() == 1 ? "" : "s");
     } else if (!missing.empty()) {
       rep.status = "partial";
-      rep.reason = fmt::format("no complete {} log in the window for {} of {} nodes: {}", src, missing.size(), a.nodes.size(),
+      rep.reason = fmt::format("no complete {} log in the window for {} of {} nodes: {}", src, missing.size(), a.context.nodes.size(),
                                fmt::join(missing, ", "));
     } else if (!x.errors.empty()) {
       rep.status = "partial";
       rep.reason = fmt::format("{} quer{} failed", x.errors.size(), x.errors.size() == 1 ? "y" : "ies");
     }
-    out.reports.push_back(std::move(rep));
+    out.collectors.push_back(std::move(rep));
   }
 }
 

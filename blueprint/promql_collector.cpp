@@ -143,27 +143,27 @@ void PromqlCollector::collect(const CollectRequest& req, Collected& out) const {
   CollectorReport rep;
   rep.collector = "promql";
   rep.source = config_.source;
-  rep.nodes_expected = a.nodes;
+  rep.nodes_expected = a.context.nodes;
   std::set<std::string> covered;
   std::vector<std::string> empty_queries;
   int64_t skipped = 0;
   int failed = 0;
-  if (a.nodes.empty()) {
+  if (a.context.nodes.empty()) {
     rep.status = "empty";
     rep.reason = "the attempt has no nodes to ask about";
-    out.reports.push_back(std::move(rep));
+    out.collectors.push_back(std::move(rep));
     return;
   }
   if (!req.scope_start || !req.scope_end) {
     rep.status = "failed";
     rep.reason = "the attempt has no time window: a range query needs one";
-    out.reports.push_back(std::move(rep));
+    out.collectors.push_back(std::move(rep));
     return;
   }
   std::vector<PromSample> samples;
   for (const auto& q : config_.queries) {
     if (req.stop && req.stop->load()) break;
-    std::string text = promql_text(q, config_.hostname_label, a.nodes);
+    std::string text = promql_text(q, config_.hostname_label, a.context.nodes);
     size_t before = samples.size();
     bool ok = true;
     int64_t chunk = config_.step * kMaxPoints;
@@ -177,7 +177,7 @@ void PromqlCollector::collect(const CollectRequest& req, Collected& out) const {
       out.wire_bytes += r.wire_bytes;
       std::string err;
       // Prometheus answers errors with a JSON body too: read it for the message.
-      if (r.error.empty() && !r.body.empty() && flatten_matrix(r.body, q, config_.hostname_label, a.nodes, samples, skipped, err) &&
+      if (r.error.empty() && !r.body.empty() && flatten_matrix(r.body, q, config_.hostname_label, a.context.nodes, samples, skipped, err) &&
           r.ok())
         continue;
       ok = false;
@@ -212,11 +212,11 @@ void PromqlCollector::collect(const CollectRequest& req, Collected& out) const {
   }
   rep.observations = static_cast<int64_t>(samples.size());
   rep.bytes = 0;  // metric samples carry no log text
-  for (const auto& n : a.nodes)
+  for (const auto& n : a.context.nodes)
     if (covered.count(n)) rep.nodes_covered.push_back(n);
   std::sort(rep.errors.begin(), rep.errors.end());
   std::vector<std::string> missing;
-  for (const auto& n : a.nodes)
+  for (const auto& n : a.context.nodes)
     if (!covered.count(n)) missing.push_back(n);
   if (req.stop && req.stop->load()) {
     rep.status = "partial";
@@ -226,17 +226,17 @@ void PromqlCollector::collect(const CollectRequest& req, Collected& out) const {
     rep.reason = fmt::format("metrics unavailable: every query failed ({})", rep.errors.size());
   } else if (covered.empty()) {
     rep.status = failed ? "failed" : "empty";
-    rep.reason = fmt::format("metrics unavailable: no sample for any of the {} nodes{}", a.nodes.size(),
+    rep.reason = fmt::format("metrics unavailable: no sample for any of the {} nodes{}", a.context.nodes.size(),
                              failed ? fmt::format(" ({} quer{} failed)", failed, failed == 1 ? "y" : "ies") : "");
   } else if (!missing.empty()) {
     rep.status = "partial";
-    rep.reason = fmt::format("no metric sample for {} of {} nodes: {}", missing.size(), a.nodes.size(), fmt::join(missing, ", "));
+    rep.reason = fmt::format("no metric sample for {} of {} nodes: {}", missing.size(), a.context.nodes.size(), fmt::join(missing, ", "));
   } else if (failed) {
     rep.status = "partial";
     rep.reason = fmt::format("{} of {} queries failed", failed, config_.queries.size());
   }
   (void)skipped;
-  out.reports.push_back(std::move(rep));
+  out.collectors.push_back(std::move(rep));
 }
 
 }  // namespace culprit::blueprint

@@ -87,15 +87,15 @@ class Progress {
 ojson attempt_json(const Attempt& a) {
   ojson j;
   j["key"] = a.key;
-  j["scheduler"] = a.scheduler;
+  j["scheduler"] = a.context.scheduler;
   j["cluster"] = a.cluster;
-  j["workload_id"] = a.workload_id;
+  j["workload_id"] = a.context.workload_id;
   j["attempt"] = a.attempt;
-  j["state"] = a.state;
-  j["exit_code"] = a.exit_code ? ojson(*a.exit_code) : ojson(nullptr);
-  j["start"] = a.start ? ojson(format_rfc3339(*a.start)) : ojson(nullptr);
-  j["end"] = a.end ? ojson(format_rfc3339(*a.end)) : ojson(nullptr);
-  j["nodes"] = a.nodes;
+  j["state"] = a.context.terminal.state;
+  j["exit_code"] = a.context.terminal.exit_code ? ojson(*a.context.terminal.exit_code) : ojson(nullptr);
+  j["start"] = a.context.start ? ojson(format_rfc3339(*a.context.start)) : ojson(nullptr);
+  j["end"] = a.context.end ? ojson(format_rfc3339(*a.context.end)) : ojson(nullptr);
+  j["nodes"] = a.context.nodes;
   return j;
 }
 
@@ -115,8 +115,8 @@ std::string verdict_line(const ojson& v) {
 // Every line is escaped (escape_for_terminal): keys, node names, summaries
 // and warnings come from the scheduler and the evidence.
 void write_text(std::ostream& out, const Attempt& a, const ojson& v) {
-  out << escape_for_terminal(fmt::format("{}  {}{}  nodes {}", a.key, a.state.empty() ? "?" : a.state,
-                                         a.exit_code ? fmt::format(" exit {}", *a.exit_code) : "", fmt::join(a.nodes, ",")))
+  out << escape_for_terminal(fmt::format("{}  {}{}  nodes {}", a.key, a.context.terminal.state.empty() ? "?" : a.context.terminal.state,
+                                         a.context.terminal.exit_code ? fmt::format(" exit {}", *a.context.terminal.exit_code) : "", fmt::join(a.context.nodes, ",")))
       << "\n";
   out << "  " << escape_for_terminal(verdict_line(v)) << "\n";
   if (v["root_cause"].is_object()) out << "  " << escape_for_terminal(v["root_cause"].value("summary", "")) << "\n";
@@ -244,7 +244,6 @@ void record_placements(RunSetup& s, Progress& p, const std::atomic<bool>& stop) 
 int run_blueprint(RunSetup& s, const std::atomic<bool>& stop) {
   const BlueprintConfig& cfg = *s.config;
   Progress p(s.log, s.log_is_terminal);
-  BundleCollector bundle;
   int status = 0;
   int polls = 0;
   std::string err;
@@ -298,7 +297,7 @@ int run_blueprint(RunSetup& s, const std::atomic<bool>& stop) {
       std::optional<int64_t> retry_from;  // the earliest end among attempts to try again
       for (const auto& a : found.attempts) {
         if (stop.load()) {
-          if (a.end) retry_from = std::min(retry_from.value_or(*a.end), *a.end);
+          if (a.context.end) retry_from = std::min(retry_from.value_or(*a.context.end), *a.context.end);
           continue;
         }
         ++p.counts.discovered;
@@ -345,14 +344,14 @@ int run_blueprint(RunSetup& s, const std::atomic<bool>& stop) {
         p.draw();
         CollectRequest req;
         req.attempt = &a;
-        if (a.start) req.scope_start = *a.start - cfg.attribution.slack_before;
+        if (a.context.start) req.scope_start = *a.context.start - cfg.attribution.slack_before;
         if (a.evidence_after) req.scope_start = std::max(req.scope_start.value_or(*a.evidence_after), *a.evidence_after);
-        if (a.end) req.scope_end = *a.end + cfg.attribution.slack_after;
+        if (a.context.end) req.scope_end = *a.context.end + cfg.attribution.slack_after;
         req.wanted_sources = s.wanted_sources;
         if (s.line_filters) req.line_filters = &*s.line_filters;
         req.stop = &stop;
         Collected ev;
-        if (!a.bundle_dir.empty()) bundle.collect(req, ev);
+        if (!a.bundle_dir.empty() && d->own_collector()) d->own_collector()->collect(req, ev);
         else
           for (const auto& c : s.collectors) {
             Collected one;
@@ -393,7 +392,7 @@ int run_blueprint(RunSetup& s, const std::atomic<bool>& stop) {
         if (!ok) {
           ++p.counts.failed;
           status = 1;
-          if (a.end) retry_from = std::min(retry_from.value_or(*a.end), *a.end);
+          if (a.context.end) retry_from = std::min(retry_from.value_or(*a.context.end), *a.context.end);
           p.line(fmt::format("{}: not attributed ({}): {}", a.key, aerr.retry ? "will retry" : "evidence refused", aerr.message));
           if (!s.store->record_failure(a, d->name(), aerr.message, err)) {
             p.line("store error: " + err);
@@ -402,8 +401,8 @@ int run_blueprint(RunSetup& s, const std::atomic<bool>& stop) {
           continue;
         }
         ++p.counts.attributed;
-        std::string latency = a.end ? fmt::format(", {:.1f} s after the job ended", static_cast<double>(now_ns() - *a.end) / 1e9) : "";
-        p.attempt_line(fmt::format("{} {}: {}{}{}{}", a.key, a.state, verdict_line(verdict), inserted ? "" : " (already stored)", latency,
+        std::string latency = a.context.end ? fmt::format(", {:.1f} s after the job ended", static_cast<double>(now_ns() - *a.context.end) / 1e9) : "";
+        p.attempt_line(fmt::format("{} {}: {}{}{}{}", a.key, a.context.terminal.state, verdict_line(verdict), inserted ? "" : " (already stored)", latency,
                                    wire ? fmt::format(", {} over the network", human_bytes(static_cast<double>(wire))) : ""));
         for (const auto& l : handoff_lines) p.line(l);
         if (s.out) {

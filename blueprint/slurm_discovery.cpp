@@ -92,31 +92,31 @@ void parse_sacct(const std::string& text, const SlurmDiscoveryConfig& config, co
       }
       JobRun r;
       Attempt& a = r.attempt;
-      a.scheduler = "slurm";
+      a.context.scheduler = "slurm";
       a.cluster = std::string(f[kCluster]);
-      a.workload_id = std::string(f[kJobId]);
+      a.context.workload_id = std::string(f[kJobId]);
       a.job_id = raw;
       a.name = std::string(f[kJobName]);
       a.partition = std::string(f[kPartition]);
       a.user = std::string(f[kUser]);
-      a.state = state;
+      a.context.terminal.state = state;
       a.submit = slurm_time(f[kSubmit]);
-      a.start = slurm_time(f[kStart]);
-      a.end = slurm_time(f[kEnd]);
+      a.context.start = slurm_time(f[kStart]);
+      a.context.end = slurm_time(f[kEnd]);
       a.work_dir = std::string(f[kWorkDir]);
       exit_code(f[kExitCode], r.exit_raw, r.signal_raw);
-      a.exit_code = context_exit(r.exit_raw, r.signal_raw);
+      a.context.terminal.exit_code = context_exit(r.exit_raw, r.signal_raw);
       std::string err;
-      if (!expand_hostlist(f[kNodeList], a.nodes, err)) {
-        out.warnings.push_back(fmt::format("sacct line {}: job {}: bad node list '{}': {}", line_no, a.workload_id, f[kNodeList], err));
+      if (!expand_hostlist(f[kNodeList], a.context.nodes, err)) {
+        out.warnings.push_back(fmt::format("sacct line {}: job {}: bad node list '{}': {}", line_no, a.context.workload_id, f[kNodeList], err));
         continue;
       }
-      std::sort(a.nodes.begin(), a.nodes.end());
-      a.nodes.erase(std::unique(a.nodes.begin(), a.nodes.end()), a.nodes.end());
+      std::sort(a.context.nodes.begin(), a.context.nodes.end());
+      a.context.nodes.erase(std::unique(a.context.nodes.begin(), a.context.nodes.end()), a.context.nodes.end());
       // A node name fills path templates and the drain command: one that
       // breaks the context's rule is never passed on (blueprint/node_names.h).
-      if (std::string problem = node_list_problem(a.nodes); !problem.empty()) {
-        out.warnings.push_back(fmt::format("sacct line {}: job {} skipped: {}", line_no, escape_for_terminal(a.workload_id), problem));
+      if (std::string problem = node_list_problem(a.context.nodes); !problem.empty()) {
+        out.warnings.push_back(fmt::format("sacct line {}: job {} skipped: {}", line_no, escape_for_terminal(a.context.workload_id), problem));
         refused_jobs.insert(raw);
         last_run.erase(raw);  // its steps that follow belong to this refused run
         continue;
@@ -153,12 +153,12 @@ void parse_sacct(const std::string& text, const SlurmDiscoveryConfig& config, co
   for (size_t i = 0; i < runs.size(); ++i) by_job[runs[i].attempt.cluster + "/" + runs[i].attempt.job_id].push_back(i);
   for (auto& [job, idx] : by_job) {
     std::stable_sort(idx.begin(), idx.end(), [&](size_t x, size_t y) {
-      return runs[x].attempt.start.value_or(INT64_MAX) < runs[y].attempt.start.value_or(INT64_MAX);
+      return runs[x].attempt.context.start.value_or(INT64_MAX) < runs[y].attempt.context.start.value_or(INT64_MAX);
     });
     for (size_t k = 0; k < idx.size(); ++k) {
       runs[idx[k]].attempt.attempt = static_cast<int>(k + 1);
       // sacct prints whole seconds; lines logged within the previous run's last second are its own.
-      if (k > 0 && runs[idx[k - 1]].attempt.end) runs[idx[k]].attempt.evidence_after = *runs[idx[k - 1]].attempt.end + 1000000000;
+      if (k > 0 && runs[idx[k - 1]].attempt.context.end) runs[idx[k]].attempt.evidence_after = *runs[idx[k - 1]].attempt.context.end + 1000000000;
     }
   }
   std::set<std::string> keys;
@@ -169,22 +169,22 @@ void parse_sacct(const std::string& text, const SlurmDiscoveryConfig& config, co
   for (auto& r : runs) {
     Attempt& a = r.attempt;
     std::sort(a.steps.begin(), a.steps.end(), [](const AttemptStep& x, const AttemptStep& y) { return x.id < y.id; });
-    if (!a.start || a.nodes.empty()) {
+    if (!a.context.start || a.context.nodes.empty()) {
       ++out.ignored;  // never ran: nothing to attribute
       continue;
     }
-    std::string start_s = std::to_string(*a.start / 1000000000);
+    std::string start_s = std::to_string(*a.context.start / 1000000000);
     if (config.step_attempts) {
       bool any = false;
       for (const auto& s : a.steps) {
         if (!wanted(config, s.state) || !in_window(window, s.end) || s.nodes.empty() || !s.start) continue;
         Attempt sa = a;
-        sa.workload_id = a.workload_id + "." + s.id;
-        sa.start = s.start;
-        sa.end = s.end;
-        sa.nodes = s.nodes;
-        sa.state = s.state;
-        sa.exit_code = context_exit(s.exit_code, s.signal);
+        sa.context.workload_id = a.context.workload_id + "." + s.id;
+        sa.context.start = s.start;
+        sa.context.end = s.end;
+        sa.context.nodes = s.nodes;
+        sa.context.terminal.state = s.state;
+        sa.context.terminal.exit_code = context_exit(s.exit_code, s.signal);
         sa.steps = {s};
         sa.key = fmt::format("slurm/{}/{}.{}@{}", a.cluster, a.job_id, s.id, start_s);
         add(std::move(sa));
@@ -193,7 +193,7 @@ void parse_sacct(const std::string& text, const SlurmDiscoveryConfig& config, co
       if (!any) ++out.ignored;
       continue;
     }
-    if (!wanted(config, a.state) || !in_window(window, a.end)) {
+    if (!wanted(config, a.context.terminal.state) || !in_window(window, a.context.end)) {
       ++out.ignored;
       continue;
     }

@@ -9,6 +9,17 @@
 
 namespace culprit::blueprint {
 
+// The evidence of a bundle attempt: its logs/<host>/<source>.log files,
+// observations.jsonl, ignored and refused files and warnings, exactly as
+// `culprit diagnose BUNDLE` reads them, so the verdict is diagnose's. Used
+// for attempts with a bundle_dir (StaticDiscovery::own_collector()); it adds
+// a collector report ("bundle", failed) only when the bundle cannot be read.
+class BundleCollector final : public Collector {
+ public:
+  std::string name() const override { return "bundle"; }
+  void collect(const CollectRequest& request, Collected& out) const override;
+};
+
 class StaticDiscovery final : public Discovery {
  public:
   StaticDiscovery(StaticDiscoveryConfig config, std::string cluster)
@@ -16,19 +27,13 @@ class StaticDiscovery final : public Discovery {
   std::string name() const override { return "static"; }
   // Every listed attempt, whatever the window (a static list has no "new").
   bool discover(const DiscoveryWindow& window, DiscoveryResult& out, std::string& error) override;
+  // The bundles' evidence (attempts with a bundle_dir).
+  const Collector* own_collector() const override { return &bundle_; }
 
  private:
   StaticDiscoveryConfig config_;
   std::string cluster_;
-};
-
-// The evidence of a bundle attempt: its logs/<host>/<source>.log files and
-// observations.jsonl, exactly as `culprit diagnose BUNDLE` reads them. Used
-// for attempts with a bundle_dir; reports as collector "bundle".
-class BundleCollector final : public Collector {
- public:
-  std::string name() const override { return "bundle"; }
-  void collect(const CollectRequest& request, Collected& out) const override;
+  BundleCollector bundle_;
 };
 
 }  // namespace culprit::blueprint

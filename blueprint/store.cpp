@@ -397,10 +397,10 @@ bool Store::upsert_attempt(const Attempt& a, const std::string& discovered_by, c
   std::vector<SqlRow> rows;
   if (!db.query("INSERT INTO workloads (scheduler, cluster, workload_id, name, user_name, partition_name) "
                 "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (scheduler, cluster, workload_id) DO NOTHING",
-                {a.scheduler, a.cluster, a.workload_id, a.name, a.user, a.partition}, nullptr, error))
+                {a.context.scheduler, a.cluster, a.context.workload_id, a.name, a.user, a.partition}, nullptr, error))
     return false;
   if (!db.query("SELECT id FROM workloads WHERE scheduler = ? AND cluster = ? AND workload_id = ?",
-                {a.scheduler, a.cluster, a.workload_id}, &rows, error))
+                {a.context.scheduler, a.cluster, a.context.workload_id}, &rows, error))
     return false;
   if (rows.empty() || !rows[0][0]) {
     error = "workload row vanished";
@@ -421,7 +421,7 @@ bool Store::upsert_attempt(const Attempt& a, const std::string& discovered_by, c
     steps.push_back(j);
   }
   std::string nodes;
-  for (const auto& n : a.nodes) nodes += (nodes.empty() ? "" : ",") + n;
+  for (const auto& n : a.context.nodes) nodes += (nodes.empty() ? "" : ",") + n;
   int64_t failures = status == "error" && count_failure ? 1 : 0;
   rows.clear();
   if (!db.query("INSERT INTO attempts (workload_ref, attempt_key, attempt_no, state, exit_code, submit_ns, start_ns, end_ns, "
@@ -430,8 +430,8 @@ bool Store::upsert_attempt(const Attempt& a, const std::string& discovered_by, c
                 "ON CONFLICT (attempt_key) DO UPDATE SET status = excluded.status, last_error = excluded.last_error, "
                 "failures = attempts.failures + excluded.failures, updated_ns = excluded.updated_ns "
                 "RETURNING id",
-                {workload, a.key, int64_t{a.attempt}, a.state, opt_int(a.exit_code), opt_int(a.submit), opt_int(a.start),
-                 opt_int(a.end), nodes, static_cast<int64_t>(a.nodes.size()), steps.dump(), discovered_by, status,
+                {workload, a.key, int64_t{a.attempt}, a.context.terminal.state, opt_int(a.context.terminal.exit_code), opt_int(a.submit), opt_int(a.context.start),
+                 opt_int(a.context.end), nodes, static_cast<int64_t>(a.context.nodes.size()), steps.dump(), discovered_by, status,
                  last_error, failures, now_ns()},
                 &rows, error))
     return false;
@@ -440,7 +440,7 @@ bool Store::upsert_attempt(const Attempt& a, const std::string& discovered_by, c
     return false;
   }
   attempt_id = std::stoll(*rows[0][0]);
-  for (const auto& n : a.nodes)
+  for (const auto& n : a.context.nodes)
     if (!db.query("INSERT INTO attempt_nodes (attempt_ref, node) VALUES (?, ?) ON CONFLICT DO NOTHING", {attempt_id, n},
                   nullptr, error))
       return false;
@@ -545,8 +545,8 @@ bool Store::record_verdict(const Attempt& a, const std::string& discovered_by, c
                 "attributed_by, attributed_ns, verdict_sha256, verdict_json) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (attempt_ref, catalog_ref) DO NOTHING RETURNING id",
-                {attempt_id, catalog_id, a.scheduler, a.cluster, a.workload_id, a.state, opt_int(a.start), opt_int(a.end),
-                 static_cast<int64_t>(a.nodes.size()), status, domain, sub, join(v["culprit_nodes"], ","), root, summary,
+                {attempt_id, catalog_id, a.context.scheduler, a.cluster, a.context.workload_id, a.context.terminal.state, opt_int(a.context.start), opt_int(a.context.end),
+                 static_cast<int64_t>(a.context.nodes.size()), status, domain, sub, join(v["culprit_nodes"], ","), root, summary,
                  json_str_or(v["engine"], "evaluator"), attributed_by, now_ns(), "sha256:" + sha256_hex(text), text},
                 &rows, error))
     return false;
@@ -556,7 +556,7 @@ bool Store::record_verdict(const Attempt& a, const std::string& discovered_by, c
 
   for (const auto& n : v["culprit_nodes"])
     if (!db.query("INSERT INTO verdict_culprits (verdict_ref, node, domain, sub_domain, status, end_ns) VALUES (?, ?, ?, ?, ?, ?)",
-                  {vid, n.get<std::string>(), domain, sub, status, opt_int(a.end)}, nullptr, error))
+                  {vid, n.get<std::string>(), domain, sub, status, opt_int(a.context.end)}, nullptr, error))
       return false;
   for (const auto& s : v["symptoms"]) {
     std::string sid = json_str_or(s, "id");

@@ -21,6 +21,7 @@
 #include "runtime/bundle.h"
 #include "runtime/observation_reader.h"
 #include "runtime/observation_writer.h"
+#include "runtime/unread_json.h"
 
 namespace culprit::cli {
 
@@ -70,17 +71,19 @@ namespace {
 
 // Warnings about what the service cannot see as local mode does; printed
 // once the evidence is sent, when the writer knows.
-void warn_about_differences(const Bundle& b, const NdjsonObservationWriter& w) {
+void warn_about_differences(const Bundle& b, const NdjsonObservationWriter& w, bool unread_sent) {
   for (const auto& f : w.empty_files())
     std::cerr << fmt::format("culprit diagnose: warning: {} is empty; the service's coverage will not count it as a file\n", f);
   if (size_t bad = w.invalid_utf8_lines())
     std::cerr << fmt::format("culprit diagnose: warning: {} line{} with invalid UTF-8 sent with U+FFFD replacements; "
                              "coverage lines_invalid_utf8 will differ from local mode\n",
                              bad, bad == 1 ? "" : "s");
-  if (!b.ignored_files.empty())
-    std::cerr << fmt::format("culprit diagnose: warning: {} file{} ignored by the bundle layout are not sent; the "
-                             "service's coverage will not list them\n",
-                             b.ignored_files.size(), b.ignored_files.size() == 1 ? "" : "s");
+  // A one-shot request carries them in `unread`; a session has no place for them.
+  size_t unread = b.ignored_files.size() + b.refused_files.size() + b.warnings.size();
+  if (!unread_sent && unread)
+    std::cerr << fmt::format("culprit diagnose: warning: {} ignored or refused file{} and bundle warnings are not sent "
+                             "with a bundle this large; the service's coverage will not list them\n",
+                             unread, unread == 1 ? "" : "s");
 }
 
 // Why a TCP connection to the URL's host and port fails, in the system's
@@ -252,7 +255,11 @@ int cmd_diagnose_remote(int argc, char** argv) {
   }
   std::string verdict;
   if (ended) {
-    std::string body = context.dump() + "\n";
+    // The head line: the context, and what the bundle holds but local mode
+    // does not read, so the service's coverage lists it too.
+    nlohmann::ordered_json head = context;
+    if (auto unread = unread_to_json(bundle); !unread.is_null()) head = {{"context", context}, {"unread", unread}};
+    std::string body = head.dump() + "\n";
     body.reserve(body.size() + held_bytes);
     for (auto& c : held) body += c;
     held.clear();
@@ -292,7 +299,7 @@ int cmd_diagnose_remote(int argc, char** argv) {
     if (!r || r->status != 200) return report_error(r, url);
     verdict = r->body;
   }
-  warn_about_differences(bundle, writer);
+  warn_about_differences(bundle, writer, ended);
   std::cout << verdict;
   std::cout.flush();
   return std::cout.good() ? 0 : 2;

@@ -192,6 +192,26 @@ std::string canonical_host(const WorkloadContext& ctx, const std::string& host, 
   return "";
 }
 
+nlohmann::ordered_json context_to_json(const WorkloadContext& c) {
+  nlohmann::ordered_json j;
+  j["workload_id"] = c.workload_id;
+  j["scheduler"] = c.scheduler;
+  if (c.start) j["start"] = format_rfc3339(*c.start);
+  if (c.end) j["end"] = format_rfc3339(*c.end);
+  auto nodes = nlohmann::ordered_json::array();
+  for (const auto& n : c.nodes) {
+    auto a = c.aliases.find(n);
+    if (a == c.aliases.end() || a->second.empty()) nodes.push_back(n);
+    else nodes.push_back({{"name", n}, {"aliases", a->second}});
+  }
+  j["nodes"] = std::move(nodes);
+  auto t = nlohmann::ordered_json::object();
+  if (!c.terminal.state.empty()) t["state"] = c.terminal.state;
+  if (c.terminal.exit_code) t["exit_code"] = *c.terminal.exit_code;
+  if (!t.empty()) j["terminal"] = std::move(t);
+  return j;
+}
+
 bool parse_context_json(const std::string& text, WorkloadContext& out, std::string& error) {
   if (text.size() > limits::kContextBytes) {
     error = limits::exceeded("context_bytes", limits::kContextBytes, fmt::format("the context is {} bytes", text.size()));

@@ -26,34 +26,17 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "runtime/evidence_set.h"
 #include "runtime/model.h"
 
 namespace culprit {
 
-struct LogFile {
-  std::string host, source;
-  std::string display_path;   // as reported in evidence: "logs/node-01/app.log"
-  std::string path;           // to open
-  bool control_plane = false;
-  uint64_t size = 0;
-};
-
-// A file of the bundle that looks like evidence but is not read, and why
-// ("a symbolic link out of the bundle (to /etc/x)", "it is a FIFO, not a
-// regular file").
-struct RefusedFile {
-  std::string path;    // relative to the bundle, as shown in coverage
-  std::string reason;
-};
-
-struct Bundle {
+// A bundle directory as load_bundle found it: its context and its evidence
+// (files sorted by (host, source); ignored and refused files sorted by
+// path; warnings for directories that could not be listed, sorted).
+struct Bundle : EvidenceSet {
   std::string root;
   WorkloadContext context;
-  std::vector<LogFile> files;           // sorted by (host, source)
-  std::string observations_path;        // "" when absent
-  std::vector<std::string> ignored_files;  // not laid out as evidence (sorted)
-  std::vector<RefusedFile> refused_files;  // laid out as evidence but not read (sorted by path)
-  std::vector<std::string> warnings;       // directories that could not be listed (sorted)
 };
 
 // Parses a context document (the same JSON the service accepts). Unknown
@@ -67,6 +50,11 @@ bool parse_context_json(const std::string& text, WorkloadContext& out, std::stri
 // The same for a document already parsed (by parse_json_input: its depth is
 // bounded). Messages never quote more than a short part of a value.
 bool parse_context(const nlohmann::json& j, WorkloadContext& out, std::string& error);
+// The writer of that document: what parse_context reads back into an equal
+// WorkloadContext (aliases included; tests/runtime/bundle_test.cpp holds
+// the round trip). Used wherever a context leaves the process (the
+// blueprint's requests to the service).
+nlohmann::ordered_json context_to_json(const WorkloadContext& c);
 
 bool load_bundle(const std::string& dir, Bundle& out, std::string& error);
 

@@ -61,23 +61,15 @@ EngineInfo engine_info(const Program& program) {
 
 DiagnoseRequest request_from_bundle(const Bundle& bundle) {
   DiagnoseRequest r;
+  static_cast<EvidenceSet&>(r) = static_cast<const EvidenceSet&>(bundle);
   r.context = bundle.context;
-  r.files = bundle.files;
-  r.ignored_files = bundle.ignored_files;
-  r.refused_files = bundle.refused_files;
-  r.warnings = bundle.warnings;
-  r.observations_path = bundle.observations_path;
   return r;
 }
 
 DiagnoseRequest request_from_bundle(Bundle&& bundle) {
   DiagnoseRequest r;
+  static_cast<EvidenceSet&>(r) = std::move(static_cast<EvidenceSet&>(bundle));
   r.context = std::move(bundle.context);
-  r.files = std::move(bundle.files);
-  r.ignored_files = std::move(bundle.ignored_files);
-  r.refused_files = std::move(bundle.refused_files);
-  r.warnings = std::move(bundle.warnings);
-  r.observations_path = std::move(bundle.observations_path);
   return r;
 }
 

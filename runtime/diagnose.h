@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "runtime/bundle.h"
+#include "runtime/evidence_set.h"
 #include "runtime/model.h"
 #include "runtime/observation.h"
 #include "runtime/program.h"
@@ -67,15 +68,9 @@ struct DiagnoseOptions {
   CaptureCounts* captures = nullptr;             // when set, the scan's capture counts are added to it
 };
 
-struct DiagnoseRequest {
+// One attempt to attribute: its context and its evidence (runtime/evidence_set.h).
+struct DiagnoseRequest : EvidenceSet {
   WorkloadContext context;
-  std::vector<LogFile> files;
-  std::vector<std::string> ignored_files;
-  std::vector<RefusedFile> refused_files;        // not read, with the reason (links out of the bundle, FIFOs)
-  std::vector<std::string> warnings;             // problems of the carrier (a directory that cannot be listed)
-  std::string observations_path;                 // a JSONL file, or ""
-  std::vector<Observation> observations;         // in memory (service, collectors, scenario tests)
-  std::vector<CollectorReport> collectors;       // what each collector gathered (into coverage.collectors)
 };
 
 bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& request, const DiagnoseOptions& options,

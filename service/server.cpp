@@ -30,6 +30,7 @@
 #include "runtime/json_input.h"
 #include "runtime/observation_reader.h"
 #include "runtime/self_test.h"
+#include "runtime/unread_json.h"
 #include "runtime/verdict_json.h"
 #include "runtime/verdict_text.h"
 #include "service/host_check.h"
@@ -248,15 +249,19 @@ size_t context_cost(const WorkloadContext& c, size_t json_bytes) {
   return 2 * n;
 }
 
-// What a request holds for its collector reports (kept into the verdict).
-size_t collectors_cost(const std::vector<CollectorReport>& reports) {
+// What a request holds for its collector reports and its `unread` (kept
+// into the verdict).
+size_t carried_cost(const EvidenceSet& e) {
   auto str = [](const std::string& x) { return sizeof(std::string) + (x.capacity() > 15 ? x.capacity() + 17 : 0); };
   size_t n = 0;
-  for (const auto& r : reports) {
+  for (const auto& r : e.collectors) {
     n += sizeof(CollectorReport) + str(r.collector) + str(r.source) + str(r.status) + str(r.reason);
     for (const auto* v : {&r.nodes_expected, &r.nodes_covered, &r.errors})
       for (const auto& x : *v) n += str(x);
   }
+  for (const auto* v : {&e.ignored_files, &e.warnings})
+    for (const auto& x : *v) n += str(x);
+  for (const auto& f : e.refused_files) n += str(f.path) + str(f.reason) + str(f.path);  // a warning is made of it too
   return 2 * n;  // the verdict's coverage holds a copy
 }
 
@@ -301,6 +306,17 @@ bool parse_collectors(const json& j, std::vector<CollectorReport>& out, BodyErro
     out.push_back(std::move(r));
   }
   return true;
+}
+
+// The `unread` of a one-shot request (runtime/unread_json.h): what the
+// caller's carrier found but could not read, listed in the verdict's coverage.
+bool parse_unread(const json& j, EvidenceSet& out, BodyError& err, const std::string& pointer) {
+  std::string why;
+  if (unread_from_json(j, out, why)) return true;
+  std::string lim = limit_in_message(why);
+  if (!lim.empty()) err = limit_error(lim, why, {{"pointer", pointer}});
+  else err = {400, "schema_violation", "invalid unread: " + why, {{"pointer", pointer}}};
+  return false;
 }
 
 // Collects observations with their cost, checking a limit as they come in.
@@ -430,9 +446,9 @@ class Service : public HttpHandler {
   void handle_delete(HttpRequest& req, HttpResponse& res);
 
   // Runs the engine and writes the verdict (or an error) into `res`.
-  // `collectors`: the caller's collector reports (one-shot requests only).
-  void attribute(const HttpRequest& req, HttpResponse& res, WorkloadContext ctx, std::vector<Observation> obs,
-                 std::vector<CollectorReport> collectors = {});
+  // `evidence`: the observations, and for one-shot requests the caller's
+  // collector reports and what its carrier could not read (`unread`).
+  void attribute(const HttpRequest& req, HttpResponse& res, WorkloadContext ctx, EvidenceSet evidence);
   ojson session_json(Session& s);
   void send_body_error(HttpResponse& res, const BodyError& e) { send_error(res, e.status, e.code, e.message, e.details); }
   void answer_fast_route(const Route& r, HttpResponse& res);
@@ -526,12 +542,10 @@ bool Service::read_observations(HttpRequest& req, ObservationSink& sink, json* n
   return true;
 }
 
-void Service::attribute(const HttpRequest& req, HttpResponse& res, WorkloadContext ctx, std::vector<Observation> obs,
-                        std::vector<CollectorReport> collectors) {
+void Service::attribute(const HttpRequest& req, HttpResponse& res, WorkloadContext ctx, EvidenceSet evidence) {
   DiagnoseRequest dr;
+  static_cast<EvidenceSet&>(dr) = std::move(evidence);
   dr.context = std::move(ctx);
-  dr.observations = std::move(obs);
-  dr.collectors = std::move(collectors);
   DiagnoseOptions opt;
   opt.threads = 1;  // the worker pool is the parallelism; one scan thread per request
   opt.max_events = limits::kEventsPerRequest;  // what the request was charged for (event_allowance)
@@ -582,7 +596,9 @@ void Service::handle_attributions(HttpRequest& req, HttpResponse& res) {
     return send_error(res, 429, "too_many_requests", "the service's memory budget is exhausted; retry later",
                       {{"name", "max_total_bytes"}, {"limit", cfg_.max_total_bytes}});
   size_t context_charge = 0;
-  std::vector<CollectorReport> collectors;  // what the caller's collectors gathered (culprit run --service)
+  // What the caller's collectors gathered and its carrier could not read
+  // (culprit run with a service, culprit diagnose --server).
+  EvidenceSet carried;
   ObservationSink sink([&](size_t total) {
     if (total + context_charge > cfg_.max_session_bytes) return 413;
     if (!held.grow_to(total + context_charge)) return 429;
@@ -592,10 +608,13 @@ void Service::handle_attributions(HttpRequest& req, HttpResponse& res) {
   if (ndjson) {
     json context;
     if (!read_observations(req, sink, &context, err)) return send_body_error(res, err);
-    // The first line is the bare context, or {"context": ..., "collectors": [...]}.
+    // The first line is the bare context, or {"context": ..., "collectors":
+    // [...], "unread": {...}} (the last two optional).
     if (context.is_object() && context.contains("context") &&
-        context.size() == (context.contains("collectors") ? 2u : 1u)) {
-      if (context.contains("collectors") && !parse_collectors(context["collectors"], collectors, err, "line 1"))
+        context.size() == 1u + context.contains("collectors") + context.contains("unread")) {
+      if (context.contains("collectors") && !parse_collectors(context["collectors"], carried.collectors, err, "line 1"))
+        return send_body_error(res, err);
+      if (context.contains("unread") && !parse_unread(context["unread"], carried, err, "line 1"))
         return send_body_error(res, err);
       json inner = std::move(context["context"]);
       context = std::move(inner);
@@ -615,16 +634,17 @@ void Service::handle_attributions(HttpRequest& req, HttpResponse& res) {
       return send_error(res, 400, "schema_violation", "the body must be a JSON object {context, observations}",
                         {{"pointer", ""}});
     for (auto it = j.begin(); it != j.end(); ++it)
-      if (it.key() != "context" && it.key() != "observations" && it.key() != "collectors")
+      if (it.key() != "context" && it.key() != "observations" && it.key() != "collectors" && it.key() != "unread")
         return send_error(res, 400, "schema_violation",
                           fmt::format("unknown key '{}'", truncate_utf8(sanitize_utf8(it.key()), 64)),
                           {{"pointer", "/" + it.key()}});
     if (!j.contains("context"))
       return send_error(res, 400, "schema_violation", "missing 'context'", {{"pointer", "/context"}});
     if (!parse_context(j["context"], ctx, context_text, err, "/context")) return send_body_error(res, err);
-    if (j.contains("collectors") && !parse_collectors(j["collectors"], collectors, err, "/collectors"))
+    if (j.contains("collectors") && !parse_collectors(j["collectors"], carried.collectors, err, "/collectors"))
       return send_body_error(res, err);
-    context_charge = context_cost(ctx, context_text.size()) + collectors_cost(collectors);
+    if (j.contains("unread") && !parse_unread(j["unread"], carried, err, "/unread")) return send_body_error(res, err);
+    context_charge = context_cost(ctx, context_text.size()) + carried_cost(carried);
     if (j.contains("observations")) {
       const auto& arr = j["observations"];
       if (!arr.is_array())
@@ -636,7 +656,7 @@ void Service::handle_attributions(HttpRequest& req, HttpResponse& res) {
   }
   size_t text_bytes = 0;
   for (const auto& o : sink.obs) text_bytes += o.text.size();
-  context_charge = context_cost(ctx, context_text.size()) + collectors_cost(collectors) +
+  context_charge = context_cost(ctx, context_text.size()) + carried_cost(carried) +
                    event_allowance(sink.obs.size(), text_bytes);
   if (sink.cost() + context_charge > cfg_.max_session_bytes)
     return send_error(res, 413, "payload_too_large", "the workload's evidence exceeds the per-request memory limit",
@@ -652,7 +672,8 @@ void Service::handle_attributions(HttpRequest& req, HttpResponse& res) {
     if (o.file.empty()) o.file = "observations.jsonl";
     if (o.line == 0) o.line = n;
   }
-  attribute(req, res, std::move(ctx), std::move(sink.obs), std::move(collectors));
+  carried.observations = std::move(sink.obs);
+  attribute(req, res, std::move(ctx), std::move(carried));
 }
 
 ojson Service::session_json(Session& s) {
@@ -779,7 +800,9 @@ void Service::handle_attribute(HttpRequest& req, HttpResponse& res) {
     return send_error(res, 429, "too_many_requests", "the service's memory budget is exhausted; retry later",
                       {{"name", "max_total_bytes"}, {"limit", cfg_.max_total_bytes}});
   ++s->attributions;
-  attribute(req, res, s->context, s->observations);
+  EvidenceSet evidence;
+  evidence.observations = s->observations;
+  attribute(req, res, s->context, std::move(evidence));
   s->last_used = Clock::now();
 }
 

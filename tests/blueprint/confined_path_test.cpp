@@ -36,14 +36,14 @@ std::string refusal(const std::string& tmpl, const TemplateValues& v) {
 Attempt job(const std::string& work_dir) {
   Attempt a;
   a.key = "slurm/c1/42@1";
-  a.scheduler = "slurm";
+  a.context.scheduler = "slurm";
   a.cluster = "c1";
-  a.workload_id = a.job_id = "42";
+  a.context.workload_id = a.job_id = "42";
   a.user = "alice";
-  a.nodes = {"n1"};
+  a.context.nodes = {"n1"};
   a.work_dir = work_dir;
-  a.start = *parse_rfc3339("2026-03-14T10:00:00Z");
-  a.end = *parse_rfc3339("2026-03-14T11:00:00Z");
+  a.context.start = *parse_rfc3339("2026-03-14T10:00:00Z");
+  a.context.end = *parse_rfc3339("2026-03-14T11:00:00Z");
   return a;
 }
 
@@ -52,8 +52,8 @@ Collected collect(const std::string& source, const std::string& tmpl, const std:
   cfg.sources.push_back({source, tmpl, host, "auto", 1});
   CollectRequest req;
   req.attempt = &a;
-  req.scope_start = a.start;
-  req.scope_end = a.end;
+  req.scope_start = a.context.start;
+  req.scope_end = a.context.end;
   Collected out;
   FilesCollector(cfg).collect(req, out);
   return out;
@@ -127,10 +127,10 @@ TEST_CASE("files: a job's WorkDir link to another user's file is refused and rep
   Collected c = collect("app", "{work_dir}/slurm-{job_id}.out", "{batch_node}", a);
   CHECK(c.files.empty());
   CHECK(c.observations.empty());
-  REQUIRE(c.reports.size() == 1);
-  CHECK(c.reports[0].status == "failed");
-  CHECK(c.reports[0].reason.find("1 file refused") != std::string::npos);
-  CHECK(any_error_has(c.reports[0], "slurm-42.out: refused: a symbolic link out of"));
+  REQUIRE(c.collectors.size() == 1);
+  CHECK(c.collectors[0].status == "failed");
+  CHECK(c.collectors[0].reason.find("1 file refused") != std::string::npos);
+  CHECK(any_error_has(c.collectors[0], "slurm-42.out: refused: a symbolic link out of"));
 
   // A link that stays inside the directory is followed; the scanner gets the real path.
   dir.write("alice/run/logs/real.out", "hello\n");
@@ -140,7 +140,7 @@ TEST_CASE("files: a job's WorkDir link to another user's file is refused and rep
   REQUIRE(c.files.size() == 1);
   CHECK(c.files[0].display_path == (dir.path() / "alice/run/slurm-42.out").string());
   CHECK(c.files[0].path == fs::canonical(dir.path() / "alice/run/logs/real.out").string());
-  CHECK(c.reports[0].status == "ok");
+  CHECK(c.collectors[0].status == "ok");
 
   // A directory on the way that leads out is refused the same way.
   fs::create_directories(dir.path() / "logs");
@@ -148,7 +148,7 @@ TEST_CASE("files: a job's WorkDir link to another user's file is refused and rep
   dir.write("bob/kern.log", "bob's kernel line\n");
   c = collect("kernel", (dir.path() / "logs/{node}/kern.log").string(), "", a);
   CHECK(c.files.empty());
-  CHECK(any_error_has(c.reports[0], "refused: a symbolic link out of"));
+  CHECK(any_error_has(c.collectors[0], "refused: a symbolic link out of"));
 }
 
 TEST_CASE("files: a glob character in the WorkDir is refused, not expanded over other users' directories") {
@@ -159,10 +159,10 @@ TEST_CASE("files: a glob character in the WorkDir is refused, not expanded over 
   Collected c = collect("app", "{work_dir}/slurm-{job_id}.out", "{batch_node}", a);
   CHECK(c.files.empty());
   CHECK(c.observations.empty());
-  REQUIRE(c.reports.size() == 1);
-  CHECK(c.reports[0].status == "failed");
-  CHECK(any_error_has(c.reports[0], "{work_dir} value"));
-  CHECK(any_error_has(c.reports[0], "has a glob character"));
+  REQUIRE(c.collectors.size() == 1);
+  CHECK(c.collectors[0].status == "failed");
+  CHECK(any_error_has(c.collectors[0], "{work_dir} value"));
+  CHECK(any_error_has(c.collectors[0], "has a glob character"));
 }
 
 TEST_CASE("files: a FIFO is refused and reported, without blocking") {
@@ -172,17 +172,17 @@ TEST_CASE("files: a FIFO is refused and reported, without blocking") {
   Attempt a = job("/tmp");
   Collected c = collect("kernel", (dir.path() / "{node}/kern.log*").string(), "", a);
   CHECK(c.files.empty());
-  REQUIRE(c.reports.size() == 1);
-  CHECK(c.reports[0].status == "failed");
-  CHECK(c.reports[0].reason.find("no file matches") == std::string::npos);
-  CHECK(any_error_has(c.reports[0], "kern.log: refused: a FIFO, not a regular file"));
+  REQUIRE(c.collectors.size() == 1);
+  CHECK(c.collectors[0].status == "failed");
+  CHECK(c.collectors[0].reason.find("no file matches") == std::string::npos);
+  CHECK(any_error_has(c.collectors[0], "kern.log: refused: a FIFO, not a regular file"));
 
   // Beside a regular file: that one is read, the FIFO still reported.
   dir.write("n1/kern.log.1", "2026-03-14T10:30:00Z n1 kernel: hello\n");
   c = collect("kernel", (dir.path() / "{node}/kern.log*").string(), "", a);
   CHECK(c.files.size() + c.observations.size() == 1);
-  CHECK(c.reports[0].status == "partial");
-  CHECK(c.reports[0].reason.find("(1 refused)") != std::string::npos);
+  CHECK(c.collectors[0].status == "partial");
+  CHECK(c.collectors[0].reason.find("(1 refused)") != std::string::npos);
 
   // open_confined on its own: refused before any open for reading.
   OpenedFile f = open_confined((dir.path() / "n1/kern.log").string(), dir.path().string());
@@ -195,9 +195,9 @@ TEST_CASE("files: procfs files are refused, not read as 0 bytes and reported ok"
   Collected c = collect("ctl", "/proc/self/status", "ctl-01", a);
   CHECK(c.files.empty());
   CHECK(c.observations.empty());
-  REQUIRE(c.reports.size() == 1);
-  CHECK(c.reports[0].status == "failed");
-  CHECK(any_error_has(c.reports[0], "/proc/self/status: refused:"));
+  REQUIRE(c.collectors.size() == 1);
+  CHECK(c.collectors[0].status == "failed");
+  CHECK(any_error_has(c.collectors[0], "/proc/self/status: refused:"));
 
   // Through a link inside the template's directory, too.
   culprit::testing::TempDir dir;
@@ -205,7 +205,7 @@ TEST_CASE("files: procfs files are refused, not read as 0 bytes and reported ok"
   fs::create_symlink("/proc/self/status", dir.path() / "n1/kern.log");
   c = collect("kernel", (dir.path() / "{node}/kern.log").string(), "", a);
   CHECK(c.files.empty());
-  CHECK(any_error_has(c.reports[0], "refused: a symbolic link out of"));
+  CHECK(any_error_has(c.collectors[0], "refused: a symbolic link out of"));
   OpenedFile f = open_confined("/proc/self/status", "/proc/self");
   CHECK(f.outcome == OpenOutcome::kRefused);
   CHECK(f.why.find("/proc") != std::string::npos);

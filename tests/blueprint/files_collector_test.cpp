@@ -38,18 +38,18 @@ void write_gzip(const std::filesystem::path& p, const std::string& text) {
 Attempt attempt(std::vector<std::string> nodes, const char* start, const char* end) {
   Attempt a;
   a.key = "static/test/42";
-  a.workload_id = a.job_id = "42";
-  a.nodes = std::move(nodes);
-  a.start = t(start);
-  a.end = t(end);
+  a.context.workload_id = a.job_id = "42";
+  a.context.nodes = std::move(nodes);
+  a.context.start = t(start);
+  a.context.end = t(end);
   return a;
 }
 
 Collected collect(const FilesCollectorConfig& cfg, const Attempt& a) {
   CollectRequest req;
   req.attempt = &a;
-  req.scope_start = *a.start;
-  req.scope_end = *a.end;
+  req.scope_start = *a.context.start;
+  req.scope_end = *a.context.end;
   Collected out;
   FilesCollector(cfg).collect(req, out);
   return out;
@@ -83,10 +83,10 @@ TEST_CASE("files: a day-long ordered log is read only inside the window, with it
   CHECK(first.host == "n1");
   CHECK(first.source == "kernel");
   CHECK(first.file == path.string());
-  REQUIRE(c.reports.size() == 1);
-  CHECK(c.reports[0].status == "ok");
-  CHECK(c.reports[0].observations == 3601);
-  CHECK(c.reports[0].nodes_covered == std::vector<std::string>{"n1"});
+  REQUIRE(c.collectors.size() == 1);
+  CHECK(c.collectors[0].status == "ok");
+  CHECK(c.collectors[0].observations == 3601);
+  CHECK(c.collectors[0].nodes_covered == std::vector<std::string>{"n1"});
   // Far fewer bytes than the file: the window, not the day.
   CHECK(c.bytes < static_cast<int64_t>(whole.size()) / 20);
 }
@@ -108,11 +108,11 @@ TEST_CASE("files: rotations by glob; wholly inside streamed whole, wholly outsid
   REQUIRE(c.observations.size() == 30);  // 11:30 .. 11:59 from the gzip
   CHECK(c.observations.front().line == 91);
   CHECK(c.observations.front().text.rfind("2026-03-14T11:30:00Z", 0) == 0);
-  REQUIRE(c.reports.size() == 1);
-  CHECK(c.reports[0].status == "partial");  // nothing for n2
-  CHECK(c.reports[0].reason.find("n2") != std::string::npos);
-  CHECK(c.reports[0].nodes_expected == std::vector<std::string>{"n1", "n2"});
-  CHECK(c.reports[0].nodes_covered == std::vector<std::string>{"n1"});
+  REQUIRE(c.collectors.size() == 1);
+  CHECK(c.collectors[0].status == "partial");  // nothing for n2
+  CHECK(c.collectors[0].reason.find("n2") != std::string::npos);
+  CHECK(c.collectors[0].nodes_expected == std::vector<std::string>{"n1", "n2"});
+  CHECK(c.collectors[0].nodes_covered == std::vector<std::string>{"n1"});
 }
 
 TEST_CASE("files: job output without timestamps is streamed whole; {batch_node}, {job_id}, {date}") {
@@ -129,11 +129,11 @@ TEST_CASE("files: job output without timestamps is streamed whole; {batch_node},
   CHECK(c.files[0].host == "g1");  // the first node
   CHECK(c.files[0].source == "app");
   CHECK(c.files[1].host == "ctl");
-  REQUIRE(c.reports.size() == 2);
-  CHECK(c.reports[0].source == "app");
-  CHECK(c.reports[0].status == "ok");
-  CHECK(c.reports[1].source == "scheduler");
-  CHECK(c.reports[1].status == "ok");
+  REQUIRE(c.collectors.size() == 2);
+  CHECK(c.collectors[0].source == "app");
+  CHECK(c.collectors[0].status == "ok");
+  CHECK(c.collectors[1].source == "scheduler");
+  CHECK(c.collectors[1].status == "ok");
 }
 
 TEST_CASE("files: nothing found is 'empty' with the reason; unsafe names never reach the glob") {
@@ -142,15 +142,15 @@ TEST_CASE("files: nothing found is 'empty' with the reason; unsafe names never r
   cfg.sources.push_back({"kernel", (dir.path() / "{node}/kern.log").string(), "", "auto", 1});
   Attempt a = attempt({"n1"}, "2026-03-14T10:00:00Z", "2026-03-14T11:00:00Z");
   Collected c = collect(cfg, a);
-  REQUIRE(c.reports.size() == 1);
-  CHECK(c.reports[0].status == "empty");
-  CHECK(c.reports[0].reason.find("no file matches") != std::string::npos);
+  REQUIRE(c.collectors.size() == 1);
+  CHECK(c.collectors[0].status == "empty");
+  CHECK(c.collectors[0].reason.find("no file matches") != std::string::npos);
 
   Attempt evil = attempt({"../../etc"}, "2026-03-14T10:00:00Z", "2026-03-14T11:00:00Z");
   c = collect(cfg, evil);
-  REQUIRE(c.reports.size() == 1);
-  CHECK(c.reports[0].status == "failed");
-  CHECK(c.reports[0].errors.size() == 1);
+  REQUIRE(c.collectors.size() == 1);
+  CHECK(c.collectors[0].status == "failed");
+  CHECK(c.collectors[0].errors.size() == 1);
   PathPattern out;
   std::string why;
   CHECK_FALSE(expand_path_template("/x/{node}", "a/b", "", "k", a, out, why));
@@ -172,9 +172,9 @@ TEST_CASE("files: sources the catalog does not read are not read") {
   Collected c;
   FilesCollector(cfg).collect(req, c);
   CHECK(c.files.empty());
-  REQUIRE(c.reports.size() == 1);
-  CHECK(c.reports[0].status == "empty");
-  CHECK(c.reports[0].reason.find("no extractor") != std::string::npos);
+  REQUIRE(c.collectors.size() == 1);
+  CHECK(c.collectors[0].status == "empty");
+  CHECK(c.collectors[0].reason.find("no extractor") != std::string::npos);
 }
 
 namespace {
@@ -206,8 +206,8 @@ TEST_CASE("files: a gzip that decompresses to more than one file may hold is cut
   cfg.sources.push_back({"app", (dir.path() / "{node}/slurm-{job_id}.out").string(), "", "auto", 1});
   Attempt a = attempt({"n1"}, "2026-03-14T10:00:00Z", "2026-03-14T11:00:00Z");
   Collected c = collect(cfg, a);
-  REQUIRE(c.reports.size() == 1);
-  const CollectorReport& r = c.reports[0];
+  REQUIRE(c.collectors.size() == 1);
+  const CollectorReport& r = c.collectors[0];
   CHECK(r.status == "partial");
   CHECK(r.reason.find("cut at a limit") != std::string::npos);
   CHECK(has_error(r, "limit file_observation_bytes exceeded"));
@@ -230,10 +230,10 @@ TEST_CASE("files: the lines of a plain file's window are cut at file_observation
   cfg.sources.push_back({"kernel", (dir.path() / "{node}/kern.log").string(), "", "auto", 1});
   Attempt a = attempt({"n1"}, "2026-03-14T09:00:01Z", "2026-03-14T12:00:00Z");
   Collected c = collect(cfg, a);
-  REQUIRE(c.reports.size() == 1);
+  REQUIRE(c.collectors.size() == 1);
   CHECK(c.files.empty());
-  CHECK(c.reports[0].status == "partial");
-  CHECK(has_error(c.reports[0], "limit file_observation_bytes exceeded"));
+  CHECK(c.collectors[0].status == "partial");
+  CHECK(has_error(c.collectors[0], "limit file_observation_bytes exceeded"));
   CHECK(held_bytes(c) <= static_cast<int64_t>(limits::kFileObservationBytes));
   CHECK(c.observations.size() > 100000);
 }
@@ -250,7 +250,7 @@ TEST_CASE("files: a gzip line without a newline is held cut at log_line, counted
   CHECK(c.observations[0].text == "first line\n");
   CHECK(c.observations[1].text.size() == limits::kLogLine);
   CHECK(c.observations[1].offset == 11);
-  CHECK(has_error(c.reports[0], "limit log_line exceeded: 1 line is longer"));
+  CHECK(has_error(c.collectors[0], "limit log_line exceeded: 1 line is longer"));
 }
 
 TEST_CASE("files: decompression stops at gzip_file_bytes, even when no line is kept") {
@@ -273,7 +273,7 @@ TEST_CASE("files: decompression stops at gzip_file_bytes, even when no line is k
   Attempt a = attempt({"n1"}, "2026-03-14T10:00:00Z", "2026-03-14T11:00:00Z");
   Collected c = collect(cfg, a);
   CHECK(c.observations.empty());
-  REQUIRE(c.reports.size() == 1);
-  CHECK(c.reports[0].status == "partial");
-  CHECK(has_error(c.reports[0], "limit gzip_file_bytes exceeded"));
+  REQUIRE(c.collectors.size() == 1);
+  CHECK(c.collectors[0].status == "partial");
+  CHECK(has_error(c.collectors[0], "limit gzip_file_bytes exceeded"));
 }

@@ -157,12 +157,12 @@ TEST_CASE("kueue: Finished and Evicted conditions map to attempt states, keyed b
     workload_attempts(workload(c.type, c.reason, "2026-01-01T01:00:00Z"), {pod("a-1", "n2"), pod("a-0", "n1")}, {}, cfg, "k8s", {}, out);
     REQUIRE(out.attempts.size() == 1);
     const Attempt& a = out.attempts[0];
-    CHECK(a.state == c.state);
+    CHECK(a.context.terminal.state == c.state);
     CHECK(a.key == "kueue/k8s/train/job-a-1@" + std::to_string(*parse_rfc3339("2026-01-01T01:00:00Z") / 1000000000));
-    CHECK(a.nodes == std::vector<std::string>{"n1", "n2"});
-    CHECK(a.scheduler == "kubernetes");
-    REQUIRE(a.pods.size() == 2);
-    CHECK(a.pods[0].name == "a-0");
+    CHECK(a.context.nodes == std::vector<std::string>{"n1", "n2"});
+    CHECK(a.context.scheduler == "kubernetes");
+    REQUIRE(a.kubernetes.pods.size() == 2);
+    CHECK(a.kubernetes.pods[0].name == "a-0");
   }
   // Succeeded is COMPLETED, which is not attributed by default.
   DiscoveryResult out;

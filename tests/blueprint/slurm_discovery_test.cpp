@@ -54,9 +54,9 @@ TEST_CASE("sacct: states, exit codes, nodes, windows; requeued runs are attempts
   std::map<std::string, Attempt> by;
   for (const auto& a : r.attempts) by[a.key] = a;
   const Attempt& fail = by.at("slurm/testcluster/1@1796119256");
-  CHECK(fail.state == "FAILED");
-  CHECK(fail.exit_code == 3);
-  CHECK(fail.nodes == std::vector<std::string>{"node1"});
+  CHECK(fail.context.terminal.state == "FAILED");
+  CHECK(fail.context.terminal.exit_code == 3);
+  CHECK(fail.context.nodes == std::vector<std::string>{"node1"});
   CHECK(fail.work_dir == "/tmp/w");
   CHECK(fail.job_id == "1");
   REQUIRE(fail.steps.size() == 1);
@@ -64,27 +64,27 @@ TEST_CASE("sacct: states, exit codes, nodes, windows; requeued runs are attempts
 
   const Attempt& run1 = by.at("slurm/testcluster/3@1796119259");
   const Attempt& run2 = by.at("slurm/testcluster/3@1796119284");
-  CHECK(run1.state == "NODE_FAIL");
+  CHECK(run1.context.terminal.state == "NODE_FAIL");
   CHECK(run1.attempt == 1);
-  CHECK(run2.state == "FAILED");
+  CHECK(run2.context.terminal.state == "FAILED");
   CHECK(run2.attempt == 2);
-  CHECK(run2.exit_code == 2);
+  CHECK(run2.context.terminal.exit_code == 2);
   CHECK(run2.steps.size() == 1);  // each run keeps its own steps
   CHECK(run2.evidence_after == t("2026-12-01T10:01:01Z"));  // the second after run 1 ended
   CHECK_FALSE(run1.evidence_after);
 
   const Attempt& cancelled = by.at("slurm/testcluster/4@1796119284");
-  CHECK(cancelled.state == "CANCELLED");       // " by 0" dropped
-  CHECK(cancelled.exit_code == 128 + 15);      // killed by SIGTERM
+  CHECK(cancelled.context.terminal.state == "CANCELLED");       // " by 0" dropped
+  CHECK(cancelled.context.terminal.exit_code == 128 + 15);      // killed by SIGTERM
   const Attempt& to = by.at("slurm/testcluster/5@1796119287");
-  CHECK(to.state == "TIMEOUT");
-  CHECK(*to.end - *to.start == 86LL * 1000000000);
+  CHECK(to.context.terminal.state == "TIMEOUT");
+  CHECK(*to.context.end - *to.context.start == 86LL * 1000000000);
 
   const Attempt& task = by.at("slurm/testcluster/10@1796119381");
-  CHECK(task.workload_id == "9_1");
+  CHECK(task.context.workload_id == "9_1");
   CHECK(task.job_id == "10");
   CHECK(task.user == "alice");
-  CHECK(task.nodes == std::vector<std::string>{"gpu001", "gpu002", "gpu010"});
+  CHECK(task.context.nodes == std::vector<std::string>{"gpu001", "gpu002", "gpu010"});
   // Ignored: COMPLETED (not a configured state), RUNNING (no end), the job
   // that never ran, the pending array range.
   CHECK(r.ignored == 4);
@@ -109,10 +109,10 @@ TEST_CASE("sacct: step attempts and configured states") {
   REQUIRE(r.attempts.size() == 1);
   const Attempt& a = r.attempts[0];
   CHECK(a.key == "slurm/testcluster/10.1@1796119381");
-  CHECK(a.workload_id == "9_1.1");
-  CHECK(a.state == "OUT_OF_MEMORY");
-  CHECK(a.nodes == std::vector<std::string>{"gpu010"});
-  CHECK(a.exit_code == 128 + 125);
+  CHECK(a.context.workload_id == "9_1.1");
+  CHECK(a.context.terminal.state == "OUT_OF_MEMORY");
+  CHECK(a.context.nodes == std::vector<std::string>{"gpu010"});
+  CHECK(a.context.terminal.exit_code == 128 + 125);
 }
 
 TEST_CASE("sacct: malformed records are warnings, never fatal") {
@@ -141,8 +141,8 @@ TEST_CASE("sacct: a node name that breaks the context's rule is never passed on 
       "3|3|x|debug|root|c|FAILED|1:0|2026-12-01T10:00:56|2026-12-01T10:00:56|2026-12-01T10:01:56|n[1-40000]|/tmp/w\n";
   parse_sacct(with_delimiter(text), cfg, {}, r);
   REQUIRE(r.attempts.size() == 1);
-  CHECK(r.attempts[0].workload_id == "2");
-  CHECK(r.attempts[0].nodes == std::vector<std::string>{"node1"});
+  CHECK(r.attempts[0].context.workload_id == "2");
+  CHECK(r.attempts[0].context.nodes == std::vector<std::string>{"node1"});
   REQUIRE(r.attempts[0].steps.size() == 1);
   CHECK(r.attempts[0].steps[0].nodes.empty());  // the step's bad list is dropped, never used
   INFO(fmt::format("{}", fmt::join(r.warnings, "\n")));

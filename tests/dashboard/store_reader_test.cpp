@@ -40,16 +40,16 @@ struct TempStore {
 void fill(Store& store, int n) {
   for (int i = 0; i < n; ++i) {
     Attempt a;
-    a.scheduler = i % 5 == 0 ? "static" : "slurm";
+    a.context.scheduler = i % 5 == 0 ? "static" : "slurm";
     a.cluster = "c";
-    a.workload_id = i == 0 ? "48213" : i == 1 ? "48213_7" : i == 2 ? "482130" : std::to_string(1000 + i);
-    a.key = a.scheduler + "/c/" + a.workload_id;
-    a.start = kBase + i * kMinute - 30 * kMinute;
-    a.end = kBase + i * kMinute;
-    a.state = i % 2 ? "FAILED" : "TIMEOUT";
+    a.context.workload_id = i == 0 ? "48213" : i == 1 ? "48213_7" : i == 2 ? "482130" : std::to_string(1000 + i);
+    a.key = a.context.scheduler + "/c/" + a.context.workload_id;
+    a.context.start = kBase + i * kMinute - 30 * kMinute;
+    a.context.end = kBase + i * kMinute;
+    a.context.terminal.state = i % 2 ? "FAILED" : "TIMEOUT";
     std::string culprit = "node-" + std::to_string(i % 4);
-    a.nodes = {culprit, "node-9"};
-    std::sort(a.nodes.begin(), a.nodes.end());
+    a.context.nodes = {culprit, "node-9"};
+    std::sort(a.context.nodes.begin(), a.context.nodes.end());
     ojson v;
     v["schema"] = "culprit.verdict/v1";
     v["engine"] = {{"evaluator", "interpreter"},

@@ -68,21 +68,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   cfg.sources.push_back({"kernel", base + "/{node}/kern.log*", "", format, 1});
   Attempt a;
   a.key = "static/fuzz/1";
-  a.workload_id = a.job_id = "1";
-  a.nodes = {"n1"};
+  a.context.workload_id = a.job_id = "1";
+  a.context.nodes = {"n1"};
   if (windowed) {
-    a.start = *parse_rfc3339("2026-03-14T10:00:00Z");
-    a.end = *parse_rfc3339("2026-03-14T11:00:00Z");
+    a.context.start = *parse_rfc3339("2026-03-14T10:00:00Z");
+    a.context.end = *parse_rfc3339("2026-03-14T11:00:00Z");
   }
   CollectRequest req;
   req.attempt = &a;
-  req.scope_start = a.start;
-  req.scope_end = a.end;
+  req.scope_start = a.context.start;
+  req.scope_end = a.context.end;
   Collected out;
   FilesCollector(cfg).collect(req, out);
 
-  FUZZ_CHECK(out.reports.size() == 1);
-  const CollectorReport& r = out.reports[0];
+  FUZZ_CHECK(out.collectors.size() == 1);
+  const CollectorReport& r = out.collectors[0];
   FUZZ_CHECK(r.status == "ok" || r.status == "partial" || r.status == "empty" || r.status == "failed");
   FUZZ_CHECK(r.status == "ok" || !r.reason.empty());
   FUZZ_CHECK(r.observations == static_cast<int64_t>(out.observations.size()));

@@ -461,6 +461,39 @@ TEST_CASE("parse_context_json: nodes with aliases") {
   rejects(context_with("nodes", R"([{"name": "a", "aliases": ["not valid"]}])"), "invalid alias");
 }
 
+TEST_CASE("context_to_json: what parse_context reads back, aliases and terminal state included (issue 33)") {
+  WorkloadContext c;
+  std::string error;
+  REQUIRE(parse_context_json(R"({"workload_id": "60101", "scheduler": "slurm", "start": "2026-05-11T08:00:05Z",
+                                 "end": "2026-05-11T09:02:05.25Z",
+                                 "nodes": ["node-01", {"name": "node-02", "aliases": ["gpu-box-7", "10.0.0.2"]}],
+                                 "terminal": {"state": "NODE_FAIL", "exit_code": 137}})",
+                             c, error));
+  WorkloadContext back;
+  REQUIRE(parse_context(nlohmann::json::parse(context_to_json(c).dump()), back, error));
+  CHECK(back.workload_id == c.workload_id);
+  CHECK(back.scheduler == c.scheduler);
+  CHECK(back.start == c.start);
+  CHECK(back.end == c.end);
+  CHECK(back.nodes == c.nodes);
+  CHECK(back.aliases == c.aliases);
+  REQUIRE(back.aliases.count("node-02"));
+  CHECK(back.aliases["node-02"] == std::vector<std::string>{"10.0.0.2", "gpu-box-7"});
+  CHECK(back.terminal.state == "NODE_FAIL");
+  CHECK(back.terminal.exit_code == 137);
+  // A context without a window or terminal state stays without one.
+  WorkloadContext bare;
+  bare.workload_id = "x";
+  bare.nodes = {"a"};
+  auto j = context_to_json(bare);
+  CHECK_FALSE(j.contains("start"));
+  CHECK_FALSE(j.contains("terminal"));
+  REQUIRE(parse_context(nlohmann::json::parse(j.dump()), back, error));
+  CHECK(back.nodes == bare.nodes);
+  CHECK(back.aliases.empty());
+  CHECK_FALSE(back.start);
+}
+
 TEST_CASE("canonical_host: FQDN, short-name and alias forms of a node") {
   WorkloadContext c;
   std::string error;

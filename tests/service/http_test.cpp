@@ -3,6 +3,7 @@
 #include "service/http.h"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 #include <zlib.h>
 
 #include <string>
@@ -203,6 +204,42 @@ TEST_CASE("InProcessService: pipelined requests answered in order, limits as err
   out = svc.handle_bytes(post("/v1/attributions", "application/x-ndjson", ndjson, "Content-Encoding: br\r\n"));
   CHECK(out.find("HTTP/1.1 415") == 0);
   CHECK(svc.budget_in_use() == 0);  // nothing of these requests is still charged
+}
+
+TEST_CASE("InProcessService: `unread` reaches coverage as local mode lists it, and is read strictly (issue 33)") {
+  ServiceConfig cfg;
+  InProcessService svc(cfg, tiny_attributor());
+  std::string obs = "{\"host\":\"n1\",\"source\":\"app\",\"text\":\"ERR 7\"}\n";
+  std::string head = R"({"context":{"workload_id":"w","nodes":["n1"]},"unread":{"ignored_files":["NOTES.txt"],)"
+                     R"("refused_files":[{"path":"logs/n1/pipe.log","reason":"it is a FIFO, not a regular file"}],)"
+                     R"("warnings":["logs/n2: cannot list it"]}})";
+  std::string out = svc.handle_bytes(post("/v1/attributions", "application/x-ndjson", head + "\n" + obs));
+  REQUIRE(out.find("HTTP/1.1 200") == 0);
+  auto verdict = nlohmann::json::parse(out.substr(out.find("\r\n\r\n") + 4));
+  CHECK(verdict["coverage"]["ignored_files"] == nlohmann::json::parse(R"(["NOTES.txt", "logs/n1/pipe.log"])"));
+  std::string warnings = verdict["coverage"]["warnings"].dump();
+  CHECK(warnings.find("logs/n1/pipe.log not read: it is a FIFO") != std::string::npos);
+  CHECK(warnings.find("logs/n2: cannot list it") != std::string::npos);
+  // The JSON body takes it too.
+  out = svc.handle_bytes(post("/v1/attributions", "application/json",
+                              R"({"context":{"workload_id":"w","nodes":["n1"]},"unread":{"warnings":["w1"]}})"));
+  REQUIRE(out.find("HTTP/1.1 200") == 0);
+  CHECK(out.find("w1") != std::string::npos);
+  // Unknown keys, wrong types and strings past the bound are refused.
+  out = svc.handle_bytes(post("/v1/attributions", "application/json",
+                              R"({"context":{"workload_id":"w","nodes":[]},"unread":{"ignored":["x"]}})"));
+  CHECK(out.find("HTTP/1.1 400") == 0);
+  CHECK(out.find("unknown key 'ignored'") != std::string::npos);
+  out = svc.handle_bytes(post("/v1/attributions", "application/json",
+                              R"({"context":{"workload_id":"w","nodes":[]},"unread":{"refused_files":["x"]}})"));
+  CHECK(out.find("HTTP/1.1 400") == 0);
+  CHECK(out.find("{path, reason}") != std::string::npos);
+  std::string big(limits::kUnreadEntryBytes + 1, 'a');
+  out = svc.handle_bytes(post("/v1/attributions", "application/x-ndjson",
+                              R"({"context":{"workload_id":"w","nodes":[]},"unread":{"warnings":[")" + big + "\"]}}\n"));
+  CHECK(out.find("HTTP/1.1 400") == 0);
+  CHECK(out.find("unread_entry_bytes") != std::string::npos);
+  CHECK(svc.budget_in_use() == 0);
 }
 
 TEST_CASE("HostAllowList: loopback, the listen address and --allow-host names; nothing else") {
