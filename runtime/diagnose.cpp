@@ -535,13 +535,7 @@ void name_out_of_scope_causes(const Program& program, const WorkloadContext& ctx
   for (const auto& r : results) {
     for (const auto& ev : r.out_of_scope_samples) {
       if (!cause.kind[static_cast<size_t>(ev.kind)] || !taken_by_a_cause_rule(program, cause, world, ev)) continue;
-      auto& n = named[{cat.event_kinds[static_cast<size_t>(ev.kind)].name, r.host}];
-      ++n.count;
-      const int64_t t = *ev.where.ts;
-      if (ctx.start && t < *ctx.start && (!n.nearest_before_ns || *ctx.start - t < *n.nearest_before_ns))
-        n.nearest_before_ns = *ctx.start - t;
-      if (ctx.end && t > *ctx.end && (!n.nearest_after_ns || t - *ctx.end < *n.nearest_after_ns))
-        n.nearest_after_ns = t - *ctx.end;
+      named[{cat.event_kinds[static_cast<size_t>(ev.kind)].name, r.host}].note(*ev.where.ts, ctx.start, ctx.end);
     }
   }
   for (const auto& [key, n] : named) {
