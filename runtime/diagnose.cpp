@@ -30,6 +30,10 @@ namespace culprit {
 
 namespace {
 
+double ms_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+}
+
 int current_year() {
   auto now = std::chrono::system_clock::now();
   auto days = std::chrono::floor<std::chrono::days>(now);
@@ -220,29 +224,24 @@ static bool taken_by_a_cause_rule(const Program& program, const CauseRules& caus
   return false;
 }
 
-bool diagnose(std::shared_ptr<const Program> program, const DiagnoseRequest& req, const DiagnoseOptions& opt,
-              Verdict& out, std::string& error) {
-  DiagnoseRequest copy = req;
-  return diagnose(std::move(program), std::move(copy), opt, out, error);
-}
+// ------------------------------------------------------------ the steps
+// diagnose() below is these steps in order; each takes what the ones
+// before it produced, so the order a verdict is built in can be read there.
 
-bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, const DiagnoseOptions& opt, Verdict& out,
-              std::string& error) {
-  const auto& ctx = req.context;
-  std::set<std::string> workload_nodes(ctx.nodes.begin(), ctx.nodes.end());
-  auto t_start = std::chrono::steady_clock::now();
-  auto ms_since = [](std::chrono::steady_clock::time_point t) {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
-  };
+namespace {
 
-  std::vector<Observation> observations = std::move(req.observations);
-  if (!req.observations_path.empty() && !read_observations_file(req.observations_path, observations, error)) return false;
-
-  // Evidence from a node under another name (an FQDN, an alias) is that
-  // node's evidence: otherwise a GPU fault in logs/node-02.cluster.local/
-  // would sit on a "control-plane host" and never name node-02.
+// Evidence from a node under another name (an FQDN, an alias) is that
+// node's evidence: otherwise a GPU fault in logs/node-02.cluster.local/
+// would sit on a "control-plane host" and never name node-02. What was
+// renamed, and what could not be, is said in coverage.
+struct HostNames {
   std::map<std::string, std::string> renamed;  // host -> node, for the coverage note
   std::map<std::string, std::string> how_renamed, ambiguous;
+};
+
+HostNames resolve_hosts(const WorkloadContext& ctx, const std::set<std::string>& workload_nodes,
+                        std::vector<LogFile>& files, std::vector<Observation>& observations) {
+  HostNames names;
   std::map<std::string, std::string> resolved;  // every host looked up once: "" = not a node
   auto resolve = [&](std::string& host) {
     if (workload_nodes.count(host)) return;
@@ -250,21 +249,27 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
     if (it == resolved.end()) {
       std::string how;
       std::string node = canonical_host(ctx, host, &how);
-      if (node.empty() && how.rfind("ambiguous", 0) == 0) ambiguous[host] = how.substr(11);
+      if (node.empty() && how.rfind("ambiguous", 0) == 0) names.ambiguous[host] = how.substr(11);
       if (!node.empty()) {
-        renamed[host] = node;
-        how_renamed[host] = how;
+        names.renamed[host] = node;
+        names.how_renamed[host] = how;
       }
       it = resolved.emplace(host, node).first;
     }
     if (!it->second.empty()) host = it->second;
   };
-  for (auto& f : req.files) {
+  for (auto& f : files) {
     resolve(f.host);
     f.control_plane = !workload_nodes.count(f.host);
   }
   for (auto& o : observations) resolve(o.host);
+  return names;
+}
 
+// The scope every file and stream is scanned in: the workload's window
+// widened by the slack, its nodes, and the year that stamps without one
+// belong to. Shared by all scans so that they agree on what is in scope.
+ScanOptions scan_scope(const WorkloadContext& ctx, const DiagnoseOptions& opt) {
   ScanOptions scan;
   if (ctx.start) scan.scope_start = *ctx.start - opt.slack_before;
   if (ctx.end) scan.scope_end = *ctx.end + opt.slack_after;
@@ -274,20 +279,32 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
   std::sort(scan.workload_nodes.begin(), scan.workload_nodes.end());
   scan.year_hint = make_year_hint(ctx.start, ctx.end, current_year());
   scan.verify_captures = opt.verify_captures;
-  auto zones = host_zones(req.files, scan.year_hint);
+  return scan;
+}
 
-  // Work list: files, then in-memory observation streams. Results land in
-  // fixed slots so the outcome does not depend on which thread ran what.
-  struct Stream {
-    ObservationGroupKey key;
-    std::vector<std::string> lines;
-    std::vector<int64_t> numbers;
-    std::vector<std::optional<int64_t>> times;
-    std::vector<int64_t> offsets;
-  };
+// The lines of in-memory observations of one (host, source, file), scanned
+// like a file.
+struct Stream {
+  ObservationGroupKey key;
+  std::vector<std::string> lines;
+  std::vector<int64_t> numbers;
+  std::vector<std::optional<int64_t>> times;
+  std::vector<int64_t> offsets;
+};
+
+// In-memory observations, sorted into what the scan reads (line streams)
+// and what it does not need to (metric samples, events already).
+struct Observed {
   std::map<ObservationGroupKey, Stream> streams;
   std::vector<Event> metric_events;
-  const auto& cat = program->catalog();
+};
+
+// Metric samples become events here, the scope applied as the scanner would;
+// log lines are grouped into streams and put in provenance order within
+// each, so that the order observations arrived in does not matter.
+Observed sort_observations(const ir::Catalog& cat, const std::set<std::string>& workload_nodes,
+                           const ScanOptions& scan, std::vector<Observation> observations) {
+  Observed out;
   // Metric events of one series share their host, source and file names.
   std::unordered_map<std::string, SharedString> names;
   auto shared = [&](const std::string& s) -> const SharedString& {
@@ -311,20 +328,18 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
       ev.fields[static_cast<size_t>(schema.slot(cat.field_id("labels")))] = Value::string(o.labels);
       if (!ev.where.ts || ((!scan.scope_start || *ev.where.ts >= *scan.scope_start) &&
                            (!scan.scope_end || *ev.where.ts <= *scan.scope_end)))
-        metric_events.push_back(std::move(ev));
+        out.metric_events.push_back(std::move(ev));
       continue;
     }
     ObservationGroupKey key{o.host, o.source, o.file};
-    auto& s = streams[key];
+    auto& s = out.streams[key];
     s.key = key;
     s.lines.push_back(std::move(o.text));  // the observation is not used again
     s.numbers.push_back(o.line);
     s.times.push_back(o.ts);
     s.offsets.push_back(o.offset);
   }
-  // Within a stream, lines are taken in provenance order so that the order
-  // observations arrived in does not matter.
-  for (auto& entry : streams) {
+  for (auto& entry : out.streams) {
     Stream& s = entry.second;  // (a named reference: clang 14 cannot capture a structured binding)
     std::vector<size_t> idx(s.lines.size());
     for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
@@ -342,42 +357,54 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
     }
     s = std::move(sorted);
   }
-  observations = {};
-  std::vector<const Stream*> stream_list;
-  for (const auto& [k, s] : streams) stream_list.push_back(&s);
-  // The zone of hosts known only from observations, from their first lines.
-  for (const Stream* s : stream_list) {
+  return out;
+}
+
+// Hosts known only from observations have no file head to state their
+// zone; their first lines stand in for it.
+void learn_stream_zones(const std::vector<const Stream*>& streams, const YearHint& hint,
+                        std::map<std::string, HostZone>& zones) {
+  for (const Stream* s : streams) {
     if (zones.count(s->key.host)) continue;
     for (size_t n = 0; n < s->lines.size() && n < 2000; ++n) {
-      if (auto z = zone_from_line(s->lines[n], scan.year_hint)) {
+      if (auto z = zone_from_line(s->lines[n], hint)) {
         zones[s->key.host] = HostZone{*z, s->key.file};
         break;
       }
     }
   }
+}
 
-  size_t jobs = req.files.size() + stream_list.size();
+// Every file, then every stream, scanned on the worker threads. Results land
+// in fixed slots (files first, in request order, then streams) so that the
+// outcome does not depend on which thread ran what.
+std::vector<ScanResult> scan_evidence(const std::shared_ptr<const Program>& program,
+                                      const std::vector<LogFile>& files,
+                                      const std::vector<const Stream*>& stream_list,
+                                      const std::map<std::string, HostZone>& zones,
+                                      const std::set<std::string>& workload_nodes, ScanOptions scan,
+                                      const DiagnoseOptions& opt) {
+  size_t jobs = files.size() + stream_list.size();
   std::vector<ScanResult> results(jobs);
   // Largest files first, so one big file does not start last.
   std::vector<size_t> order(jobs);
   for (size_t i = 0; i < jobs; ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    uint64_t sa = a < req.files.size() ? req.files[a].size : 0, sb = b < req.files.size() ? req.files[b].size : 0;
+    uint64_t sa = a < files.size() ? files[a].size : 0, sb = b < files.size() ? files[b].size : 0;
     return sa > sb;
   });
   unsigned threads = opt.threads ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
   // A large file is split across the threads that have no file of their
   // own (ScanHelpers): a bundle of one 10 GB log still uses every core.
-  std::vector<bool> split(req.files.size(), false);
+  std::vector<bool> split(files.size(), false);
   size_t split_files = 0;
   if (threads > 1 && !opt.max_events)
-    for (size_t i = 0; i < req.files.size(); ++i)
-      if (req.files[i].size >= opt.split_bytes) split[i] = true, ++split_files;
+    for (size_t i = 0; i < files.size(); ++i)
+      if (files[i].size >= opt.split_bytes) split[i] = true, ++split_files;
   threads = static_cast<unsigned>(std::min<size_t>(threads, std::max<size_t>(1, split_files ? threads : jobs)));
   if (opt.max_events) threads = 1;  // a total cap is applied in job order
   size_t events_left = opt.max_events;
   ScanHelpers helpers(split_files);
-  if (opt.timings) opt.timings->read_ms = ms_since(t_start);
   auto t_scan = std::chrono::steady_clock::now();
   std::atomic<size_t> next{0};
   std::mutex captures_mutex;
@@ -386,17 +413,17 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
     for (size_t k; (k = next.fetch_add(1)) < jobs;) {
       size_t i = order[k];
       if (opt.max_events) scan.max_events_per_file = std::min(limits::kEventsPerFile, events_left);
-      if (i < req.files.size()) {
+      if (i < files.size()) {
         // A host whose logs state a zone has its dmesg -T times moved to UTC.
-        auto z = zones.find(req.files[i].host);
+        auto z = zones.find(files[i].host);
         std::optional<ScanOptions> local;
         if (z != zones.end()) {
           local = scan;
           local->dmesg_offset_ns = int64_t{z->second.offset_sec} * 1'000'000'000;
         }
-        results[i] = scanner.scan_file(req.files[i], local ? *local : scan, split[i] ? &helpers : nullptr);
+        results[i] = scanner.scan_file(files[i], local ? *local : scan, split[i] ? &helpers : nullptr);
       } else {
-        const Stream& s = *stream_list[i - req.files.size()];
+        const Stream& s = *stream_list[i - files.size()];
         ScanOptions local = scan;
         if (auto z = zones.find(s.key.host); z != zones.end()) local.dmesg_offset_ns = int64_t{z->second.offset_sec} * 1'000'000'000;
         results[i] = scanner.scan_lines(s.key.host, s.key.source, s.key.file, !workload_nodes.count(s.key.host), s.lines,
@@ -425,17 +452,27 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
     opt.timings->scan_ms = ms_since(t_scan);
     opt.timings->threads = threads;
   }
+  return results;
+}
 
-  // Coverage.
-  Coverage cov;
+// Which sources had data from which hosts: the verdict's per-source counts,
+// and the (source, host) pairs that back covered() and coverage() in rules.
+struct SourceTally {
   std::set<std::pair<std::string, std::string>> host_sources;
   std::set<std::string> control_plane, nodes_with_any;
+};
+
+SourceTally tally_sources(const ir::Catalog& cat, const WorkloadContext& ctx,
+                          const std::set<std::string>& workload_nodes, const std::vector<CollectorReport>& collectors,
+                          const std::vector<ScanResult>& results, const std::vector<Event>& metric_events,
+                          size_t max_events, Coverage& cov) {
+  SourceTally t;
   // Every source the catalog reads is listed, with or without data, so a
   // source that is missing everywhere shows as missing; so is every source
   // that had data or that a collector reported on.
   for (const auto& x : cat.extractors)
     for (const auto& s : x.sources) cov.sources[s];
-  for (const auto& c : req.collectors)
+  for (const auto& c : collectors)
     if (!c.source.empty()) cov.sources[c.source];
   for (const auto& r : results) {
     auto& sc = cov.sources[r.source];
@@ -450,84 +487,91 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
     sc.events_out_of_scope += r.events_out_of_scope;
     if (r.events_over_cap)
       sc.errors.push_back(fmt::format("{}: {} events over the {} cap were not kept", r.file, r.events_over_cap,
-                                      opt.max_events ? "per-file or per-request" : "per-file"));
+                                      max_events ? "per-file or per-request" : "per-file"));
     if (!r.error.empty()) sc.errors.push_back(r.error);
     if (r.lines > 0) {
-      host_sources.insert({r.source, r.host});
-      if (r.control_plane) control_plane.insert(r.host);
-      else nodes_with_any.insert(r.host);
+      t.host_sources.insert({r.source, r.host});
+      if (r.control_plane) t.control_plane.insert(r.host);
+      else t.nodes_with_any.insert(r.host);
     }
   }
   // A collector that searched a node's log for a source and returned no
   // line (a remote store that sent only the lines the catalog can match)
   // still covered that node: absence of matches is not absence of the log.
-  for (const auto& c : req.collectors)
+  for (const auto& c : collectors)
     if (!c.source.empty())
       for (const auto& n : c.nodes_covered)
         if (workload_nodes.count(n)) {
-          host_sources.insert({c.source, n});
-          nodes_with_any.insert(n);
+          t.host_sources.insert({c.source, n});
+          t.nodes_with_any.insert(n);
         }
   for (const auto& e : metric_events) {
-    host_sources.insert({e.where.source.str(), e.host.str()});
+    t.host_sources.insert({e.where.source.str(), e.host.str()});
     cov.sources[e.where.source.str()].events += 1;
-    if (e.control_plane) control_plane.insert(e.host.str());
-    else nodes_with_any.insert(e.host.str());
+    if (e.control_plane) t.control_plane.insert(e.host.str());
+    else t.nodes_with_any.insert(e.host.str());
   }
   for (auto& [source, sc] : cov.sources) {
     sc.nodes_expected = static_cast<int64_t>(ctx.nodes.size());
-    for (const auto& n : ctx.nodes) (host_sources.count({source, n}) ? sc.nodes_with_data : sc.nodes_missing).push_back(n);
-    for (const auto& h : control_plane)
-      if (host_sources.count({source, h})) sc.control_plane_hosts.push_back(h);
+    for (const auto& n : ctx.nodes) (t.host_sources.count({source, n}) ? sc.nodes_with_data : sc.nodes_missing).push_back(n);
+    for (const auto& h : t.control_plane)
+      if (t.host_sources.count({source, h})) sc.control_plane_hosts.push_back(h);
     std::sort(sc.errors.begin(), sc.errors.end());
   }
-  // Lines that a cause extractor matched but that fell outside the scope are
-  // named, not only counted: a fault logged just before the window (or a
-  // clock that is off) is something an operator wants to see. A line counts
-  // when a rule that leads to a cause would take it (its `for` filter and
-  // `where`s, judged without the other evidence).
-  {
-    const auto& cat = program->catalog();
-    const auto cause = cause_rules(cat);
-    ContextWorld world(ctx);
-    std::map<std::tuple<std::string, std::string>, OutOfScopeKind> named;  // (kind name, host)
-    for (const auto& r : results) {
-      for (const auto& ev : r.out_of_scope_samples) {
-        if (!cause.kind[static_cast<size_t>(ev.kind)] || !taken_by_a_cause_rule(*program, cause, world, ev)) continue;
-        auto& n = named[{cat.event_kinds[static_cast<size_t>(ev.kind)].name, r.host}];
-        ++n.count;
-        const int64_t t = *ev.where.ts;
-        if (ctx.start && t < *ctx.start && (!n.nearest_before_ns || *ctx.start - t < *n.nearest_before_ns))
-          n.nearest_before_ns = *ctx.start - t;
-        if (ctx.end && t > *ctx.end && (!n.nearest_after_ns || t - *ctx.end < *n.nearest_after_ns))
-          n.nearest_after_ns = t - *ctx.end;
-      }
-    }
-    for (const auto& [key, n] : named) {
-      const auto& [kind, host] = key;
-      std::string where;
-      if (n.nearest_before_ns) where = fmt::format("the nearest {} before the window", format_duration(*n.nearest_before_ns));
-      if (n.nearest_after_ns)
-        where += fmt::format("{}the nearest {} after it", where.empty() ? "" : ", ", format_duration(*n.nearest_after_ns));
-      cov.warnings.push_back(fmt::format("{}{} line{} of a possible cause ({}) on {} outside the scope: {}",
-                                         n.count > ScanResult::kOutOfScopeSamples ? "at least " : "", n.count,
-                                         n.count == 1 ? "" : "s", kind, host, where));
+  return t;
+}
+
+// Lines that a cause extractor matched but that fell outside the scope are
+// named, not only counted: a fault logged just before the window (or a
+// clock that is off) is something an operator wants to see. A line counts
+// when a rule that leads to a cause would take it (its `for` filter and
+// `where`s, judged without the other evidence).
+void name_out_of_scope_causes(const Program& program, const WorkloadContext& ctx,
+                              const std::vector<ScanResult>& results, Coverage& cov) {
+  const auto& cat = program.catalog();
+  const auto cause = cause_rules(cat);
+  ContextWorld world(ctx);
+  std::map<std::tuple<std::string, std::string>, OutOfScopeKind> named;  // (kind name, host)
+  for (const auto& r : results) {
+    for (const auto& ev : r.out_of_scope_samples) {
+      if (!cause.kind[static_cast<size_t>(ev.kind)] || !taken_by_a_cause_rule(program, cause, world, ev)) continue;
+      named[{cat.event_kinds[static_cast<size_t>(ev.kind)].name, r.host}].note(*ev.where.ts, ctx.start, ctx.end);
     }
   }
-  // Say where dmesg -T times were moved to the zone a host's other logs state.
-  {
-    std::map<std::string, int64_t> local_lines;
-    for (const auto& r : results) local_lines[r.host] += r.dmesg_local_lines;
-    for (const auto& [host, z] : zones) {
-      if (local_lines[host] == 0) continue;
-      const int32_t a = std::abs(z.offset_sec);
-      cov.warnings.push_back(fmt::format("dmesg -T times of {} were read as UTC{}{:02d}:{:02d}, the zone its {} states",
-                                         host, z.offset_sec < 0 ? '-' : '+', a / 3600, a % 3600 / 60, z.file));
-    }
+  for (const auto& [key, n] : named) {
+    const auto& [kind, host] = key;
+    std::string where;
+    if (n.nearest_before_ns) where = fmt::format("the nearest {} before the window", format_duration(*n.nearest_before_ns));
+    if (n.nearest_after_ns)
+      where += fmt::format("{}the nearest {} after it", where.empty() ? "" : ", ", format_duration(*n.nearest_after_ns));
+    cov.warnings.push_back(fmt::format("{}{} line{} of a possible cause ({}) on {} outside the scope: {}",
+                                       n.count > ScanResult::kOutOfScopeSamples ? "at least " : "", n.count,
+                                       n.count == 1 ? "" : "s", kind, host, where));
   }
+}
+
+// Times moved to another zone change what the evidence says; say where
+// dmesg -T times were moved to the zone a host's other logs state.
+void note_zone_shifts(const std::vector<ScanResult>& results, const std::map<std::string, HostZone>& zones,
+                      Coverage& cov) {
+  std::map<std::string, int64_t> local_lines;
+  for (const auto& r : results) local_lines[r.host] += r.dmesg_local_lines;
+  for (const auto& [host, z] : zones) {
+    if (local_lines[host] == 0) continue;
+    const int32_t a = std::abs(z.offset_sec);
+    cov.warnings.push_back(fmt::format("dmesg -T times of {} were read as UTC{}{:02d}:{:02d}, the zone its {} states",
+                                       host, z.offset_sec < 0 ? '-' : '+', a / 3600, a % 3600 / 60, z.file));
+  }
+}
+
+// The rest of coverage: what is missing, what was not read, what the
+// collectors and the host names said, as lists and as warnings a reader
+// of the verdict sees before trusting it.
+void note_gaps(const WorkloadContext& ctx, const SourceTally& tally, const HostNames& hosts,
+               DiagnoseRequest& req, Coverage& cov) {
   for (const auto& n : ctx.nodes)
-    if (!nodes_with_any.count(n)) cov.nodes_without_logs.push_back(n);
-  cov.control_plane_hosts.assign(control_plane.begin(), control_plane.end());
+    if (!tally.nodes_with_any.count(n)) cov.nodes_without_logs.push_back(n);
+  cov.control_plane_hosts.assign(tally.control_plane.begin(), tally.control_plane.end());
   cov.ignored_files = req.ignored_files;
   cov.collectors = std::move(req.collectors);
   for (auto& c : cov.collectors) {
@@ -563,15 +607,15 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
     cov.warnings.push_back(c.reason.empty() ? fmt::format("collector {}: {}", what, c.status)
                                             : fmt::format("collector {}: {}: {}", what, c.status, c.reason));
   }
-  for (const auto& [host, node] : renamed) {
-    const std::string& how = how_renamed[host];
+  for (const auto& [host, node] : hosts.renamed) {
+    const std::string& how = hosts.how_renamed.at(host);
     cov.host_aliases.push_back({host, node, how});
     cov.warnings.push_back(fmt::format("evidence from host '{}' is read as {}'s: {}", host, node,
                                        how == "alias" ? "the context gives it as an alias of the node"
                                        : how == "short name" ? "the host's short name is the node's name"
                                                              : "it is the node's short name"));
   }
-  for (const auto& [host, nodes] : ambiguous)
+  for (const auto& [host, nodes] : hosts.ambiguous)
     cov.warnings.push_back(fmt::format("host '{}' could be any of the nodes {}; it is read as a control-plane host "
                                        "(give the node's aliases in the context)", host, nodes));
   if (!ctx.terminal.state.empty() && !is_known_terminal_state(ctx.terminal.state))
@@ -589,11 +633,16 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
   }
   std::sort(cov.ignored_files.begin(), cov.ignored_files.end());
   for (auto& w : req.warnings) cov.warnings.push_back(std::move(w));
+}
 
-  // Each file's events stay where the scanner made them (an EventList never
-  // moves its elements, and the scanner frees the chunks of dropped ones);
-  // the engine takes them as batches, so no event is copied or moved on the
-  // way.
+// The rule engine over everything scanned. Each file's events stay where
+// the scanner made them (an EventList never moves its elements, and the
+// scanner frees the chunks of dropped ones); the engine takes them as
+// batches, so no event is copied or moved on the way. A catalog that ran
+// out of evaluation steps is said in coverage.
+EngineResult evaluate(const Program& program, const WorkloadContext& ctx, std::vector<ScanResult> results,
+                      std::vector<Event> metric_events, SourceTally tally, const DiagnoseOptions& opt,
+                      Coverage& cov) {
   std::vector<EventList> batches;
   batches.reserve(results.size() + 1);
   batches.emplace_back();
@@ -602,12 +651,12 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
   for (auto& r : results)
     if (!r.events.empty()) batches.push_back(std::move(r.events));
   results = {};
-  std::vector<std::pair<std::string, std::string>> hs(host_sources.begin(), host_sources.end());
-  host_sources.clear();
+  std::vector<std::pair<std::string, std::string>> hs(tally.host_sources.begin(), tally.host_sources.end());
+  tally.host_sources.clear();
   int64_t event_count = 0;
   for (const auto& b : batches) event_count += static_cast<int64_t>(b.size());
   auto t_engine = std::chrono::steady_clock::now();
-  EngineResult er = run_engine(*program, ctx, hs, std::move(batches), opt.trail, opt.use_indexes, opt.eval_steps);
+  EngineResult er = run_engine(program, ctx, hs, std::move(batches), opt.trail, opt.use_indexes, opt.eval_steps);
   if (!er.budget_exhausted_by.empty()) {
     // Not a problem of the evidence but of the catalog on it: said where
     // every reader of the verdict looks for what could not be done.
@@ -625,24 +674,69 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
     opt.timings->symptoms = static_cast<int64_t>(er.symptoms.size());
     auto& slow = opt.timings->slowest_rules;
     slow.clear();
-    for (size_t i = 0; i < er.rule_ms.size(); ++i) slow.emplace_back(program->catalog().rules[i].name, er.rule_ms[i]);
+    for (size_t i = 0; i < er.rule_ms.size(); ++i) slow.emplace_back(program.catalog().rules[i].name, er.rule_ms[i]);
     std::sort(slow.begin(), slow.end(), [](const auto& a, const auto& b) {
       return a.second != b.second ? a.second > b.second : a.first < b.first;
     });
     if (slow.size() > 5) slow.resize(5);
   }
+  return er;
+}
 
+// The verdict: the engine's findings with the coverage they were made on
+// and the versions that made them, so a reader can judge and reproduce it.
+Verdict make_verdict(const Program& program, const WorkloadContext& ctx, EngineResult&& er, Coverage&& cov,
+                     const DiagnoseOptions& opt) {
   Verdict v;
   v.workload = ctx;
   v.outcome = std::move(er.outcome);
   v.affected_nodes = std::move(er.affected_nodes);
   v.symptoms = std::move(er.symptoms);
   v.coverage = std::move(cov);
-  v.engine = engine_info(*program);
+  v.engine = engine_info(program);
   v.trail = std::move(er.trail);
   v.slack_before_ns = opt.slack_before;
   v.slack_after_ns = opt.slack_after;
-  out = std::move(v);
+  return v;
+}
+
+}  // namespace
+
+bool diagnose(std::shared_ptr<const Program> program, const DiagnoseRequest& req, const DiagnoseOptions& opt,
+              Verdict& out, std::string& error) {
+  DiagnoseRequest copy = req;
+  return diagnose(std::move(program), std::move(copy), opt, out, error);
+}
+
+bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, const DiagnoseOptions& opt, Verdict& out,
+              std::string& error) {
+  const auto& ctx = req.context;
+  const auto& cat = program->catalog();
+  std::set<std::string> workload_nodes(ctx.nodes.begin(), ctx.nodes.end());
+  auto t_start = std::chrono::steady_clock::now();
+
+  std::vector<Observation> observations = std::move(req.observations);
+  if (!req.observations_path.empty() && !read_observations_file(req.observations_path, observations, error)) return false;
+  const HostNames hosts = resolve_hosts(ctx, workload_nodes, req.files, observations);
+
+  const ScanOptions scan = scan_scope(ctx, opt);
+  auto zones = host_zones(req.files, scan.year_hint);
+  Observed observed = sort_observations(cat, workload_nodes, scan, std::move(observations));
+  std::vector<const Stream*> stream_list;
+  for (const auto& [k, s] : observed.streams) stream_list.push_back(&s);
+  learn_stream_zones(stream_list, scan.year_hint, zones);
+  if (opt.timings) opt.timings->read_ms = ms_since(t_start);
+  std::vector<ScanResult> results = scan_evidence(program, req.files, stream_list, zones, workload_nodes, scan, opt);
+
+  Coverage cov;
+  SourceTally tally = tally_sources(cat, ctx, workload_nodes, req.collectors, results, observed.metric_events,
+                                    opt.max_events, cov);
+  name_out_of_scope_causes(*program, ctx, results, cov);
+  note_zone_shifts(results, zones, cov);
+  note_gaps(ctx, tally, hosts, req, cov);
+
+  EngineResult er = evaluate(*program, ctx, std::move(results), std::move(observed.metric_events), std::move(tally), opt, cov);
+  out = make_verdict(*program, ctx, std::move(er), std::move(cov), opt);
   return true;
 }
 

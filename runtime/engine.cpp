@@ -5,45 +5,26 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <cstring>
 #include <deque>
 #include <map>
-#include <memory>
 #include <set>
-#include <tuple>
 
 #include "base/limits.h"
 #include "base/sha256.h"
 #include "base/text_util.h"
-#include "compiler/query_plan.h"
+#include "runtime/canonical_order.h"
+#include "runtime/event_store.h"
 #include "runtime/interpreter.h"
+#include "runtime/outcome.h"
+#include "runtime/query_index.h"
 #include "runtime/string_map.h"
 
 namespace culprit {
 
 namespace {
+
 constexpr size_t kMaxEvidencePerSymptom = 20;
 constexpr size_t kMaxDerivedEvidence = 32;
-
-bool time_less(const std::optional<int64_t>& a, const std::optional<int64_t>& b) {
-  if (a.has_value() != b.has_value()) return a.has_value();  // timed before untimed
-  return a && *a < *b;
-}
-}  // namespace
-
-bool event_canonical_less(const Event& a, const Event& b) {
-  if (a.where.ts != b.where.ts) return time_less(a.where.ts, b.where.ts);
-  if (std::tie(a.host, a.where.source, a.where.file, a.where.line, a.producer, a.kind) !=
-      std::tie(b.host, b.where.source, b.where.file, b.where.line, b.producer, b.kind))
-    return std::tie(a.host, a.where.source, a.where.file, a.where.line, a.producer, a.kind) <
-           std::tie(b.host, b.where.source, b.where.file, b.where.line, b.producer, b.kind);
-  // Same place (e.g. metric samples of one instant, observations without a
-  // line number): order by content so input order never matters.
-  if (a.where.text != b.where.text) return a.where.text < b.where.text;
-  return std::lexicographical_compare(a.fields.begin(), a.fields.end(), b.fields.begin(), b.fields.end(), value_less);
-}
-
-namespace {
 
 // Whether (host "/" source "/" file, line) of `e` sorts before (place, line),
 // without building the joined string.
@@ -68,125 +49,6 @@ void note_source(Symptom& s, std::string_view source) {
   while (it != v.end() && std::string_view(*it) < source) ++it;
   if (it != v.end() && *it == source) return;
   v.insert(it, std::string(source));
-}
-
-bool symptom_order(const Symptom* a, const Symptom* b) {
-  if (a->first != b->first) return time_less(a->first, b->first);
-  return a->id < b->id;
-}
-
-// For every event kind, the index (in run order, i.e. catalog order) of the
-// last rule with an event query over it: `for`, queries inside expressions,
-// and action queries. -1 when no rule reads the kind.
-std::vector<int64_t> last_event_readers(const ir::Catalog& cat) {
-  std::vector<int64_t> last(cat.event_kinds.size(), -1);
-  auto note = [&](const ir::Query& q, int64_t rule) {
-    if (q.symptom) return;
-    for (int32_t k : q.kinds)
-      if (k >= 0 && static_cast<size_t>(k) < last.size()) last[static_cast<size_t>(k)] = std::max(last[static_cast<size_t>(k)], rule);
-  };
-  for (size_t i = 0; i < cat.rules.size(); ++i) {
-    const auto& r = cat.rules[i];
-    auto idx = static_cast<int64_t>(i);
-    if (r.for_query) note(*r.for_query, idx);
-    for (const auto& q : r.queries) note(q, idx);
-    for (const auto& a : r.actions)
-      if (a.query) note(*a.query, idx);
-  }
-  return last;
-}
-
-// ---------------------------------------------------------------- indexes
-// A bucket key: the node id (for `on same node`) and the key values of a
-// query plan, as bytes. Values of one keyable type are equal exactly when
-// their bytes are (query_plan.cpp: keyable()).
-void append_node(std::string& key, int32_t id) { key.append(reinterpret_cast<const char*>(&id), sizeof id); }
-
-void append_value(std::string& key, const Value& v) {
-  key.push_back(static_cast<char>(v.type));
-  if (v.type == Type::Bool) {
-    key.push_back(v.b ? '\1' : '\0');
-  } else if (v.type == Type::String) {
-    auto n = static_cast<uint32_t>(v.s.size());
-    key.append(reinterpret_cast<const char*>(&n), sizeof n);
-    key.append(v.s);
-  } else {
-    key.append(reinterpret_cast<const char*>(&v.i), sizeof v.i);
-  }
-}
-
-template <class T>
-struct Bucket {
-  std::vector<T> items;  // in the query order (events: canonical; symptoms: first, then id)
-  bool sorted = true;    // symptoms only: false after an insertion or a `first` out of order
-  uint64_t swept = 0;    // symptoms only: Engine::state_changes_ when inactive ones were last removed
-};
-
-// The run-time state of one index signature (query_plan.h): candidates of
-// the plan's kinds, grouped into buckets by node and key values. Event
-// indexes are built on first use and rebuilt when derived events of their
-// kinds join (rarely: once per emitting rule); symptom indexes are built on
-// first use and then kept up to date as symptoms are created or merged
-// (a state change does not touch them: inactive symptoms are skipped).
-struct Index {
-  const plan::QueryPlan* plan = nullptr;  // the first plan with this signature: kinds, node grouping, keys
-  bool use_keys = true;   // false once a candidate's key had an unexpected type: then by node only
-  bool built = false;
-  uint64_t version = 0;   // events: the kinds' versions summed when built
-  Env env;                // evaluates the plan's candidate-side keys (slots of plan->rule)
-  StringMap<Bucket<const Event*>> events;
-  const std::vector<const Event*>* alias = nullptr;  // events of one kind, no node or key: the kind's list itself
-  StringMap<Bucket<const Symptom*>> symptoms;
-  Index* unkeyed = nullptr;  // the same grouping without keys, for a probe of an unexpected type
-};
-
-// Per query plan: its index and scratch for its probes (a plan never runs
-// inside itself, so the scratch is never in use twice), and its memo.
-struct PlanState {
-  const plan::QueryPlan* plan = nullptr;
-  Index* index = nullptr;
-  std::vector<Value> probe;
-  std::string key;
-  bool memo_valid = false;
-  uint64_t memo_stamp = 0;   // global version when last confirmed
-  uint64_t memo_inputs = 0;  // the inputs' versions summed when computed
-  Value memo;
-  // Memoized by parameters (QueryPlan::params): one value per parameter
-  // tuple, all computed while the inputs stood at `by_params_inputs`. An
-  // entry a bailed native attempt made is only marked not `valid` (the map
-  // removes nothing one by one; World::begin_attempt).
-  struct ParamMemo {
-    Value value;
-    bool valid = true;
-  };
-  StringMap<ParamMemo> by_params;
-  uint64_t by_params_inputs = 0;
-  std::string param_key;     // recall()'s key, for the remember() that follows
-};
-
-// How many parameter tuples one query keeps at most (beyond, values are
-// computed each time, as without memoization).
-constexpr size_t kMaxParamMemo = 1 << 16;
-
-// Appends a value to a memo key, unambiguously (type, then a fixed-size or
-// length-prefixed payload).
-void append_key(std::string& key, const Value& v) {
-  key += static_cast<char>(v.type);
-  auto bytes = [&](const void* p, size_t n) { key.append(static_cast<const char*>(p), n); };
-  switch (v.type) {
-    case Type::Bool: key += v.b ? '1' : '0'; break;
-    case Type::Int:
-    case Type::Time:
-    case Type::Duration: bytes(&v.i, sizeof v.i); break;
-    case Type::Float: bytes(&v.f, sizeof v.f); break;
-    case Type::String: {
-      const size_t n = v.s.size();
-      bytes(&n, sizeof n);
-      key += v.s;
-      break;
-    }
-    default: break;
-  }
 }
 
 // Reorders `items` so that position p holds what was at from[p] (`from`, a
@@ -221,64 +83,24 @@ class Engine final : public World {
   Engine(const Program& program, const WorkloadContext& ctx, const std::vector<std::pair<std::string, std::string>>& hs,
          bool collect_trail, bool use_indexes, uint64_t step_budget)
       : program_(program), cat_(program.catalog()), ctx_(ctx), nodes_(ctx.nodes.begin(), ctx.nodes.end()),
-        collect_trail_(collect_trail), use_indexes_(use_indexes), step_budget_(step_budget) {
+        collect_trail_(collect_trail), use_indexes_(use_indexes), step_budget_(step_budget), events_(cat_),
+        indexes_(program, *this, events_, symptoms_by_kind_, node_numbers_) {
     for (const auto& n : nodes_) node_names_ += (node_names_.empty() ? "" : ",") + n;
     for (int f = 0; f < 6; ++f) workload_values_.push_back(workload(f));  // none changes during a run
     for (const auto& [source, host] : hs) host_sources_.insert({source, host});
-    by_kind_.resize(cat_.event_kinds.size());
-    storage_.resize(cat_.event_kinds.size());
-    last_reader_ = last_event_readers(cat_);
     symptoms_by_kind_.resize(cat_.symptom_kinds.size());
-    ev_version_.assign(cat_.event_kinds.size(), 0);
-    sy_version_.assign(cat_.symptom_kinds.size(), 0);
-    ev_indexes_.resize(cat_.event_kinds.size());
-    sy_indexes_.resize(cat_.symptom_kinds.size());
-    for (const auto& n : ctx_.nodes) node_id(n);
-    workload_node_ids_ = static_cast<int32_t>(node_ids_.size());  // ids below it are workload nodes
-    // One Index per signature; plans with equal signatures share it.
-    const auto& plans = program_.query_plans().plans();
-    // Indexes are made on a plan's first use (index_of): most runs (a
-    // scenario, a small bundle) use few of them.
-    plan_states_.resize(plans.size());
-    index_by_id_.assign(program_.query_plans().index_count(), nullptr);
-    for (size_t i = 0; i < plans.size(); ++i) {
-      plan_states_[i].plan = &plans[i];
-      plan_states_[i].probe.resize(plans[i].keys.size());
-    }
+    for (const auto& n : ctx_.nodes) node_numbers_.number(n);
+    workload_node_ids_ = static_cast<int32_t>(node_numbers_.size());  // ids below it are workload nodes
   }
 
-  // The index of a plan's signature, made the first time one of its plans runs.
-  Index* index_of(PlanState& ps) const {
-    if (ps.index) return ps.index;
-    const plan::QueryPlan& p = *ps.plan;
-    Index*& ix = index_by_id_[static_cast<size_t>(p.index_id)];
-    if (!ix) {
-      ix = new_index(p);
-      if (!p.query->symptom)
-        for (int32_t k : p.query->kinds) ev_indexes_[static_cast<size_t>(k)].push_back(ix);
-    }
-    return ps.index = ix;
-  }
-
-  // Events stay where the scanner put them (their batches); the engine works
-  // on pointers in canonical order, kind by kind. An event of a kind that
-  // no rule (or no later rule, see last_reader_) reads is emptied in place:
-  // its strings and fields go, its fixed-size shell stays until the end.
-  // (Moving events into storage by kind cost a move per event and, since
-  // freed heap memory stays resident, a second copy of every shell at the
-  // peak.) Derived events are kept in storage_, by kind; neither moves an
-  // event once it is there (EventList).
+  // Runs the rules in catalog order (which is stage order), the outcome
+  // computed before the first post_outcome rule; a rule that spends the
+  // step budget ends the run. The events live in the EventStore, which
+  // frees each kind after its last reader, so memory falls as the stages
+  // advance.
   EngineResult run(std::vector<EventList> batches) {
-    batches_ = std::move(batches);
-    size_t total = 0, received = 0;
-    for (const auto& b : batches_) received += b.size();
+    const size_t received = events_.take(std::move(batches));
     if (step_budget_ == 0) step_budget_ = limits::eval_steps_for(received);
-    for (auto& b : batches_)
-      for (auto& e : b) {
-        if (live(e.kind)) ++total;
-        else drop(e);  // no rule reads it
-      }
-    sort_into_kinds(total);
     bool outcome_done = false;
     rule_ms_.assign(cat_.rules.size(), 0.0);
     for (const auto& rule : cat_.rules) {
@@ -296,7 +118,7 @@ class Engine final : public World {
         exhausted_rule_ = rule.name;
         break;
       }
-      free_dead_kinds();
+      for (int32_t k : events_.free_dead_kinds(rule_index_)) indexes_.events_freed(k);
       ++rule_index_;
     }
     if (exhausted_) {
@@ -310,9 +132,7 @@ class Engine final : public World {
     // Symptoms copied their evidence; the events are no longer needed, and
     // freeing them first keeps them from overlapping with the result.
     indexes_.clear();
-    by_kind_ = {};
-    storage_ = {};
-    batches_ = {};
+    events_.clear();
     EngineResult out;
     out.rule_ms = std::move(rule_ms_);
     out.steps = steps_;
@@ -325,12 +145,12 @@ class Engine final : public World {
     const size_t n = symptoms_.size();
     std::vector<std::pair<std::string_view, size_t>> by_id;  // (id, where it is now)
     by_id.reserve(n);
-    std::vector<char> affected(node_ids_.size(), 0);
+    std::vector<char> affected(node_numbers_.size(), 0);
     for (size_t i = 0; i < n; ++i) {
       Symptom& s = symptoms_[i];
       by_id.emplace_back(s.id, i);
       if (s.state != SymptomState::Scrubbed && !s.node.empty()) {
-        const int32_t id = find_node(s.node);
+        const int32_t id = node_numbers_.find(s.node);
         if (id >= 0 && id < workload_node_ids_) affected[static_cast<size_t>(id)] = 1;
       }
       for (const auto& f : cat_.symptom_kinds[static_cast<size_t>(s.kind)].fields) s.field_names.push_back(f.name);
@@ -340,7 +160,7 @@ class Engine final : public World {
     for (size_t p = 0; p < n; ++p) from[p] = by_id[p].second;
     by_id = {};  // its views die with the moves below
     permute(symptoms_, from);
-    node_ids_.for_each([&](std::string_view name, int32_t id) {
+    node_numbers_.for_each([&](std::string_view name, int32_t id) {
       if (id < workload_node_ids_ && affected[static_cast<size_t>(id)]) out.affected_nodes.emplace_back(name);
     });
     std::sort(out.affected_nodes.begin(), out.affected_nodes.end());
@@ -371,185 +191,26 @@ class Engine final : public World {
   }
 
   void visit_candidates(const ir::Query& q, Env& env, CandidateVisitor each) const {
-    PlanState* ps = use_indexes_ ? state_for(q) : nullptr;
-    if (!ps) return scan(q, env, each);
-    const plan::QueryPlan& p = *ps->plan;
-    const std::string_view rel_node =
-        q.relation != ir::NodeRelation::Any ? env.slots[static_cast<size_t>(q.relation_slot)].node() : std::string_view();
-    Index* ix = index_of(*ps);
-    fresh(*ix);
-    bool keyed = ix->use_keys && !p.keys.empty();
-    if (keyed) {
-      // Probes first: they may run queries of their own (which use other plans).
-      for (size_t i = 0; i < p.keys.size(); ++i) {
-        Value& v = ps->probe[i];
-        run_expression_into(*p.keys[i].probe, env, v);
-        if (v.is_null()) return;  // `==` with null is false: no candidate passes
-        if (v.type != p.keys[i].probe->type) keyed = false;
-      }
-      if (!keyed) {
-        ix = unkeyed(*ix);
-        fresh(*ix);
-      }
-    }
-    std::string& key = ps->key;
-    key.clear();
-    if (p.by_node) {
-      int32_t id = find_node(rel_node);
-      if (id < 0) return;
-      append_node(key, id);
-    }
-    if (keyed)
-      for (const Value& v : ps->probe) append_value(key, v);
-    auto& slot = env.slots[static_cast<size_t>(q.bind_slot)];
-    std::optional<int64_t> lo, hi;
-    if (q.has_within) {
-      auto anchor = env.slots[static_cast<size_t>(q.anchor_slot)].time();
-      if (!anchor) return;  // no candidate is within a window of no time
-      lo = q.direction == ir::WithinDirection::After ? *anchor : *anchor - q.within_ns;
-      hi = q.direction == ir::WithinDirection::Before ? *anchor : *anchor + q.within_ns;
-    }
-    if (q.symptom) {
-      Bucket<const Symptom*>* found = ix->symptoms.find(key);
-      if (!found) return;
-      Bucket<const Symptom*>& b = *found;
-      if (b.swept != state_changes_) {
-        // A demoted or scrubbed symptom never becomes active again, and no
-        // state changes while a query walks: drop them here, once, so that a
-        // rule demoting the symptoms of a kind for every binding walks only
-        // what is left, not everything ever demoted (order is kept).
-        std::erase_if(b.items, [](const Symptom* x) { return x->state != SymptomState::Active; });
-        b.swept = state_changes_;
-      }
-      if (!b.sorted) {
-        std::sort(b.items.begin(), b.items.end(), symptom_order);
-        b.sorted = true;
-      }
-      auto begin = b.items.begin(), end = b.items.end();
-      if (lo) {
-        // Timed symptoms come first, by `first`: narrow by binary search.
-        auto timed_end = std::partition_point(begin, end, [](const Symptom* x) { return x->first.has_value(); });
-        begin = std::lower_bound(begin, timed_end, *lo, [](const Symptom* x, int64_t t) { return *x->first < t; });
-        end = std::upper_bound(begin, timed_end, *hi, [](int64_t t, const Symptom* x) { return t < *x->first; });
-      }
-      for (auto i = begin; i != end; ++i) {
-        const Symptom* x = *i;
-        if (x->state != SymptomState::Active) continue;
-        if (q.relation == ir::NodeRelation::Other && x->node == rel_node) continue;
-        slot = Item{nullptr, x};
-        if (!each()) return;
-      }
-      return;
-    }
-    const std::vector<const Event*>* found = ix->alias;
-    if (!found) {
-      const Bucket<const Event*>* b = ix->events.find(key);
-      if (!b) return;
-      found = &b->items;
-    }
-    const std::vector<const Event*>& list = *found;
-    auto begin = list.begin(), end = list.end();
-    if (lo) {
-      // Timed events come first and are sorted by time: narrow by binary search.
-      auto timed_end = std::partition_point(begin, end, [](const Event* e) { return e->where.ts.has_value(); });
-      begin = std::lower_bound(begin, timed_end, *lo, [](const Event* e, int64_t t) { return *e->where.ts < t; });
-      end = std::upper_bound(begin, timed_end, *hi, [](int64_t t, const Event* e) { return t < *e->where.ts; });
-    }
-    // The list is in time order; on many nodes consecutive events lie far
-    // apart in the heap, and the first read of each (its shell, then its
-    // fields) was a cache and TLB miss the filter waited for. Ask for them
-    // ahead: the shell kPrefetchShell events ahead, its fields (through the
-    // shell, by then cached) kPrefetchFields ahead.
-    constexpr ptrdiff_t kPrefetchShell = 12, kPrefetchFields = 6;
-    for (auto i = begin; i != end; ++i) {
-      if (end - i > kPrefetchShell) {
-        const char* shell = reinterpret_cast<const char*>(i[kPrefetchShell]);
-        __builtin_prefetch(shell);
-        __builtin_prefetch(shell + 64);
-        __builtin_prefetch(shell + 128);
-      }
-      if (end - i > kPrefetchFields) __builtin_prefetch(i[kPrefetchFields]->fields.data());
-      if (q.relation == ir::NodeRelation::Other && (*i)->host == rel_node) continue;
-      slot = Item{*i, nullptr};
-      if (!each()) return;
-    }
+    if (!use_indexes_ || !indexes_.candidates(q, env, each)) scan(q, env, each);
   }
 
+  // Memoized query values live with the indexes; without indexes nothing
+  // is memoized (the plain evaluation the indexes must agree with).
   const Value* recall(const ir::Query& q, Env& env, bool* keep) const override {
-    PlanState* ps = use_indexes_ ? state_for(q) : nullptr;
-    *keep = ps && ps->plan->memoized;
-    if (!*keep) return nullptr;
-    const plan::QueryPlan& p = *ps->plan;
-    if (!p.params.empty() || !p.param_node_slots.empty()) {
-      const uint64_t in = inputs_version(p);
-      if (ps->by_params_inputs != in) {
-        ps->by_params.clear();
-        ps->by_params_inputs = in;
-      }
-      std::string& key = ps->param_key;
-      key.clear();
-      for (const ir::Expr* e : p.params) append_key(key, run_expression(*e, env));
-      for (int32_t s : p.param_node_slots) {
-        std::string_view n = env.slots[static_cast<size_t>(s)].node();
-        const size_t len = n.size();
-        key.append(reinterpret_cast<const char*>(&len), sizeof len);
-        key.append(n);
-      }
-      const PlanState::ParamMemo* m = ps->by_params.find(key);
-      return m && m->valid ? &m->value : nullptr;
+    if (!use_indexes_) {
+      *keep = false;
+      return nullptr;
     }
-    if (!ps->memo_valid) return nullptr;
-    if (ps->memo_stamp == global_version_) return &ps->memo;
-    if (ps->memo_inputs != inputs_version(*ps->plan)) return nullptr;
-    ps->memo_stamp = global_version_;  // something else changed, not its inputs
-    return &ps->memo;
+    return indexes_.recall(q, env, keep);
   }
 
   void remember(const ir::Query& q, Env& /*env*/, const Value& v) const override {
-    PlanState* ps = use_indexes_ ? state_for(q) : nullptr;
-    if (!ps || !ps->plan->memoized) return;
-    if (!ps->plan->params.empty() || !ps->plan->param_node_slots.empty()) {
-      // The inputs cannot have changed since recall(): evaluating a query
-      // changes no event or symptom.
-      PlanState::ParamMemo* m = ps->by_params.find(ps->param_key);
-      if (m) {
-        m->value = v;  // an entry a bailed attempt left (it was not valid)
-        m->valid = true;
-      } else if (ps->by_params.size() < kMaxParamMemo) {
-        m = ps->by_params.try_emplace(ps->param_key, PlanState::ParamMemo{v, true}).first;
-      }
-      if (m && attempts_open_ > 0) {
-        memo_undo_.push_back(MemoUndo{ps, m, {}, false, 0, 0});
-        undo_count_ = memo_undo_.size();
-      }
-      return;
-    }
-    if (attempts_open_ > 0) {
-      memo_undo_.push_back(MemoUndo{ps, nullptr, ps->memo, ps->memo_valid, ps->memo_stamp, ps->memo_inputs});
-      undo_count_ = memo_undo_.size();
-    }
-    ps->memo = v;
-    ps->memo_valid = true;
-    ps->memo_stamp = global_version_;
-    ps->memo_inputs = inputs_version(*ps->plan);
+    if (use_indexes_ && indexes_.remember(q, v, attempts_open_ > 0)) undo_count_ = indexes_.undo_log_size();
   }
 
   void undo_memos(size_t keep) const override {
-    if (keep == SIZE_MAX) memo_undo_.clear();  // the attempts succeeded: their memos stay
-    else
-      while (memo_undo_.size() > keep) {
-        MemoUndo& u = memo_undo_.back();
-        if (u.param) {
-          u.param->valid = false;
-        } else {
-          u.ps->memo = std::move(u.memo);
-          u.ps->memo_valid = u.valid;
-          u.ps->memo_stamp = u.stamp;
-          u.ps->memo_inputs = u.inputs;
-        }
-        memo_undo_.pop_back();
-      }
-    undo_count_ = memo_undo_.size();
+    indexes_.undo_memos(keep);
+    undo_count_ = indexes_.undo_log_size();
   }
 
   Value terminal(int field) const override {
@@ -591,338 +252,13 @@ class Engine final : public World {
   }
 
  private:
-  // Whether a rule not yet run (or running) reads events of kind k.
-  bool live(int32_t k) const { return last_reader_[static_cast<size_t>(k)] >= rule_index_; }
-  // Whether a rule after the running one reads kind k (derived events join after their rule).
-  bool read_later(int32_t k) const { return last_reader_[static_cast<size_t>(k)] > rule_index_; }
+  void changed_symptoms(int32_t kind) { indexes_.symptoms_changed(kind); }
+  void changed_outcome() { indexes_.outcome_changed(); }
 
-  // Rules reach events only through queries, so a kind no later rule queries
-  // can never be seen again: its events, and their index entries, go.
-  void free_dead_kinds() {
-    for (size_t k = 0; k < storage_.size(); ++k) {
-      if (last_reader_[k] != rule_index_) continue;
-      // In address order: the list is in time order, which on many nodes
-      // jumps across the heap at every step, and each drop touches the
-      // event, its line and its fields (a cache and TLB miss each, out of
-      // order). The scanner made them in address order.
-      auto& dead = by_kind_[k];
-      std::sort(dead.begin(), dead.end(), std::less<const Event*>());
-      // The blocks an event owns (its fields, its line) lie elsewhere; ask
-      // for them a few events ahead, as candidates() does for its filters.
-      constexpr size_t kPrefetchShell = 12, kPrefetchOwned = 6;
-      for (size_t i = 0; i < dead.size(); ++i) {
-        if (i + kPrefetchShell < dead.size()) {
-          const char* shell = reinterpret_cast<const char*>(dead[i + kPrefetchShell]);
-          __builtin_prefetch(shell);
-          __builtin_prefetch(shell + 64);
-          __builtin_prefetch(shell + 128);
-        }
-        if (i + kPrefetchOwned < dead.size()) {
-          const Event* ahead = dead[i + kPrefetchOwned];
-          __builtin_prefetch(ahead->fields.data());
-          __builtin_prefetch(ahead->where.text.data());
-        }
-        drop(*const_cast<Event*>(dead[i]));  // the engine owns every event
-      }
-      storage_[k] = {};
-      by_kind_[k] = {};
-      for (Index* ix : ev_indexes_[k]) {
-        ix->events = {};
-        ix->alias = nullptr;
-        ix->built = false;
-      }
-    }
-  }
-
-  void index(const Event* e) { by_kind_[static_cast<size_t>(e->kind)].push_back(e); }
-
-  // Frees what an event holds; kind -1 marks it as gone.
-  static void drop(Event& e) {
-    e = Event();
-    e.kind = -1;
-  }
-
-  // Puts every kind's events into by_kind_ in canonical order. Rules see
-  // events only kind by kind, so each kind is sorted on its own, and on a
-  // key that decides nearly every comparison with integers: (timed, ts,
-  // rank of (host, source, file), line); only events of one line (several
-  // extractors) fall through to the full comparison.
-  void sort_into_kinds(size_t total) {
-    (void)total;
-    // Number the (host, source, file) triples; a batch's events share one,
-    // so most events reuse the previous event's number.
-    using Triple = std::tuple<std::string_view, std::string_view, std::string_view>;
-    std::map<Triple, int32_t> ids;
-    std::vector<std::vector<int32_t>> file_of(by_kind_.size());  // by kind, like by_kind_: the triple's number
-    const Event* prev = nullptr;
-    int32_t prev_id = -1;
-    for (const auto& batch : batches_)
-      for (const auto& e : batch) {
-        if (e.kind < 0) continue;
-        if (!prev || e.host != prev->host || e.where.source != prev->where.source || e.where.file != prev->where.file) {
-          prev_id = ids.try_emplace(Triple(e.host, e.where.source, e.where.file), static_cast<int32_t>(ids.size())).first->second;
-          prev = &e;
-        }
-        by_kind_[static_cast<size_t>(e.kind)].push_back(&e);
-        file_of[static_cast<size_t>(e.kind)].push_back(prev_id);
-      }
-    std::vector<int32_t> rank(ids.size());
-    int32_t next = 0;
-    for (const auto& [triple, id] : ids) rank[static_cast<size_t>(id)] = next++;  // the map is in lexicographic order
-    // One kind at a time, so the keys of only one kind exist at once. A
-    // key is two words and the event: its time (sign bit flipped, so that
-    // unsigned order is signed order) and its place, the file's rank in the
-    // high bits and the line in the low ones. Untimed events sort after
-    // all timed ones and are keyed apart, so no time value stands for
-    // "none". A place is a monotone image of (file, line): a line or rank
-    // too large for its bits is clamped, and events whose places tie are
-    // ordered by event_canonical_less, which decides exactly.
-    struct Key {
-      uint64_t t;
-      uint64_t place;
-      const Event* e;
-    };
-    constexpr int kLineBits = 40;
-    constexpr uint64_t kMaxLine = (uint64_t{1} << kLineBits) - 1;
-    constexpr uint64_t kMaxRank = (uint64_t{1} << (64 - kLineBits)) - 1;
-    auto place_of = [&](uint64_t file_rank, int64_t line) {
-      if (file_rank >= kMaxRank) return (kMaxRank << kLineBits) | kMaxLine;  // all such places tie
-      const uint64_t l = line < 0 ? 0 : std::min<uint64_t>(static_cast<uint64_t>(line), kMaxLine);
-      return (file_rank << kLineBits) | l;
-    };
-    auto less = [](const Key& a, const Key& b) {
-      if (a.t != b.t) return a.t < b.t;
-      if (a.place != b.place) return a.place < b.place;
-      return event_canonical_less(*a.e, *b.e);
-    };
-    std::vector<Key> keys, untimed;
-    for (size_t k = 0; k < by_kind_.size(); ++k) {
-      auto& list = by_kind_[k];
-      keys.clear();
-      untimed.clear();
-      keys.reserve(list.size());
-      for (size_t i = 0; i < list.size(); ++i) {
-        const Event& e = *list[i];
-        const uint64_t place = place_of(static_cast<uint64_t>(rank[static_cast<size_t>(file_of[k][i])]), e.where.line);
-        if (e.where.ts) keys.push_back({static_cast<uint64_t>(*e.where.ts) ^ (uint64_t{1} << 63), place, &e});
-        else untimed.push_back({0, place, &e});
-      }
-      file_of[k] = {};
-      std::sort(keys.begin(), keys.end(), less);
-      std::sort(untimed.begin(), untimed.end(), less);
-      size_t at = 0;
-      for (const Key& key : keys) list[at++] = key.e;
-      for (const Key& key : untimed) list[at++] = key.e;
-    }
-  }
-
-
-  // ------------------------------------------------------------ plans
-  PlanState* state_for(const ir::Query& q) const {
-    const auto& plans = program_.query_plans();
-    const plan::QueryPlan* p = plans.find(&q);
-    return p ? &plan_states_[static_cast<size_t>(p - plans.plans().data())] : nullptr;
-  }
-
-  // The versions a memoized plan's value depends on, summed (they only grow).
-  uint64_t inputs_version(const plan::QueryPlan& p) const {
-    uint64_t v = p.reads_outcome ? outcome_version_ : 0;
-    for (int32_t k : p.event_inputs) v += ev_version_[static_cast<size_t>(k)];
-    for (int32_t k : p.symptom_inputs) v += sy_version_[static_cast<size_t>(k)];
-    return v;
-  }
-  void changed_symptoms(int32_t kind) {
-    ++sy_version_[static_cast<size_t>(kind)];
-    ++global_version_;
-  }
-  void changed_outcome() {
-    ++outcome_version_;
-    ++global_version_;
-  }
-
-  int32_t node_id(std::string_view node) const {
-    return *node_ids_.try_emplace(node, static_cast<int32_t>(node_ids_.size())).first;
-  }
   // Whether `name` is a node of the workload (a hash lookup, not the ordered set's compares).
   bool workload_node(std::string_view name) const {
-    const int32_t id = find_node(name);
+    const int32_t id = node_numbers_.find(name);
     return id >= 0 && id < workload_node_ids_;
-  }
-  int32_t find_node(std::string_view node) const {
-    const int32_t* id = node_ids_.find(node);
-    return id ? *id : -1;
-  }
-
-  Index* new_index(const plan::QueryPlan& p) const {
-    indexes_.push_back(std::make_unique<Index>());
-    Index* ix = indexes_.back().get();
-    ix->plan = &p;
-    ix->env.catalog = &cat_;
-    ix->env.regexes = &program_.expression_regexes();
-    ix->env.rule = p.rule;
-    ix->env.world = this;
-    ix->env.native = program_.native();
-    ix->env.slots.resize(static_cast<size_t>(std::max(1, p.rule->slot_count)));
-    return ix;
-  }
-
-  Index* unkeyed(Index& ix) const {
-    if (!ix.unkeyed) {
-      ix.unkeyed = new_index(*ix.plan);
-      ix.unkeyed->use_keys = false;
-      if (!ix.plan->query->symptom)
-        for (int32_t k : ix.plan->query->kinds) ev_indexes_[static_cast<size_t>(k)].push_back(ix.unkeyed);
-    }
-    return ix.unkeyed;
-  }
-
-  // The bucket key of a candidate; false when it belongs in no bucket (a
-  // null key value can equal nothing). A key value of a type other than
-  // the static one (never expected) turns the index's keys off.
-  bool candidate_key(Index& ix, const Item& item, std::string& key) const {
-    const plan::QueryPlan& p = *ix.plan;
-    key.clear();
-    if (p.by_node) append_node(key, node_id(item.node()));
-    if (!ix.use_keys) return true;
-    auto& slot = ix.env.slots[static_cast<size_t>(p.query->bind_slot)];
-    slot = item;
-    for (const auto& k : p.keys) {
-      run_expression_into(*k.candidate, ix.env, key_value_);
-      if (key_value_.is_null()) return false;
-      if (key_value_.type != k.candidate->type) {
-        ix.use_keys = false;
-        return false;
-      }
-      if (k.infix) break;  // last; the caller files the candidate under each infix of key_value_
-      append_value(key, key_value_);
-    }
-    return true;
-  }
-
-  // How many infixes one candidate may be filed under; beyond, the index
-  // drops its keys (by node only), as for a key of an unexpected type.
-  static constexpr size_t kMaxInfixes = 256;
-
-  // Calls f(x) for every x such that `hay` contains prefix + x + suffix
-  // (each x once per position pair; duplicates are the caller's to skip).
-  // False when there are more than kMaxInfixes.
-  template <class F>
-  static bool for_each_infix(std::string_view hay, const std::string& prefix, const std::string& suffix, F&& f) {
-    size_t n = 0;
-    for (size_t i = hay.find(prefix); i != std::string_view::npos; i = hay.find(prefix, i + 1)) {
-      const size_t from = i + prefix.size();
-      size_t j = hay.find(suffix, from);
-      // No suffix after this prefix means none after any later one: stop,
-      // so a long value full of prefixes costs one pass, not one per prefix.
-      if (j == std::string_view::npos) break;
-      for (; j != std::string_view::npos; j = hay.find(suffix, j + 1)) {
-        if (++n > kMaxInfixes) return false;
-        f(hay.substr(from, j - from));
-      }
-    }
-    return true;
-  }
-
-  // Builds (or rebuilds) an index that is missing or stale.
-  void fresh(Index& ix) const {
-    const ir::Query& q = *ix.plan->query;
-    if (q.symptom) {
-      if (ix.built) return;
-      build_symptom_index(ix);
-      return;
-    }
-    uint64_t v = 0;
-    for (int32_t k : q.kinds) v += ev_version_[static_cast<size_t>(k)];
-    if (ix.built && ix.version == v) return;
-    ix.events.clear();
-    ix.alias = nullptr;
-    if (q.kinds.size() == 1 && !ix.plan->by_node && (ix.plan->keys.empty() || !ix.use_keys)) {
-      // One kind, no grouping: the kind's own list is the index.
-      ix.alias = &by_kind_[static_cast<size_t>(q.kinds[0])];
-      ix.version = v;
-      ix.built = true;
-      return;
-    }
-    std::string key, infix_key;
-    bool keys_before = ix.use_keys;
-    const plan::KeyPart* infix = ix.use_keys && !ix.plan->keys.empty() && ix.plan->keys.back().infix ? &ix.plan->keys.back() : nullptr;
-    Value part = Value::string("");
-    for (const Event* e : merged_events(q.kinds)) {
-      if (!candidate_key(ix, Item{e, nullptr}, key)) {
-        if (keys_before && !ix.use_keys) return fresh(ix);  // start over without keys
-        continue;
-      }
-      if (!infix) {
-        ix.events[key].items.push_back(e);
-        continue;
-      }
-      bool ok = for_each_infix(key_value_.s, infix->prefix, infix->suffix, [&](std::string_view x) {
-        infix_key.assign(key);
-        part.s.assign(x);
-        append_value(infix_key, part);
-        auto& items = ix.events[infix_key].items;
-        if (items.empty() || items.back() != e) items.push_back(e);  // once per candidate, in order
-      });
-      if (!ok) {
-        ix.use_keys = false;
-        return fresh(ix);  // start over without keys
-      }
-    }
-    ix.version = v;
-    ix.built = true;
-  }
-
-  void build_symptom_index(Index& ix) const {
-    ix.symptoms.clear();
-    bool keys_before = ix.use_keys;
-    for (int32_t k : ix.plan->query->kinds) {
-      for (const Symptom* s : symptoms_by_kind_[static_cast<size_t>(k)]) {
-        add_symptom(ix, s);
-        if (keys_before && !ix.use_keys) return build_symptom_index(ix);  // start over without keys
-      }
-    }
-    if (!ix.built)
-      for (int32_t k : ix.plan->query->kinds) sy_indexes_[static_cast<size_t>(k)].push_back(&ix);
-    ix.built = true;
-  }
-
-  void add_symptom(Index& ix, const Symptom* s) const {
-    std::string& key = scratch_key_;
-    if (!candidate_key(ix, Item{nullptr, s}, key)) return;
-    Bucket<const Symptom*>& b = ix.symptoms[key];
-    if (!b.items.empty() && !symptom_order(b.items.back(), s)) b.sorted = false;
-    b.items.push_back(s);
-  }
-
-  // A new symptom joins every index built over its kind.
-  void symptom_created(const Symptom* s) {
-    for (Index* ix : sy_indexes_[static_cast<size_t>(s->kind)]) {
-      bool keys_before = ix->use_keys;
-      add_symptom(*ix, s);
-      if (keys_before && !ix->use_keys) build_symptom_index(*ix);
-    }
-  }
-
-  // A symptom's `first` changed: its buckets must be re-sorted before use.
-  void symptom_moved(const Symptom* s) {
-    std::string& key = scratch_key_;
-    for (Index* ix : sy_indexes_[static_cast<size_t>(s->kind)]) {
-      if (!candidate_key(*ix, Item{nullptr, s}, key)) continue;
-      if (Bucket<const Symptom*>* b = ix->symptoms.find(key)) b->sorted = false;
-    }
-  }
-
-  // The events of `kinds` in canonical order (each kind's list already is).
-  std::vector<const Event*> merged_events(const std::vector<int32_t>& kinds) const {
-    std::vector<const Event*> out;
-    auto less = [](const Event* a, const Event* b) { return event_canonical_less(*a, *b); };
-    for (int32_t k : kinds) {
-      const auto& list = by_kind_[static_cast<size_t>(k)];
-      size_t mid = out.size();
-      out.insert(out.end(), list.begin(), list.end());
-      if (mid > 0) std::inplace_merge(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(mid), out.end(), less);
-    }
-    return out;
   }
 
   // Without indexes (use_indexes_ false, or a query without a plan, which
@@ -947,7 +283,7 @@ class Engine final : public World {
       }
       return;
     }
-    for (const Event* e : merged_events(q.kinds)) {
+    for (const Event* e : events_.merged(q.kinds)) {
       if (!step()) return;
       if (!node_ok(e->host) || !within_window(q, env, e->ts())) continue;
       slot = Item{e, nullptr};
@@ -1063,35 +399,7 @@ class Engine final : public World {
     }
     // Derived events join the store after the rule, so a rule never sees
     // its own output while it runs.
-    if (!pending_events_.empty()) {
-      // Sorted by pointer (an Event is large to move), then moved once into
-      // its kind's list in that order.
-      std::vector<Event*> order;
-      order.reserve(pending_events_.size());
-      std::map<int32_t, size_t> touched;  // kind -> derived events of it that a later rule reads
-      for (auto& e : pending_events_)
-        if (read_later(e.kind)) {
-          ++touched[e.kind];
-          order.push_back(&e);
-        }
-      auto less = [](const Event* a, const Event* b) { return event_canonical_less(*a, *b); };
-      std::stable_sort(order.begin(), order.end(), less);
-      std::map<int32_t, size_t> old_size;  // kind -> its events before these
-      for (const auto& [k, n] : touched) old_size[k] = by_kind_[static_cast<size_t>(k)].size();
-      for (Event* e : order) {
-        auto& list = storage_[static_cast<size_t>(e->kind)];
-        list.push_back(std::move(*e));
-        index(&list.back());
-      }
-      pending_events_.clear();
-      for (const auto& [k, n] : touched) {
-        // Both parts are in canonical order: a stable merge is the stable sort.
-        auto& list = by_kind_[static_cast<size_t>(k)];
-        std::inplace_merge(list.begin(), list.begin() + static_cast<std::ptrdiff_t>(old_size[k]), list.end(), less);
-        ++ev_version_[static_cast<size_t>(k)];  // indexes over the kind rebuild on next use
-        ++global_version_;
-      }
-    }
+    for (int32_t k : events_.add_derived(pending_events_, rule_index_)) indexes_.events_changed(k);
   }
 
   Symptom* mutable_symptom(const Symptom* s) {
@@ -1113,7 +421,7 @@ class Engine final : public World {
     StateChange c{r.name, reason_text(a, env), cause.symptom ? cause.symptom->id : std::string()};
     bool demote = a.kind == ir::ActionKind::Demote;
     s->state = demote ? SymptomState::Demoted : SymptomState::Scrubbed;
-    ++state_changes_;
+    indexes_.symptom_left();
     (demote ? s->demoted_by : s->scrubbed_by) = c;
     changed_symptoms(s->kind);
     trail(r, demote ? "demote" : "scrub", [&] {
@@ -1168,24 +476,7 @@ class Engine final : public World {
         }
         case ir::ActionKind::SetOutcome: {
           std::string reason = reason_text(a, env);
-          outcome_.status = a.status;
-          if (!a.domain.empty()) {
-            outcome_.domain = a.domain;
-            outcome_.sub_domain = a.sub_domain;
-          }
-          if (a.status != "attributed" && a.status != "ambiguous") {
-            if (a.domain.empty()) {
-              outcome_.domain.clear();
-              outcome_.sub_domain.clear();
-            }
-            outcome_.culprit_nodes.clear();
-            if (a.status == "no_failure") {
-              outcome_.root_cause.clear();
-              outcome_.root_cause_summary.clear();
-            }
-          }
-          outcome_.overridden_by = r.name;
-          outcome_.override_reason = reason;
+          set_outcome(outcome_, a, r.name, reason);
           changed_outcome();
           trail(r, "set outcome", [&] { return std::pair(a.status, reason); });
           break;
@@ -1327,45 +618,12 @@ class Engine final : public World {
       });
     }
     changed_symptoms(s->kind);
-    if (created) symptom_created(s);
-    else if (s->first != first_before) symptom_moved(s);
+    if (created) indexes_.symptom_created(s);
+    else if (s->first != first_before) indexes_.symptom_moved(s);
   }
 
   void compute_outcome() {
-    std::map<std::pair<std::string, std::string>, std::vector<const Symptom*>> classes;
-    for (const auto& s : symptoms_)
-      if (s.state == SymptomState::Active && s.classification) classes[*s.classification].push_back(&s);
-    Outcome o;
-    for (auto& [cls, list] : classes) {
-      Candidate c;
-      c.domain = cls.first;
-      c.sub_domain = cls.second;
-      std::set<std::string> nodes;
-      for (const Symptom* s : list) {
-        if (!s->node.empty() && !s->control_plane) nodes.insert(s->node);
-        c.symptoms.push_back(s->id);
-      }
-      std::sort(c.symptoms.begin(), c.symptoms.end());
-      c.nodes.assign(nodes.begin(), nodes.end());
-      o.candidates.push_back(std::move(c));
-    }
-    if (classes.empty()) {
-      bool completed = ctx_.terminal.state == "COMPLETED" && ctx_.terminal.exit_code.value_or(0) == 0;
-      o.status = completed ? "no_failure" : "unattributed";
-    } else if (classes.size() == 1) {
-      auto& [cls, list] = *classes.begin();
-      o.status = "attributed";
-      o.domain = cls.first;
-      o.sub_domain = cls.second;
-      o.culprit_nodes = o.candidates.front().nodes;
-      std::vector<const Symptom*> sorted = list;
-      std::sort(sorted.begin(), sorted.end(), symptom_order);
-      o.root_cause = sorted.front()->id;
-      o.root_cause_summary = sorted.front()->summary;
-    } else {
-      o.status = "ambiguous";
-    }
-    outcome_ = std::move(o);
+    outcome_ = outcome_of(symptoms_, ctx_);
     changed_outcome();
   }
 
@@ -1376,9 +634,6 @@ class Engine final : public World {
   std::string node_names_;             // workload.node_names: the nodes, sorted, joined with ','
   std::vector<Value> workload_values_; // workload(f) for every field, for workload_ref()
   std::set<std::pair<std::string, std::string>> host_sources_;
-  std::vector<EventList> batches_;     // the events as scanned; see run()
-  std::vector<EventList> storage_;     // by kind: derived events (they never move once added)
-  std::vector<int64_t> last_reader_;   // by event kind: index of the last rule that queries it, -1 for none
   int64_t rule_index_ = 0;             // the rule running now (index into cat_.rules)
   std::vector<double> rule_ms_;        // by rule: its wall time (EngineResult::rule_ms)
   bool collect_trail_ = true;
@@ -1386,39 +641,18 @@ class Engine final : public World {
   uint64_t step_budget_ = 0;           // evaluation steps this run may take (limits::eval_steps_for)
   // (steps_ and exhausted_, the steps taken and whether the budget is spent,
   // are World's: a bailed native attempt restores them.)
-  // What remember() changed while a native attempt was open, to undo it if
-  // the attempt bails (World::begin_attempt): a parameter memo entry to mark
-  // not valid, or a closed memo's previous state.
-  struct MemoUndo {
-    PlanState* ps;
-    PlanState::ParamMemo* param;  // null: the closed memo, restored from below
-    Value memo;
-    bool valid;
-    uint64_t stamp, inputs;
-  };
-  mutable std::vector<MemoUndo> memo_undo_;
   std::string exhausted_rule_;         // the rule that was running when it ran out
-  std::vector<Event> pending_events_;
-  std::vector<std::vector<const Event*>> by_kind_;   // canonical order
+  EventStore events_;                  // scanned and derived events, by kind
+  std::vector<Event> pending_events_;  // derived by the running rule; they join after it
   std::deque<Symptom> symptoms_;
   StringMap<Symptom*> symptom_ids_;
   std::vector<std::vector<const Symptom*>> symptoms_by_kind_;  // creation order
-
-  // Query plans and their indexes (candidates() builds lazily, hence mutable).
-  mutable std::vector<std::unique_ptr<Index>> indexes_;
-  mutable std::vector<PlanState> plan_states_;              // by plan, as in program_.query_plans()
-  mutable std::vector<Index*> index_by_id_;                 // by QueryPlan::index_id; null until first used
-  mutable std::vector<std::vector<Index*>> ev_indexes_;     // by event kind: indexes over it
-  mutable std::vector<std::vector<Index*>> sy_indexes_;     // by symptom kind: built indexes over it
-  mutable StringMap<int32_t> node_ids_;  // nodes and hosts, numbered as met
-  int32_t workload_node_ids_ = 0;  // node_ids_ below this are the workload's nodes
-  mutable Value key_value_;                                 // candidate_key() scratch
-  std::string id_buf_;                                      // symptom(): the id being looked up
-  mutable std::string scratch_key_;
-  // Versions of what memoized query values depend on; they only grow.
-  std::vector<uint64_t> ev_version_, sy_version_;
-  uint64_t outcome_version_ = 0, global_version_ = 0;
-  uint64_t state_changes_ = 0;         // symptoms demoted or scrubbed so far (Bucket::swept)
+  NodeNumbers node_numbers_;           // nodes and hosts, numbered as met
+  int32_t workload_node_ids_ = 0;      // node numbers below this are the workload's nodes
+  // Indexes and memos over the events and symptoms above (candidates()
+  // builds them lazily, hence mutable).
+  mutable QueryIndexes indexes_;
+  std::string id_buf_;                 // symptom(): the id being looked up
   Outcome outcome_;
   std::vector<TrailEntry> trail_;
 };

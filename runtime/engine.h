@@ -8,8 +8,20 @@
 // are put in canonical order (time, host, source, file, line, producer)
 // before any rule runs, and everything emitted is sorted.
 //
+// Its parts, each internal to the engine: runtime/event_store.h holds the
+// events by kind in canonical order and frees each kind after its last
+// reader; runtime/query_index.h answers queries from indexes and memos;
+// runtime/outcome.h computes the outcome; engine.cpp runs the stages and
+// their actions over them.
+//
+// Ownership: run_engine takes the events (by value) and frees them before
+// it returns; the result owns everything in it. It reads the Program
+// (shared, immutable) and owns the rest.
 // Thread-safety: run_engine is a pure function of its inputs; call it from
-// any thread. It reads the Program (shared, immutable) and owns the rest.
+// any thread.
+// Errors: none are reported and nothing throws but allocation: a run that
+// spends its step budget is a result (EngineResult::budget_exhausted_by,
+// outcome unattributed), not an error.
 #pragma once
 
 #include <cstdint>

@@ -1,18 +1,12 @@
 #include "runtime/scanner.h"
 
 #include "base/checked_int.h"
-#include "base/read_full.h"
 
-#include "runtime/mapped_window_guard.h"
+#include "runtime/file_windows.h"
 
 #include <hs/hs.h>
 #include <re2/filtered_re2.h>
 #include <re2/re2.h>
-
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <map>
@@ -47,155 +41,6 @@ int on_match(unsigned int id, unsigned long long /*from*/, unsigned long long to
   c->hits.emplace_back(to, id);
   return 0;
 }
-
-// A file read as a sequence of windows: window(offset, want) makes the file's
-// bytes [offset, offset + want) readable in one piece (fewer at its end).
-// Offsets only move forward (a split scan's parts may skip ahead).
-//
-// With `map`, regular files are mapped, one window at a time: the scan then
-// reads the page cache in place, where read(2) first copies every byte
-// (about 7% of a scan's CPU time). Only one window is mapped at a time, so
-// memory stays that of a buffer. (MAP_POPULATE was measured slower: it maps
-// every page up front, where a fault maps 64 KiB around it.) Anything that
-// cannot be mapped (pipes, /proc files, file systems without mmap) is read.
-class FileWindows {
- public:
-  // `buffer` backs read mode; it belongs to the Scanner and is reused from file
-  // to file (a fresh 4 MiB vector per file was zero-filled each time, most of
-  // the CPU time of many small files, and left its pages resident).
-  explicit FileWindows(std::vector<char>& buffer) : buf_(buffer) {}
-  FileWindows(const FileWindows&) = delete;
-  FileWindows& operator=(const FileWindows&) = delete;
-  ~FileWindows() {
-    unmap();
-    if (fd_ >= 0) ::close(fd_);
-  }
-
-  // Maps the file when `map` and it has at least `map_min` bytes (see
-  // ScanOptions::map_min_bytes), else reads it.
-  bool open(const std::string& path, bool map, uint64_t map_min) {
-    // O_NONBLOCK: a file replaced by a FIFO since it was listed must not
-    // block the scan; only regular files are read.
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    if (fd_ < 0) return false;
-    struct stat st{};
-    if (::fstat(fd_, &st) != 0) return false;
-    if (!S_ISREG(st.st_mode)) {
-      not_regular_ = true;
-      return false;
-    }
-    ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_NONBLOCK);
-    mapped_mode_ = map && S_ISREG(st.st_mode) && st.st_size > 0 && static_cast<uint64_t>(st.st_size) >= map_min;
-    if (mapped_mode_) MappedWindowGuard::install();
-    size_ = static_cast<uint64_t>(st.st_size);
-    return true;
-  }
-
-  // Sets `data` and `have`; false on a read error (errno set).
-  bool window(uint64_t offset, size_t want, const char*& data, size_t& have) {
-    if (mapped_mode_ && map_window(offset, want, data, have)) return true;
-    if (mapped_mode_) {  // mapping failed: read from here on
-      mapped_mode_ = false;
-      unmap();
-      buf_offset_ = offset;
-      if (::lseek(fd_, static_cast<off_t>(offset), SEEK_SET) < 0) return false;
-    }
-    return read_window(offset, want, data, have);
-  }
-
- private:
-  bool map_window(uint64_t offset, size_t want, const char*& data, size_t& have) {
-    uint64_t end = offset + want;
-    if (end > size_) {  // the file may have grown since it was opened, as a read would see
-      struct stat st{};
-      if (::fstat(fd_, &st) == 0) size_ = std::max<uint64_t>(size_, static_cast<uint64_t>(st.st_size));
-      end = std::min(end, size_);
-    }
-    if (end <= offset) {
-      data = nullptr;
-      have = 0;
-      return true;
-    }
-    if (!map_ || offset < map_offset_ || end > map_offset_ + map_len_) {
-      unmap();
-      static const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
-      const uint64_t from = offset / page * page;
-      void* m = ::mmap(nullptr, static_cast<size_t>(end - from), PROT_READ, MAP_PRIVATE, fd_,
-                       static_cast<off_t>(from));
-      if (m == MAP_FAILED) return false;
-      map_ = static_cast<char*>(m);
-      map_offset_ = from;
-      map_len_ = static_cast<size_t>(end - from);
-      MappedWindowGuard::arm(map_, map_len_);
-    }
-    data = map_ + (offset - map_offset_);
-    have = static_cast<size_t>(end - offset);
-    return true;
-  }
-
-  bool read_window(uint64_t offset, size_t want, const char*& data, size_t& have) {
-    if (buf_.size() < want) buf_.resize(want);
-    if (offset > buf_offset_ + buf_len_) {
-      // A jump forward past what was read (a split scan's later part): seek.
-      if (::lseek(fd_, static_cast<off_t>(offset), SEEK_SET) < 0) return false;
-      buf_offset_ = offset;
-      buf_len_ = 0;
-    }
-    const size_t drop = static_cast<size_t>(offset - buf_offset_);
-    std::memmove(buf_.data(), buf_.data() + drop, buf_len_ - drop);
-    buf_len_ -= drop;
-    buf_offset_ = offset;
-    if (buf_len_ < want) {
-      ssize_t got = read_full(fd_, buf_.data() + buf_len_, want - buf_len_);
-      if (got < 0) return false;
-      buf_len_ += static_cast<size_t>(got);
-    }
-    data = buf_.data();
-    have = buf_len_;
-    return true;
-  }
-
-  void unmap() {
-    if (!map_) return;
-    note_fault();
-    MappedWindowGuard::disarm();
-    ::munmap(map_, map_len_);
-    map_ = nullptr;
-  }
-  void note_fault() {
-    if (map_ && MappedWindowGuard::take_fault()) shrank_ = true;
-  }
-
- public:
-  // Arms this thread's guard over the current mapping again (after another
-  // FileWindows of the same thread armed its own).
-  void rearm() {
-    if (map_) MappedWindowGuard::arm(map_, map_len_);
-  }
-
-  bool not_regular() const { return not_regular_; }
-  bool mapped() const { return mapped_mode_; }
-  // True when the file shrank under a mapped window while it was read (its
-  // missing bytes were read as NULs, see MappedWindowGuard).
-  bool shrank() {
-    note_fault();
-    return shrank_;
-  }
-
- private:
-  bool shrank_ = false;
-  bool not_regular_ = false;
-
-  int fd_ = -1;
-  bool mapped_mode_ = false;
-  uint64_t size_ = 0;
-  char* map_ = nullptr;  // the mapped window: file bytes [map_offset_, map_offset_ + map_len_)
-  uint64_t map_offset_ = 0;
-  size_t map_len_ = 0;
-  std::vector<char>& buf_;  // read mode: file bytes [buf_offset_, buf_offset_ + buf_len_)
-  uint64_t buf_offset_ = 0;
-  size_t buf_len_ = 0;
-};
 
 // How many lines from each end of a buffer are tried for a timestamp.
 constexpr int kEdgeLines = 64;
@@ -530,12 +375,7 @@ class Scanner::Stream {
         ++result_.events_out_of_scope;
         auto& d = dropped[e.kind];
         d.kind = e.kind;
-        ++d.count;
-        const int64_t t = *e.where.ts;
-        if (opt_.window_start && t < *opt_.window_start && (!d.nearest_before_ns || *opt_.window_start - t < *d.nearest_before_ns))
-          d.nearest_before_ns = *opt_.window_start - t;
-        if (opt_.window_end && t > *opt_.window_end && (!d.nearest_after_ns || t - *opt_.window_end < *d.nearest_after_ns))
-          d.nearest_after_ns = t - *opt_.window_end;
+        d.note(*e.where.ts, opt_.window_start, opt_.window_end);
         if (d.count <= ScanResult::kOutOfScopeSamples) result_.out_of_scope_samples.push_back(std::move(e));
         continue;
       }

@@ -97,6 +97,13 @@ struct OutOfScopeKind {
   int32_t kind = 0;
   int64_t count = 0;
   std::optional<int64_t> nearest_before_ns, nearest_after_ns;
+
+  // Counts one more event, at `t`, against the window [start, end].
+  void note(int64_t t, const std::optional<int64_t>& start, const std::optional<int64_t>& end) {
+    ++count;
+    if (start && t < *start && (!nearest_before_ns || *start - t < *nearest_before_ns)) nearest_before_ns = *start - t;
+    if (end && t > *end && (!nearest_after_ns || t - *end < *nearest_after_ns)) nearest_after_ns = t - *end;
+  }
 };
 
 // What scanning one file (or one in-memory stream) produced.

@@ -1,0 +1,73 @@
+#include "runtime/outcome.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "runtime/canonical_order.h"
+
+namespace culprit {
+
+Outcome outcome_of(const std::deque<Symptom>& symptoms, const WorkloadContext& context) {
+  // Ordered by classification, so candidates come out in the same order
+  // whatever order the rules created the symptoms in.
+  std::map<std::pair<std::string, std::string>, std::vector<const Symptom*>> classes;
+  for (const auto& s : symptoms)
+    if (s.state == SymptomState::Active && s.classification) classes[*s.classification].push_back(&s);
+  Outcome o;
+  for (auto& [cls, list] : classes) {
+    Candidate c;
+    c.domain = cls.first;
+    c.sub_domain = cls.second;
+    std::set<std::string> nodes;
+    for (const Symptom* s : list) {
+      if (!s->node.empty() && !s->control_plane) nodes.insert(s->node);
+      c.symptoms.push_back(s->id);
+    }
+    std::sort(c.symptoms.begin(), c.symptoms.end());
+    c.nodes.assign(nodes.begin(), nodes.end());
+    o.candidates.push_back(std::move(c));
+  }
+  if (classes.empty()) {
+    bool completed = context.terminal.state == "COMPLETED" && context.terminal.exit_code.value_or(0) == 0;
+    o.status = completed ? "no_failure" : "unattributed";
+  } else if (classes.size() == 1) {
+    auto& [cls, list] = *classes.begin();
+    o.status = "attributed";
+    o.domain = cls.first;
+    o.sub_domain = cls.second;
+    o.culprit_nodes = o.candidates.front().nodes;
+    std::vector<const Symptom*> sorted = list;
+    std::sort(sorted.begin(), sorted.end(), symptom_order);
+    o.root_cause = sorted.front()->id;
+    o.root_cause_summary = sorted.front()->summary;
+  } else {
+    o.status = "ambiguous";
+  }
+  return o;
+}
+
+void set_outcome(Outcome& outcome, const ir::Action& a, const std::string& rule, const std::string& reason) {
+  outcome.status = a.status;
+  if (!a.domain.empty()) {
+    outcome.domain = a.domain;
+    outcome.sub_domain = a.sub_domain;
+  }
+  if (a.status != "attributed" && a.status != "ambiguous") {
+    if (a.domain.empty()) {
+      outcome.domain.clear();
+      outcome.sub_domain.clear();
+    }
+    outcome.culprit_nodes.clear();
+    if (a.status == "no_failure") {
+      outcome.root_cause.clear();
+      outcome.root_cause_summary.clear();
+    }
+  }
+  outcome.overridden_by = rule;
+  outcome.override_reason = reason;
+}
+
+}  // namespace culprit

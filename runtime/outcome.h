@@ -1,0 +1,33 @@
+// The outcome of a rule-engine run: what the symptoms left active and
+// classified amount to, and how a rule's `set outcome` changes it.
+//
+// The stage runner (runtime/engine.cpp) computes the outcome once the rules
+// up to the final stage have run (before post_outcome rules, which may read
+// and override it) and applies each `set outcome` action through here:
+//   - no classified active symptom: no_failure when the workload completed
+//     with exit 0, else unattributed;
+//   - one classification: attributed, with the culprit nodes (workload
+//     nodes, not control-plane hosts) and the root cause, the first of its
+//     symptoms by time, then id;
+//   - more than one: ambiguous. Every classification is a candidate.
+//
+// Internal to the engine. Pure functions of their arguments: any thread;
+// nothing throws but allocation.
+#pragma once
+
+#include <deque>
+#include <string>
+
+#include "compiler/ir.h"
+#include "runtime/model.h"
+
+namespace culprit {
+
+Outcome outcome_of(const std::deque<Symptom>& symptoms, const WorkloadContext& context);
+
+// `set outcome` by rule `rule` with `reason` (already interpolated): the
+// status, and the classification when the action names one; a status that
+// blames no one clears the culprit nodes, and no_failure the root cause.
+void set_outcome(Outcome& outcome, const ir::Action& action, const std::string& rule, const std::string& reason);
+
+}  // namespace culprit
