@@ -188,7 +188,7 @@ std::string canonical_host(const WorkloadContext& ctx, const std::string& host, 
     if (how) *how = kind;
     return fits[0];
   }
-  if (fits.size() > 1 && how) *how = fmt::format("ambiguous: {}", fmt::join(fits, ", "));
+  if (fits.size() > 1 && how) *how = fmt::format("{}{}", kAmbiguousHost, fmt::join(fits, ", "));
   return "";
 }
 

@@ -64,8 +64,10 @@ bool load_bundle(const std::string& dir, Bundle& out, std::string& error);
 // ("node-02.cluster.local" for node-02); or the short name of a node given
 // as an FQDN. Compared without regard to case (DNS names are not). "" when
 // the host is none of the nodes (a control-plane host), or when its short
-// name would fit two nodes (then `how` says so). `how` is "" for the node
-// itself, else "alias", "short name" or "FQDN".
+// name would fit two nodes (then `how` is kAmbiguousHost followed by the
+// nodes, "a, b"). `how` is "" for the node itself, else "alias", "short
+// name" or "FQDN".
+inline constexpr std::string_view kAmbiguousHost = "ambiguous: ";
 std::string canonical_host(const WorkloadContext& ctx, const std::string& host, std::string* how = nullptr);
 
 // A source name must be a lowercase identifier ([a-z0-9_-]+); host names

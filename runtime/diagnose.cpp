@@ -249,7 +249,7 @@ HostNames resolve_hosts(const WorkloadContext& ctx, const std::set<std::string>&
     if (it == resolved.end()) {
       std::string how;
       std::string node = canonical_host(ctx, host, &how);
-      if (node.empty() && how.rfind("ambiguous", 0) == 0) names.ambiguous[host] = how.substr(11);
+      if (node.empty() && how.rfind(kAmbiguousHost, 0) == 0) names.ambiguous[host] = how.substr(kAmbiguousHost.size());
       if (!node.empty()) {
         names.renamed[host] = node;
         names.how_renamed[host] = how;

@@ -12,6 +12,7 @@
 #include "base/limits.h"
 #include "base/sha256.h"
 #include "base/text_util.h"
+#include "base/vocabulary.h"
 #include "runtime/canonical_order.h"
 #include "runtime/event_store.h"
 #include "runtime/interpreter.h"
@@ -123,7 +124,7 @@ class Engine final : public World {
     }
     if (exhausted_) {
       Outcome o;
-      o.status = "unattributed";
+      o.status = vocab::status::kUnattributed;
       outcome_ = std::move(o);
     } else if (!outcome_done) {
       compute_outcome();

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/vocabulary.h"
 #include "runtime/canonical_order.h"
 
 namespace culprit {
@@ -31,11 +32,11 @@ Outcome outcome_of(const std::deque<Symptom>& symptoms, const WorkloadContext& c
     o.candidates.push_back(std::move(c));
   }
   if (classes.empty()) {
-    bool completed = context.terminal.state == "COMPLETED" && context.terminal.exit_code.value_or(0) == 0;
-    o.status = completed ? "no_failure" : "unattributed";
+    bool completed = context.terminal.state == vocab::state::kCompleted && context.terminal.exit_code.value_or(0) == 0;
+    o.status = completed ? vocab::status::kNoFailure : vocab::status::kUnattributed;
   } else if (classes.size() == 1) {
     auto& [cls, list] = *classes.begin();
-    o.status = "attributed";
+    o.status = vocab::status::kAttributed;
     o.domain = cls.first;
     o.sub_domain = cls.second;
     o.culprit_nodes = o.candidates.front().nodes;
@@ -44,7 +45,7 @@ Outcome outcome_of(const std::deque<Symptom>& symptoms, const WorkloadContext& c
     o.root_cause = sorted.front()->id;
     o.root_cause_summary = sorted.front()->summary;
   } else {
-    o.status = "ambiguous";
+    o.status = vocab::status::kAmbiguous;
   }
   return o;
 }
@@ -55,13 +56,13 @@ void set_outcome(Outcome& outcome, const ir::Action& a, const std::string& rule,
     outcome.domain = a.domain;
     outcome.sub_domain = a.sub_domain;
   }
-  if (a.status != "attributed" && a.status != "ambiguous") {
+  if (a.status != vocab::status::kAttributed && a.status != vocab::status::kAmbiguous) {
     if (a.domain.empty()) {
       outcome.domain.clear();
       outcome.sub_domain.clear();
     }
     outcome.culprit_nodes.clear();
-    if (a.status == "no_failure") {
+    if (a.status == vocab::status::kNoFailure) {
       outcome.root_cause.clear();
       outcome.root_cause_summary.clear();
     }

@@ -518,7 +518,7 @@ TEST_CASE("canonical_host: FQDN, short-name and alias forms of a node") {
   CHECK(canonical_host(c, "node-01x.cluster.local", &how).empty());
   // A short name that fits two nodes is not guessed.
   CHECK(canonical_host(c, "twin", &how).empty());
-  CHECK(how == "ambiguous: twin.a.example, twin.b.example");
+  CHECK(how == std::string(kAmbiguousHost) + "twin.a.example, twin.b.example");
 }
 
 TEST_CASE("parse_context_json: a misspelt terminal state is refused with the state it meant") {
