@@ -16,6 +16,8 @@
 // session attribution scans, is charged to one budget (max_total_bytes)
 // before it is kept (service/session_store.h). Nothing here throws to its
 // caller: handlers catch everything and answer 500.
+//
+// The routes, limits and accounting are service/service_handler.h's.
 #pragma once
 
 #include <chrono>
