@@ -11,13 +11,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <thread>
 
 #include "base/limits.h"
 #include "base/stop_signals.h"
 #include "service/host_check.h"
-#include "service/http.h"
 #include "service/http_server.h"
 #include "service/service_handler.h"
 
@@ -49,7 +49,7 @@ Service::Service(const ServiceConfig& cfg, std::atomic<bool>& stop)
     : cfg_(cfg), stop_(stop), hosts_(cfg.host, cfg.allow_hosts), budget_(cfg.max_total_bytes),
       store_(SessionLimits{cfg.max_sessions, cfg.max_session_bytes, cfg.session_ttl}, budget_) {}
 
-int Service::run() {
+int Service::run(std::shared_ptr<const Attributor> attributor, std::function<void(int)> on_ready) {
   // Said before binding, so that it is said even when binding fails.
   if (cfg_.token.empty() && !is_loopback_host(cfg_.host))
     std::cerr << fmt::format("culprit serve: warning: --listen {} is not a loopback address and there is no "
@@ -88,7 +88,15 @@ int Service::run() {
   std::cerr << fmt::format("{{\"event\":\"starting\",\"listen\":\"{}:{}\"}}\n", cfg_.host, port);
 
   int rc = 0;
-  if (!load_catalog_and_test()) {
+  bool catalog_ready;
+  if (attributor) {  // opened and tested by the caller (tests and fuzzing open a catalog made in memory)
+    attributor_ = std::move(attributor);
+    build_catalog_json(nullptr);
+    catalog_ready = true;
+  } else {
+    catalog_ready = load_catalog_and_test();
+  }
+  if (!catalog_ready) {
     rc = start_failure_;
     stop_ = true;
   } else {
@@ -104,6 +112,7 @@ int Service::run() {
       pf.close();
       std::rename((cfg_.port_file + ".tmp").c_str(), cfg_.port_file.c_str());
     }
+    if (on_ready) on_ready(port);
   }
   loop.join();
   janitor.join();
@@ -118,79 +127,6 @@ int Service::run() {
   if (rc == 0) std::cerr << "{\"event\":\"stopped\",\"reason\":\"signal\"}\n";
   return rc;
 }
-
-void Service::use_open_catalog(std::shared_ptr<const Attributor> attributor) {
-  attributor_ = std::move(attributor);
-  build_catalog_json(nullptr);
-  ready_ = true;
-}
-
-// ------------------------------------------------------------ in-process
-
-struct InProcessService::Impl {
-  ServiceConfig cfg;
-  std::atomic<bool> stop{false};  // never set: nothing runs
-  Service service;
-  explicit Impl(const ServiceConfig& c) : cfg(c), service(cfg, stop) {}
-};
-
-InProcessService::InProcessService(const ServiceConfig& config, std::shared_ptr<const Attributor> attributor)
-    : impl_(std::make_unique<Impl>(config)) {
-  impl_->cfg.access_log = false;
-  impl_->service.use_open_catalog(std::move(attributor));
-}
-
-InProcessService::~InProcessService() = default;
-
-std::string InProcessService::handle_bytes(std::string_view bytes) {
-  // The event loop's steps for one connection, without the socket.
-  const ServiceConfig& cfg = impl_->cfg;
-  Service& svc = impl_->service;
-  RequestParser parser({limits::kRequestHead, limits::kHeaderLine, limits::kHeaderCount, cfg.max_body});
-  std::string out;
-  size_t charged = 0;
-  auto finish = [&](HttpResponse& res, bool keep, bool head_only = false) {
-    out += serialize_response(res, head_only, keep);
-    return keep;
-  };
-  while (!bytes.empty()) {
-    size_t used = parser.feed(bytes.data(), bytes.size());
-    bytes.remove_prefix(used);
-    if (parser.state() == RequestParser::State::Error) {
-      HttpResponse res;
-      res.status = parser.error_status();
-      svc.protocol_error(parser.error_message(), parser.error_limit(), res);
-      finish(res, false);
-      break;
-    }
-    size_t have = parser.request().body.size();
-    if (have > charged) {
-      if (!svc.reserve_body(have - charged)) {
-        HttpResponse res;
-        res.status = 429;
-        svc.protocol_error("the service's memory budget is exhausted; retry later", "max_total_bytes", res);
-        finish(res, false);
-        break;
-      }
-      charged = have;
-    }
-    if (parser.state() != RequestParser::State::Complete) {
-      if (used == 0) break;
-      continue;
-    }
-    HttpRequest req = parser.take();
-    req.remote_addr = "in-process";
-    req.body.set_charge(&svc, charged);
-    charged = 0;
-    HttpResponse res;
-    if (!svc.on_head(req, res)) svc.handle(req, res);
-    if (!finish(res, req.keep_alive() && !res.close, req.method == "HEAD")) break;
-  }
-  if (charged) svc.release(charged);
-  return out;
-}
-
-size_t InProcessService::budget_in_use() const { return impl_->service.budget().used(); }
 
 void request_stop() { g_stop.store(true); }
 

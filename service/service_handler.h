@@ -43,15 +43,14 @@ class Service : public HttpHandler {
   // `stop`: once true, run() stops accepting, drains and returns.
   Service(const ServiceConfig& cfg, std::atomic<bool>& stop);
 
-  // Binds, answers /healthz at once, compiles and self-tests cfg.catalog,
-  // then serves until `stop` and the drain. Returns the exit status of
-  // run_server() (service/server.h).
-  int run();
+  // Binds, answers /healthz at once, makes the catalog ready, then serves
+  // until `stop` and the drain. The catalog is `attributor` when one is
+  // given already open, else cfg.catalog, compiled and self-tested here.
+  // `on_ready(port)` is called once the routes are served. Returns the exit
+  // status of run_server() (service/server.h).
+  int run(std::shared_ptr<const Attributor> attributor = nullptr, std::function<void(int)> on_ready = {});
 
   MemoryBudget& budget() { return budget_; }
-  // For InProcessService (service/server.h): serve `attributor`, already
-  // open, without run().
-  void use_open_catalog(std::shared_ptr<const Attributor> attributor);
 
   // HttpHandler
   bool on_head(HttpRequest& req, HttpResponse& res) override;
