@@ -285,12 +285,6 @@ const char* reason_phrase(int status) {
   }
 }
 
-std::string serialize_response(const HttpResponse& res, bool head_only, bool keep_alive) {
-  std::string out = response_head(res, keep_alive);
-  if (!head_only && res.status != 204 && res.status != 304) out += res.body;
-  return out;
-}
-
 std::string response_head(const HttpResponse& res, bool keep_alive) {
   std::string out = fmt::format("HTTP/1.1 {} {}\r\n", res.status, reason_phrase(res.status));
   for (const auto& [k, v] : res.headers) {

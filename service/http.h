@@ -120,9 +120,6 @@ const char* reason_phrase(int status);
 // The status line and header fields of `res` (Content-Length from its
 // body), up to the empty line. `keep_alive`: what the Connection header says.
 std::string response_head(const HttpResponse& res, bool keep_alive);
-// The whole response as bytes. `head_only`: HEAD, the body is left out (its
-// length is still announced).
-std::string serialize_response(const HttpResponse& res, bool head_only, bool keep_alive);
 
 class RequestParser {
  public:

@@ -195,8 +195,10 @@ struct HttpServer::Impl {
     if (it == conns.end()) return;
     Connection& c = *it->second;
     set_interest(c, 0);
-    ::close(c.fd);
+    // Released before the client can see the close: one that reads the
+    // end of the connection finds nothing of it still charged.
     if (c.charged) handler.release(c.charged);
+    ::close(c.fd);
     conns.erase(it);
   }
 
@@ -264,6 +266,13 @@ struct HttpServer::Impl {
       // sending, but read and drop what the client still sends for a
       // moment, so that a client still sending a refused body gets to read
       // the answer instead of a reset.
+      // What was read of the refused request is dropped first, and its
+      // reservation returned: it is held for nothing while the connection
+      // lingers, and the client, which sees the end of the answer next,
+      // finds nothing of it still charged.
+      c.parser = RequestParser(cfg.parse_limits);
+      if (c.charged) handler.release(c.charged);
+      c.charged = 0;
       ::shutdown(c.fd, SHUT_WR);
       c.state = Connection::State::Lingering;
       c.deadline = Clock::now() + std::chrono::seconds(2);

@@ -16,13 +16,15 @@
 // session attribution scans, is charged to one budget (max_total_bytes)
 // before it is kept (service/session_store.h). Nothing here throws to its
 // caller: handlers catch everything and answer 500.
+//
+// The routes, limits and accounting are service/service_handler.h's; tests
+// and fuzzing run this same service in-process through
+// service/loopback_service.h.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
-#include <memory>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "base/limits.h"
@@ -65,23 +67,5 @@ int run_server(const ServiceConfig& config);
 // Asks a running run_server() to stop: it stops accepting, finishes the
 // requests in flight (for at most drain_timeout_s) and returns. Async-signal-safe.
 void request_stop();
-
-// The service without sockets, for tests and fuzzing: raw request bytes in
-// (one connection's worth, pipelined requests included), the raw answers
-// out, through the same parser, routes, limits and accounting as the
-// server. The catalog is given, already open; no access log.
-class InProcessService {
- public:
-  InProcessService(const ServiceConfig& config, std::shared_ptr<const Attributor> attributor);
-  ~InProcessService();
-  std::string handle_bytes(std::string_view bytes);
-  // Bytes charged to the memory budget right now (sessions' evidence;
-  // nothing of a finished request).
-  size_t budget_in_use() const;
-
- private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
-};
 
 }  // namespace culprit::service

@@ -1,27 +1,28 @@
 // libFuzzer: raw bytes on one connection of the service, in-process
-// (service::InProcessService: the server's parser, routes, limits, bodies
-// and attributions, without sockets). Invariant: the answers are a sequence
-// of well-formed HTTP/1.1 responses, each framed by its Content-Length
-// (HEAD answers announce a length and send no body).
+// (service::LoopbackService: the real server on a loopback port, its event
+// loop, parser, routes, limits, bodies and attributions). Invariant: the
+// answers are a sequence of well-formed HTTP/1.1 responses, each framed by
+// its Content-Length (HEAD answers announce a length and send no body).
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
 
 #include "runtime/attributor.h"
-#include "service/server.h"
+#include "service/loopback_service.h"
 #include "tests/fuzz/fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static culprit::service::InProcessService* svc = [] {
+  static culprit::service::LoopbackService* svc = [] {
     culprit::service::ServiceConfig cfg;
     cfg.max_body = 1 << 20;
     cfg.max_sessions = 64;
     cfg.max_total_bytes = 256u << 20;
     cfg.access_log = false;
-    return new culprit::service::InProcessService(cfg, std::make_shared<const culprit::Attributor>(culprit::fuzz::small_program(), std::make_shared<const culprit::RecoveryTable>()));
+    return new culprit::service::LoopbackService(cfg, std::make_shared<const culprit::Attributor>(culprit::fuzz::small_program(), std::make_shared<const culprit::RecoveryTable>()));
   }();
-  std::string out = svc->handle_bytes(std::string_view(reinterpret_cast<const char*>(data), size));
+  FUZZ_CHECK(svc->port() > 0);
+  std::string out = svc->exchange(std::string_view(reinterpret_cast<const char*>(data), size));
   size_t pos = 0;
   while (pos < out.size()) {
     FUZZ_CHECK(out.compare(pos, 9, "HTTP/1.1 ") == 0);

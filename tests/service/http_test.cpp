@@ -1,5 +1,6 @@
 // service/http: the request parser and body, and the service in-process
-// (the same routes and limits as over a socket, issue 12).
+// (the real server on a loopback port: the same loop, routes and limits as
+// `culprit serve`, issue 12).
 #include "service/http.h"
 
 #include <doctest/doctest.h>
@@ -11,7 +12,7 @@
 
 #include "base/limits.h"
 #include "service/host_check.h"
-#include "service/server.h"
+#include "service/loopback_service.h"
 #include "tests/support/test_support.h"
 
 using namespace culprit;
@@ -180,40 +181,59 @@ size_t count(const std::string& s, const std::string& what) {
 
 }  // namespace
 
-TEST_CASE("InProcessService: pipelined requests answered in order, limits as errors") {
+TEST_CASE("LoopbackService: pipelined requests answered in order, limits as errors") {
   ServiceConfig cfg;
-  InProcessService svc(cfg, tiny_attributor());
+  LoopbackService svc(cfg, tiny_attributor());
+  REQUIRE(svc.port() > 0);
   std::string ndjson = "{\"workload_id\":\"w\",\"nodes\":[\"n1\"]}\n{\"host\":\"n1\",\"source\":\"app\",\"text\":\"ERR 7\"}\n";
-  std::string out = svc.handle_bytes("GET /healthz HTTP/1.1\r\nHost: h\r\n\r\n" + post("/v1/attributions", "application/x-ndjson", ndjson) +
+  std::string out = svc.exchange("GET /healthz HTTP/1.1\r\nHost: h\r\n\r\n" + post("/v1/attributions", "application/x-ndjson", ndjson) +
                                      "GET /nothing HTTP/1.1\r\nHost: h\r\n\r\n");
   CHECK(count(out, "HTTP/1.1 ") == 3);
   CHECK(out.find("HTTP/1.1 200") < out.find("culprit.verdict/v2"));
   CHECK(out.find("HTTP/1.1 404") > out.find("culprit.verdict/v2"));
   // A context nested 100,000 deep: 400 limit_exceeded, not a crash.
   std::string deep = "{\"workload_id\":\"x\",\"nodes\":[" + std::string(100000, '[') + std::string(100000, ']') + "]}";
-  out = svc.handle_bytes(post("/v1/workloads", "application/json", deep));
+  out = svc.exchange(post("/v1/workloads", "application/json", deep));
   CHECK(out.find("HTTP/1.1 400") == 0);
   CHECK(out.find("json_depth") != std::string::npos);
   // Repeated keys and an exit code out of range are refused.
-  out = svc.handle_bytes(post("/v1/workloads", "application/json", R"({"workload_id":"a","workload_id":"b","nodes":[]})"));
+  out = svc.exchange(post("/v1/workloads", "application/json", R"({"workload_id":"a","workload_id":"b","nodes":[]})"));
   CHECK(out.find("duplicate key") != std::string::npos);
-  out = svc.handle_bytes(post("/v1/workloads", "application/json",
+  out = svc.exchange(post("/v1/workloads", "application/json",
                               R"({"workload_id":"a","nodes":[],"terminal":{"exit_code":9223372036854775808}})"));
   CHECK(out.find("out of range") != std::string::npos);
   // Content-Encoding br: 415.
-  out = svc.handle_bytes(post("/v1/attributions", "application/x-ndjson", ndjson, "Content-Encoding: br\r\n"));
+  out = svc.exchange(post("/v1/attributions", "application/x-ndjson", ndjson, "Content-Encoding: br\r\n"));
   CHECK(out.find("HTTP/1.1 415") == 0);
   CHECK(svc.budget_in_use() == 0);  // nothing of these requests is still charged
 }
 
-TEST_CASE("InProcessService: `unread` reaches coverage as local mode lists it, and is read strictly (issue 33)") {
+TEST_CASE("LoopbackService: a chunked body over max_body gets 413, and nothing of it stays charged") {
   ServiceConfig cfg;
-  InProcessService svc(cfg, tiny_attributor());
+  cfg.max_body = 4096;
+  LoopbackService svc(cfg, tiny_attributor());
+  REQUIRE(svc.port() > 0);
+  // Chunked, so that the limit is crossed while the body is being read (and
+  // charged), not announced in the head.
+  std::string req = "POST /v1/attributions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-ndjson\r\n"
+                    "Transfer-Encoding: chunked\r\n\r\n";
+  for (int i = 0; i < 3; ++i) req += "bb8\r\n" + std::string(3000, 'x') + "\r\n";
+  req += "0\r\n\r\n";
+  std::string out = svc.exchange(req);
+  CHECK(out.find("HTTP/1.1 413") == 0);
+  CHECK(count(out, "HTTP/1.1 ") == 1);
+  CHECK(svc.budget_in_use() == 0);
+}
+
+TEST_CASE("LoopbackService: `unread` reaches coverage as local mode lists it, and is read strictly (issue 33)") {
+  ServiceConfig cfg;
+  LoopbackService svc(cfg, tiny_attributor());
+  REQUIRE(svc.port() > 0);
   std::string obs = "{\"host\":\"n1\",\"source\":\"app\",\"text\":\"ERR 7\"}\n";
   std::string head = R"({"context":{"workload_id":"w","nodes":["n1"]},"unread":{"ignored_files":["NOTES.txt"],)"
                      R"("refused_files":[{"path":"logs/n1/pipe.log","reason":"it is a FIFO, not a regular file"}],)"
                      R"("warnings":["logs/n2: cannot list it"]}})";
-  std::string out = svc.handle_bytes(post("/v1/attributions", "application/x-ndjson", head + "\n" + obs));
+  std::string out = svc.exchange(post("/v1/attributions", "application/x-ndjson", head + "\n" + obs));
   REQUIRE(out.find("HTTP/1.1 200") == 0);
   auto verdict = nlohmann::json::parse(out.substr(out.find("\r\n\r\n") + 4));
   CHECK(verdict["coverage"]["ignored_files"] == nlohmann::json::parse(R"(["NOTES.txt", "logs/n1/pipe.log"])"));
@@ -221,21 +241,21 @@ TEST_CASE("InProcessService: `unread` reaches coverage as local mode lists it, a
   CHECK(warnings.find("logs/n1/pipe.log not read: it is a FIFO") != std::string::npos);
   CHECK(warnings.find("logs/n2: cannot list it") != std::string::npos);
   // The JSON body takes it too.
-  out = svc.handle_bytes(post("/v1/attributions", "application/json",
+  out = svc.exchange(post("/v1/attributions", "application/json",
                               R"({"context":{"workload_id":"w","nodes":["n1"]},"unread":{"warnings":["w1"]}})"));
   REQUIRE(out.find("HTTP/1.1 200") == 0);
   CHECK(out.find("w1") != std::string::npos);
   // Unknown keys, wrong types and strings past the bound are refused.
-  out = svc.handle_bytes(post("/v1/attributions", "application/json",
+  out = svc.exchange(post("/v1/attributions", "application/json",
                               R"({"context":{"workload_id":"w","nodes":[]},"unread":{"ignored":["x"]}})"));
   CHECK(out.find("HTTP/1.1 400") == 0);
   CHECK(out.find("unknown key 'ignored'") != std::string::npos);
-  out = svc.handle_bytes(post("/v1/attributions", "application/json",
+  out = svc.exchange(post("/v1/attributions", "application/json",
                               R"({"context":{"workload_id":"w","nodes":[]},"unread":{"refused_files":["x"]}})"));
   CHECK(out.find("HTTP/1.1 400") == 0);
   CHECK(out.find("{path, reason}") != std::string::npos);
   std::string big(limits::kUnreadEntryBytes + 1, 'a');
-  out = svc.handle_bytes(post("/v1/attributions", "application/x-ndjson",
+  out = svc.exchange(post("/v1/attributions", "application/x-ndjson",
                               R"({"context":{"workload_id":"w","nodes":[]},"unread":{"warnings":[")" + big + "\"]}}\n"));
   CHECK(out.find("HTTP/1.1 400") == 0);
   CHECK(out.find("unread_entry_bytes") != std::string::npos);
@@ -261,37 +281,41 @@ TEST_CASE("HostAllowList: loopback, the listen address and --allow-host names; n
   CHECK(!culprit::service::is_loopback_host("0.0.0.0"));
 }
 
-TEST_CASE("InProcessService: without a token a foreign Host gets 421, the probes stay open") {
+TEST_CASE("LoopbackService: without a token a foreign Host gets 421, the probes stay open") {
   ServiceConfig cfg;
   cfg.access_log = false;
-  InProcessService svc(cfg, tiny_attributor());
-  std::string out = svc.handle_bytes("GET /v1/catalog HTTP/1.1\r\nHost: attacker.example\r\n\r\n");
+  LoopbackService svc(cfg, tiny_attributor());
+  REQUIRE(svc.port() > 0);
+  std::string out = svc.exchange("GET /v1/catalog HTTP/1.1\r\nHost: attacker.example\r\n\r\n");
   CHECK(out.find("HTTP/1.1 421 Misdirected Request") == 0);
   CHECK(out.find("misdirected_request") != std::string::npos);
-  CHECK(svc.handle_bytes("GET /v1/catalog HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n").find("HTTP/1.1 200") == 0);
+  CHECK(svc.exchange("GET /v1/catalog HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n").find("HTTP/1.1 200") == 0);
   for (const char* probe : {"/healthz", "/readyz", "/metrics"})
-    CHECK(svc.handle_bytes(std::string("GET ") + probe + " HTTP/1.1\r\nHost: attacker.example\r\n\r\n").find("HTTP/1.1 200") == 0);
+    CHECK(svc.exchange(std::string("GET ") + probe + " HTTP/1.1\r\nHost: attacker.example\r\n\r\n").find("HTTP/1.1 200") == 0);
   // With a token the token is the defence: Host is not checked...
   ServiceConfig tok;
   tok.access_log = false;
   tok.token = "s3cret";
-  InProcessService with_token(tok, tiny_attributor());
-  CHECK(with_token.handle_bytes("GET /v1/catalog HTTP/1.1\r\nHost: attacker.example\r\nAuthorization: Bearer s3cret\r\n\r\n")
+  LoopbackService with_token(tok, tiny_attributor());
+  REQUIRE(with_token.port() > 0);
+  CHECK(with_token.exchange("GET /v1/catalog HTTP/1.1\r\nHost: attacker.example\r\nAuthorization: Bearer s3cret\r\n\r\n")
             .find("HTTP/1.1 200") == 0);
   // ...unless --allow-host says which names are the service's.
   tok.allow_hosts = {"culprit.internal"};
-  InProcessService named(tok, tiny_attributor());
-  CHECK(named.handle_bytes("GET /v1/catalog HTTP/1.1\r\nHost: attacker.example\r\nAuthorization: Bearer s3cret\r\n\r\n")
+  LoopbackService named(tok, tiny_attributor());
+  REQUIRE(named.port() > 0);
+  CHECK(named.exchange("GET /v1/catalog HTTP/1.1\r\nHost: attacker.example\r\nAuthorization: Bearer s3cret\r\n\r\n")
             .find("HTTP/1.1 421") == 0);
-  CHECK(named.handle_bytes("GET /v1/catalog HTTP/1.1\r\nHost: culprit.internal:8080\r\nAuthorization: Bearer s3cret\r\n\r\n")
+  CHECK(named.exchange("GET /v1/catalog HTTP/1.1\r\nHost: culprit.internal:8080\r\nAuthorization: Bearer s3cret\r\n\r\n")
             .find("HTTP/1.1 200") == 0);
 }
 
-TEST_CASE("InProcessService: NDJSON posted to /v1/workloads is told where NDJSON goes") {
+TEST_CASE("LoopbackService: NDJSON posted to /v1/workloads is told where NDJSON goes") {
   ServiceConfig cfg;
   cfg.access_log = false;
-  InProcessService svc(cfg, tiny_attributor());
-  std::string out = svc.handle_bytes(post("/v1/workloads", "application/x-ndjson", "{\"workload_id\":\"w\",\"nodes\":[]}\n"));
+  LoopbackService svc(cfg, tiny_attributor());
+  REQUIRE(svc.port() > 0);
+  std::string out = svc.exchange(post("/v1/workloads", "application/x-ndjson", "{\"workload_id\":\"w\",\"nodes\":[]}\n"));
   CHECK(out.find("HTTP/1.1 415") == 0);
   CHECK(out.find("/v1/workloads/{id}/observations") != std::string::npos);
   CHECK(out.find("/v1/attributions") != std::string::npos);
