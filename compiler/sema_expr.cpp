@@ -496,6 +496,9 @@ ir::Expr Analyzer::lower(const ast::Expr& x, Scope& s) {
     }
     case ExprKind::Name: {
       if (s.captures) {
+        if (s.capture_clause) {
+          if (auto e = capture_of_clauses(x, s)) return std::move(*e);
+        }
         for (size_t i = 0; i < s.captures->size(); ++i) {
           if ((*s.captures)[i] == x.text) {
             auto e = make(Op::Capture, Type::String, x.where);

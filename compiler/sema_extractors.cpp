@@ -29,6 +29,72 @@ std::string Analyzer::regex_help(const RegexCheck& c) {
   return {};
 }
 
+// One error per regex: a limit's when one is exceeded (then neither engine
+// ran), else RE2's when it rejects it (it runs first and says where;
+// Hyperscan is not asked then), else Hyperscan's. `in_literal`: the
+// engines' offsets are offsets into the literal at `where`.
+bool Analyzer::report_regex(const RegexCheck& check, const SourceRange& where, bool in_literal, const std::string& what) {
+  if (!check.limit_error.empty()) {
+    err(check.limit_code.c_str(), where, check.limit_error);
+    return false;
+  }
+  if (!check.re2_error.empty()) {
+    SourceRange at = where;
+    if (in_literal && check.re2_error_offset >= 0)
+      at = literal_sub_range(at, static_cast<size_t>(check.re2_error_offset),
+                             static_cast<size_t>(check.re2_error_offset + std::max<int64_t>(1, check.re2_error_length)), false);
+    err("E0402", at, fmt::format("RE2 rejects {}: {}", what, check.re2_error), regex_help(check));
+    return false;
+  }
+  if (!check.hyperscan_error.empty()) {
+    SourceRange at = where;
+    if (in_literal && check.hyperscan_error_offset >= 0)
+      at = literal_sub_range(at, static_cast<size_t>(check.hyperscan_error_offset),
+                             static_cast<size_t>(check.hyperscan_error_offset + 1), false);
+    err("E0401", at, fmt::format("Hyperscan rejects {}: {}", what, check.hyperscan_error), regex_help(check));
+    return false;
+  }
+  return true;
+}
+
+// A capture name in an extractor with several `match` clauses reads the
+// group of whichever clause matched: the groups of the other clauses took
+// no part in the match and are null, so it is the coalesce of its groups.
+// Every clause must name it (E0405): a field that is silently null for one
+// spelling of the line is a mistake no test of the other spelling shows.
+// nullopt when no clause names it (the caller reports E0403).
+std::optional<ir::Expr> Analyzer::capture_of_clauses(const ast::Expr& x, const Scope& s) {
+  const auto& names = *s.captures;
+  const auto& clauses = *s.match_clauses;
+  std::vector<bool> named(clauses.size(), false);
+  auto e = make(Op::Call, Type::String, x.where);
+  e.a = static_cast<int32_t>(ir::Builtin::Coalesce);
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] != x.text) continue;
+    auto c = make(Op::Capture, Type::String, x.where);
+    c.a = static_cast<int32_t>(i);
+    e.kids.push_back(std::move(c));
+    named[static_cast<size_t>((*s.capture_clause)[i])] = true;
+  }
+  if (e.kids.empty()) return std::nullopt;
+  if (s.captures_unknown) return bad(x.where);  // a clause was rejected: its groups are not known
+  std::vector<DiagnosticNote> notes;
+  for (size_t k = 0; k < clauses.size(); ++k)
+    if (!named[k]) notes.push_back({clauses[k].range, fmt::format("this 'match' has no group named '{}'", x.text)});
+  if (!notes.empty()) {
+    // The message is formatted before `notes` is moved into the call.
+    std::string msg = fmt::format("'{}' is not a named capture of every 'match' of this extractor ({} of {} do not name it)",
+                                  x.text, notes.size(), clauses.size());
+    diags_.error("E0405", x.where, std::move(msg),
+                 fmt::format("a field is computed from whichever 'match' took the line: name a group (?<{}>...) in "
+                             "each of them, or give the other spelling an extractor of its own",
+                             x.text),
+                 std::move(notes));
+    return bad(x.where);
+  }
+  return e;
+}
+
 void Analyzer::analyze_extractor(const ast::Extractor& x) {
   ir::Extractor out;
   out.name = x.name;
@@ -38,39 +104,57 @@ void Analyzer::analyze_extractor(const ast::Extractor& x) {
   out.sources.erase(std::unique(out.sources.begin(), out.sources.end()), out.sources.end());
   out.keep_before_ns = x.keep_before_ns;
   out.keep_after_ns = x.keep_after_ns;
-  if (!x.has_match || !x.has_emit) {
+  if (x.matches.empty() || !x.has_emit) {
     err("E0404", x.where, fmt::format("extractor '{}' needs a 'match' regex and an 'emit'", x.name));
     return;
   }
-  out.pattern = x.regex;
-  out.caseless = x.regex_flags.find('i') != std::string::npos;
-  out.dotall = x.regex_flags.find('s') != std::string::npos;
-  auto check = check_regex(x.regex, out.caseless, out.dotall);
-  // One error per regex: a limit's when one is exceeded (then neither
-  // engine ran), else RE2's when it rejects it (it runs first and says
-  // where; Hyperscan is not asked then), else Hyperscan's.
-  if (!check.limit_error.empty()) {
-    err(check.limit_code.c_str(), x.regex_range, check.limit_error);
-  } else if (!check.re2_error.empty()) {
-    SourceRange at = x.regex_range;
-    if (check.re2_error_offset >= 0)
-      at = literal_sub_range(at, static_cast<size_t>(check.re2_error_offset),
-                             static_cast<size_t>(check.re2_error_offset + std::max<int64_t>(1, check.re2_error_length)), false);
-    err("E0402", at, fmt::format("RE2 rejects this regex: {}", check.re2_error), regex_help(check));
-  } else if (!check.hyperscan_error.empty()) {
-    SourceRange at = x.regex_range;
-    if (check.hyperscan_error_offset >= 0)
-      at = literal_sub_range(at, static_cast<size_t>(check.hyperscan_error_offset),
-                             static_cast<size_t>(check.hyperscan_error_offset + 1), false);
-    err("E0401", at, fmt::format("Hyperscan rejects this regex: {}", check.hyperscan_error), regex_help(check));
+  // Each clause is checked on its own, so that an error points into the
+  // regex that has it. One clause is the extractor's pattern as written;
+  // several are compiled to one (compiler/regex_check.h, MatchUnion) whose
+  // groups are the clauses' groups, clause after clause.
+  const bool several = x.matches.size() > 1;
+  std::vector<MatchClauseRegex> clauses;
+  std::vector<int32_t> clause_of;  // capture index -> clause, with several clauses
+  bool regex_ok = true;
+  for (size_t i = 0; i < x.matches.size(); ++i) {
+    const auto& m = x.matches[i];
+    clauses.push_back(clause_regex(m.regex, m.flags));
+    const auto& c = clauses.back();
+    auto check = check_regex(c.pattern, c.caseless, c.dotall);
+    regex_ok = report_regex(check, m.range, true, "this regex") && regex_ok;
+    if (!several) {
+      out.pattern = c.pattern;
+      out.caseless = c.caseless;
+      out.dotall = c.dotall;
+      out.re2_pattern = check.re2_pattern;
+      out.capture_names = check.capture_names;
+    }
+    if (several)
+      for (const auto& name : check.capture_names) {
+        out.capture_names.push_back(name);
+        clause_of.push_back(static_cast<int32_t>(i));
+      }
   }
-  out.re2_pattern = check.re2_pattern;
-  out.capture_names = check.capture_names;
+  if (several) {
+    auto u = match_union(clauses);
+    out.pattern = u.pattern;
+    out.re2_pattern = u.re2_pattern;
+    out.caseless = u.caseless;
+    out.dotall = u.dotall;
+    // Clauses each within the limits may not be together (the limits add up).
+    if (regex_ok)
+      regex_ok = report_regex(check_regex(u.pattern, u.caseless, u.dotall), x.where, false,
+                              fmt::format("the {} 'match' clauses of '{}' together", x.matches.size(), x.name));
+  }
   out.kind = register_kind(false, x.emit_kind);
 
   Scope s;
   s.captures = &out.capture_names;
-  s.captures_unknown = !check.re2_error.empty() || !check.hyperscan_error.empty() || !check.limit_error.empty();
+  s.captures_unknown = !regex_ok;
+  if (several) {
+    s.capture_clause = &clause_of;
+    s.match_clauses = &x.matches;
+  }
   int32_t slots = 0;
   std::vector<bool> slot_types;
   s.next_slot = &slots;

@@ -82,6 +82,9 @@ struct Scope {
   std::vector<Binding> bindings;
   const std::vector<std::string>* captures = nullptr;  // extractor emit only
   bool captures_unknown = false;                       // the regex was rejected: do not report captures
+  // With several `match` clauses: the clause of each capture, and the clauses.
+  const std::vector<int32_t>* capture_clause = nullptr;
+  const std::vector<ast::MatchClause>* match_clauses = nullptr;
   bool grouped = false;       // group aggregates allowed
   bool outcome_visible = false;
   int32_t* next_slot = nullptr;
@@ -159,6 +162,9 @@ class Analyzer {
 
   // --------------------------------------------------------- entities
   static std::string regex_help(const RegexCheck& c);        // sema_extractors.cpp
+  bool report_regex(const RegexCheck& check, const SourceRange& where, bool in_literal,
+                    const std::string& what);                 // sema_extractors.cpp
+  std::optional<ir::Expr> capture_of_clauses(const ast::Expr& x, const Scope& s);  // sema_extractors.cpp
   void analyze_extractor(const ast::Extractor& x);            // sema_extractors.cpp
   void register_rule_kinds(const ast::Rule& r);               // sema_rules.cpp
   void analyze_rule(const ast::Rule& r, int32_t index);       // sema_rules.cpp
