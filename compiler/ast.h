@@ -129,16 +129,20 @@ struct LineTest {
   std::vector<FieldInit> fields;
 };
 
+// One `match /REGEX/FLAGS` of an extractor.
+struct MatchClause {
+  std::string regex;        // between the slashes, `\/` already turned into `/`
+  std::string flags;
+  SourceRange range;        // the /regex/ token
+};
+
 struct Extractor {
   std::string name;
   SourceRange where;
   std::vector<std::pair<std::string, SourceRange>> sources;
   std::optional<int64_t> keep_before_ns, keep_after_ns;  // `keep D before, D after`
   SourceRange keep_range;
-  bool has_match = false;
-  std::string regex;        // between the slashes, `\/` already turned into `/`
-  std::string regex_flags;
-  SourceRange regex_range;
+  std::vector<MatchClause> matches;  // in source order: the first that matches a line wins
   bool has_emit = false;
   std::string emit_kind;
   SourceRange emit_range;

@@ -108,7 +108,14 @@ class RegexCollector {
 
   void file(const ast::File& f) {
     for (const auto& x : f.extractors) {
-      if (x.has_match) add(x.regex, x.regex_flags, true);
+      for (const auto& m : x.matches) add(m.regex, m.flags, true);
+      if (x.matches.size() > 1) {
+        // The pattern the clauses are scanned with together (sema_extractors.cpp).
+        std::vector<MatchClauseRegex> clauses;
+        for (const auto& m : x.matches) clauses.push_back(clause_regex(m.regex, m.flags));
+        auto u = match_union(clauses);
+        out.push_back({u.pattern, u.caseless, u.dotall, true});
+      }
       for (const auto& init : x.emit_fields) expr(init.value.get());
     }
     for (const auto& r : f.rules) {
@@ -125,7 +132,8 @@ class RegexCollector {
 
  private:
   void add(const std::string& pattern, const std::string& flags, bool scanned) {
-    out.push_back({pattern, flags.find('i') != std::string::npos, flags.find('s') != std::string::npos, scanned});
+    auto c = clause_regex(pattern, flags);
+    out.push_back({c.pattern, c.caseless, c.dotall, scanned});
   }
   void query(const ast::Query* q) {
     if (q) expr(q->filter.get());

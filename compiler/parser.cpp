@@ -522,10 +522,10 @@ class Translator {
     }
     for (auto* item : c->extractorItem()) {
       if (auto* m = dynamic_cast<P::MatchItemContext*>(item)) {
-        if (x.has_match) diags_.error("E0101", range(m), "extractor '" + x.name + "' has more than one 'match'");
-        x.has_match = true;
-        regex(m->REGEX(), x.regex, x.regex_flags);
-        x.regex_range = range(m->REGEX());
+        ast::MatchClause clause;
+        regex(m->REGEX(), clause.regex, clause.flags);
+        clause.range = range(m->REGEX());
+        x.matches.push_back(std::move(clause));
       } else if (auto* em = dynamic_cast<P::EmitItemContext*>(item)) {
         if (x.has_emit) diags_.error("E0101", range(em), "extractor '" + x.name + "' has more than one 'emit'");
         x.has_emit = true;

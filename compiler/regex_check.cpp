@@ -139,7 +139,11 @@ std::string to_re2_syntax(const std::string& p) {
   return out;
 }
 
-std::string to_hyperscan_syntax(const std::string& p) {
+// Copies `p`, offering each position outside escapes and character classes
+// to `at(i, out)`: it appends its rewrite of what starts there and returns
+// the last index it consumed, or npos to have the character copied as is.
+template <typename At>
+std::string rewrite_outside_classes(const std::string& p, At at) {
   std::string out;
   out.reserve(p.size() + 8);
   bool in_class = false;
@@ -163,13 +167,55 @@ std::string to_hyperscan_syntax(const std::string& p) {
       if (i + 1 < p.size() && p[i + 1] == ']') out += p[++i];
       continue;
     }
-    if (c == '$') {
-      out += "\\r?$";
-      continue;
-    }
-    out += c;
+    size_t last = at(i, out);
+    if (last == std::string::npos) out += c;
+    else i = last;
   }
   return out;
+}
+
+std::string to_hyperscan_syntax(const std::string& p) {
+  return rewrite_outside_classes(p, [&](size_t i, std::string& out) {
+    if (p[i] != '$') return std::string::npos;
+    out += "\\r?$";
+    return i;
+  });
+}
+
+std::string without_group_names(const std::string& p) {
+  return rewrite_outside_classes(p, [&](size_t i, std::string& out) {
+    size_t name_at = p.compare(i, 4, "(?P<") == 0 ? i + 4
+                   : p.compare(i, 3, "(?<") == 0 && i + 3 < p.size() && p[i + 3] != '=' && p[i + 3] != '!' ? i + 3
+                   : std::string::npos;
+    size_t close = name_at == std::string::npos ? std::string::npos : p.find('>', name_at);
+    if (close == std::string::npos) return std::string::npos;
+    out += '(';
+    return close;
+  });
+}
+
+MatchClauseRegex clause_regex(const std::string& pattern, const std::string& flags) {
+  return {pattern, flags.find('i') != std::string::npos, flags.find('s') != std::string::npos};
+}
+
+MatchUnion match_union(const std::vector<MatchClauseRegex>& clauses) {
+  MatchUnion u;
+  bool same_flags = true;
+  for (const auto& c : clauses)
+    same_flags = same_flags && c.caseless == clauses.front().caseless && c.dotall == clauses.front().dotall;
+  if (same_flags && !clauses.empty()) {
+    u.caseless = clauses.front().caseless;
+    u.dotall = clauses.front().dotall;
+  }
+  for (size_t i = 0; i < clauses.size(); ++i) {
+    const auto& c = clauses[i];
+    std::string flags = same_flags ? "" : std::string(c.caseless ? "i" : "") + (c.dotall ? "s" : "");
+    std::string clause = "(?" + flags + ":" + without_group_names(c.pattern) + ")";
+    u.pattern += (i ? "|" : "") + clause;
+    u.re2_pattern += (i ? "|(?s:.*?)" : "^(?:(?s:.*?)") + clause;
+  }
+  u.re2_pattern += ")";
+  return u;
 }
 
 uint64_t regex_repeat_weight(const std::string& p) {

@@ -111,4 +111,35 @@ std::string to_hyperscan_syntax(const std::string& pattern);
 // rejects those anyway, with its own message).
 std::string to_re2_syntax(const std::string& pattern);
 
+// `pattern` with its named groups made plain: `(?<name>` and `(?P<name>`
+// (outside character classes) become `(`. Group numbers do not change.
+std::string without_group_names(const std::string& pattern);
+
+// One `match` clause of an extractor, as written, with its flags.
+struct MatchClauseRegex {
+  std::string pattern;
+  bool caseless = false, dotall = false;
+};
+// A regex as written and its flags as written after the slash (`i`, `s`).
+MatchClauseRegex clause_regex(const std::string& pattern, const std::string& flags);
+
+// An extractor with several `match` clauses is compiled to one pattern, so
+// the scanner, the capture matcher and every executor see one regex per
+// extractor. The clauses are alternatives in source order, their groups
+// unnamed (names may repeat across clauses; the compiler keeps them by group
+// number) and numbered clause after clause. Flags the clauses share stay
+// flags; otherwise each clause carries its own inline, `(?i:...)`.
+struct MatchUnion {
+  // What Hyperscan scans for: `(?:A)|(?:B)`, the lines some clause matches.
+  std::string pattern;
+  // What RE2 takes captures with: `^(?:(?s:.*?)(?:A)|(?s:.*?)(?:B))`.
+  // Anchored at the start, each clause behind its own lazy prefix, so that
+  // leftmost-first matching tries A at every position before B at all: the
+  // first clause in source order that matches anywhere in the line wins,
+  // not the clause that matches leftmost.
+  std::string re2_pattern;
+  bool caseless = false, dotall = false;
+};
+MatchUnion match_union(const std::vector<MatchClauseRegex>& clauses);
+
 }  // namespace culprit

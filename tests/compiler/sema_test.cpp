@@ -104,12 +104,16 @@ TEST_CASE("E0101: duplicate extractor, rule and scenario names") {
     CHECK(d.code == "E0101");
     CHECK(at(d) == "10:16");
   }
-  SUBCASE("a second match in one extractor") {
-    auto loaded = compile("extractor X from app {\n  match /a/\n  match /b/\n  emit app.x\n"
+  SUBCASE("a second emit in one extractor") {
+    auto loaded = compile("extractor X from app {\n  match /a/\n  emit app.x\n  emit app.y\n"
                           "  test { line \"a\" expect app.x }\n  test { line \"c\" expect none }\n}\n");
     auto d = only_diagnostic(loaded);
     CHECK(d.code == "E0101");
-    CHECK(at(d) == "3:3");
+    CHECK(at(d) == "4:3");
+  }
+  SUBCASE("a second match is another spelling, not a duplicate (tests/compiler/match_clauses_test.cpp)") {
+    compile_ok("extractor X from app {\n  match /a/\n  match /b/\n  emit app.x\n"
+               "  test { line \"a\" expect app.x }\n  test { line \"b\" expect app.x }\n  test { line \"c\" expect none }\n}\n");
   }
 }
 
