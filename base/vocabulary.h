@@ -100,8 +100,8 @@ std::span<const Word> ended_states();
 
 // The first dotted word of a sub_domain ("gpu" of "gpu.memory") that the
 // catalog's rules use under one domain. A rule may classify under another
-// root (the compiler warns, E0207), so a site can extend the catalog; this
-// list is what the documentation, the dashboard and the warning share.
+// root, so a site can extend the catalog; a near miss of a listed root
+// ("nvlnik") is the compiler's warning E0207.
 std::span<const Word> sub_domain_roots(std::string_view domain);
 
 // Node actions that take a node out of service or touch its hardware; a

@@ -100,6 +100,7 @@ struct Action {
   std::string status;            // set outcome
   std::string domain;
   SourceRange domain_range;
+  SourceRange sub_domain_range;       // the quoted sub_domain, when given
   std::string sub_domain;
 };
 

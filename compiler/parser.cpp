@@ -601,6 +601,7 @@ class Translator {
       a.domain = name(cl->name());
       a.domain_range = range(cl->name());
       a.sub_domain = unquote(cl->STRING());
+      a.sub_domain_range = range(cl->STRING());
     } else if (auto* o = dynamic_cast<P::SetOutcomeActionContext*>(c)) {
       a.kind = ast::ActionKind::SetOutcome;
       auto names = o->name();
@@ -611,6 +612,7 @@ class Translator {
         a.domain = name(names[1]);
         a.domain_range = range(names[1]);
         a.sub_domain = unquote(strings[0]);
+        a.sub_domain_range = range(strings[0]);
       }
       a.reason = unquote(strings.back());
       a.reason_range = range(strings.back());

@@ -31,8 +31,9 @@ namespace culprit::sema_internal {
 using ast::ExprKind;
 using ir::Op;
 
-inline constexpr std::array<const char*, 4> kDomains = {"hardware", "software", "infrastructure", "user"};
-inline constexpr std::array<const char*, 4> kStatuses = {"attributed", "ambiguous", "unattributed", "no_failure"};
+// The words rules may use (base/vocabulary.h).
+inline const std::vector<std::string> kDomains = vocab::words(vocab::domains());
+inline const std::vector<std::string> kStatuses = vocab::words(vocab::statuses());
 
 bool one_of(const std::string& s, const auto& list) {
   return std::find(list.begin(), list.end(), s) != list.end();
@@ -111,6 +112,9 @@ class Analyzer {
   void err(const char* code, const SourceRange& r, std::string msg, std::string help = {}) {
     diags_.error(code, r, std::move(msg), std::move(help));
   }
+  // E0207: a sub_domain whose first word is a near miss of one of its
+  // domain's roots (base/vocabulary.h).
+  void check_sub_domain_root(const std::string& domain, const std::string& sub_domain, const SourceRange& where);
 
   // ------------------------------------------- kinds and schemas (sema.cpp)
   std::vector<std::string> kind_names(bool symptom) const;

@@ -4,6 +4,7 @@
 #include "compiler/sema_internal.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <set>
 
@@ -180,9 +181,10 @@ void Analyzer::analyze_rule(const ast::Rule& r, int32_t index) {
         act.kind = ir::ActionKind::Classify;
         act.target_slot = symptom_binding(a);
         if (!one_of(a.domain, kDomains))
-          err("E0206", a.domain_range, fmt::format("unknown domain '{}' (hardware, software, infrastructure, user)", a.domain),
-              did_you_mean(a.domain, names_of(kDomains)));
+          err("E0206", a.domain_range, fmt::format("unknown domain '{}' ({})", a.domain, fmt::join(kDomains, ", ")),
+              did_you_mean(a.domain, kDomains));
         if (a.sub_domain.empty()) err("E0206", a.domain_range, "a classification needs a sub_domain");
+        else check_sub_domain_root(a.domain, a.sub_domain, a.sub_domain_range);
         act.domain = a.domain;
         act.sub_domain = a.sub_domain;
         break;
@@ -190,12 +192,13 @@ void Analyzer::analyze_rule(const ast::Rule& r, int32_t index) {
       case ast::ActionKind::SetOutcome: {
         act.kind = ir::ActionKind::SetOutcome;
         if (!one_of(a.status, kStatuses))
-          err("E0206", a.where, fmt::format("unknown status '{}' (attributed, ambiguous, unattributed, no_failure)", a.status),
-              did_you_mean(a.status, names_of(kStatuses)));
+          err("E0206", a.where, fmt::format("unknown status '{}' ({})", a.status, fmt::join(kStatuses, ", ")),
+              did_you_mean(a.status, kStatuses));
         if (!a.domain.empty() && !one_of(a.domain, kDomains))
-          err("E0206", a.domain_range, fmt::format("unknown domain '{}' (hardware, software, infrastructure, user)", a.domain),
-              did_you_mean(a.domain, names_of(kDomains)));
-        if (a.status == "attributed" && a.domain.empty())
+          err("E0206", a.domain_range, fmt::format("unknown domain '{}' ({})", a.domain, fmt::join(kDomains, ", ")),
+              did_you_mean(a.domain, kDomains));
+        if (!a.sub_domain.empty()) check_sub_domain_root(a.domain, a.sub_domain, a.sub_domain_range);
+        if (a.status == vocab::status::kAttributed && a.domain.empty())
           err("E0206", a.where, "'set outcome attributed' needs a domain and sub_domain");
         act.status = a.status;
         act.domain = a.domain;
@@ -208,6 +211,21 @@ void Analyzer::analyze_rule(const ast::Rule& r, int32_t index) {
   }
   out.queries = std::move(queries_);
   cat_.rules.push_back(std::move(out));
+}
+
+void Analyzer::check_sub_domain_root(const std::string& domain, const std::string& sub_domain, const SourceRange& where) {
+  // Only a near miss of a known root is reported: a site may classify
+  // under roots of its own ("bmc"), and those stay silent. What this
+  // catches is the misspelt root ("nvlnik"), which would otherwise start a
+  // class of its own that no recovery-table line and no dashboard filter
+  // knows.
+  auto roots = vocab::sub_domain_roots(domain);
+  std::string root = sub_domain.substr(0, sub_domain.find('.'));
+  if (roots.empty() || vocab::contains(roots, root)) return;  // an unknown domain has its own error
+  std::string hint = did_you_mean(root, vocab::words(roots));
+  if (hint.empty()) return;
+  diags_.warning("E0207", where,
+                 fmt::format("'{}' is not a sub_domain root of {} (docs/vocabulary.md lists them)", root, domain), hint);
 }
 
 }  // namespace culprit::sema_internal
