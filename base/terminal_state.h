@@ -1,4 +1,4 @@
-// The scheduler terminal states Culprit knows: Slurm's job states (the
+// The scheduler terminal states Culprit knows (base/vocabulary.h): Slurm's job states (the
 // JOB_STATE names sacct and scontrol print, upper case). A context's
 // terminal.state and a scenario's `terminal` are checked against this list,
 // because the outcome logic reads the state: only COMPLETED (with exit 0)

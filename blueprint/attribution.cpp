@@ -5,6 +5,8 @@
 
 #include <fstream>
 
+#include "runtime/json_input.h"
+#include "base/operator_file.h"
 #include "base/text_util.h"
 #include "base/timestamp.h"
 #include "runtime/bundle.h"
@@ -95,12 +97,13 @@ bool ServiceAttribution::catalog_digest(std::string& digest, std::string& error)
     error = fmt::format("{}/v1/catalog: {}", url_, r ? fmt::format("HTTP {}", r->status) : httplib::to_string(r.error()));
     return false;
   }
-  auto j = nlohmann::json::parse(r->body, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("digest") || !j["digest"].is_string()) {
-    error = fmt::format("{}/v1/catalog: no catalog digest in the answer", url_);
+  nlohmann::json j;
+  std::string why;
+  if (!parse_remote_json(r->body, j, why) || string_member_or(j, "digest").empty()) {
+    error = fmt::format("{}/v1/catalog: no catalog digest in the answer{}", url_, why.empty() ? "" : " (" + why + ")");
     return false;
   }
-  digest = j["digest"].get<std::string>();
+  digest = string_member_or(j, "digest");
   return true;
 }
 
@@ -159,16 +162,16 @@ bool ServiceAttribution::attribute(const Attempt& attempt, Collected&& ev, ojson
     return false;
   }
   if (r->status != 200) {
-    auto j = nlohmann::json::parse(r->body, nullptr, false);
-    std::string msg = r->body.substr(0, 300);
-    if (!j.is_discarded() && j.contains("error") && j["error"].contains("message")) msg = j["error"]["message"].get<std::string>();
+    nlohmann::json j;
+    std::string why, msg = r->body.substr(0, 300);
+    if (parse_remote_json(r->body, j, why) && j.contains("error")) msg = string_member_or(j["error"], "message", msg);
     error = {fmt::format("the service answered {}: {}", r->status, msg),
              r->status == 429 || r->status == 503 || r->status >= 500 || r->status == 401};
     return false;
   }
-  verdict = ojson::parse(r->body, nullptr, false);
-  if (verdict.is_discarded() || !verdict.is_object()) {
-    error = {"the service's verdict is not JSON", true};
+  std::string why;
+  if (!parse_remote_json(r->body, verdict, why)) {
+    error = {"the service's verdict is not usable: " + why, true};
     return false;
   }
   return true;

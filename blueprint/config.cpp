@@ -20,7 +20,11 @@
 #include <functional>
 #include <map>
 
+#include "base/operator_file.h"
+#include "base/byte_size.h"
 #include "base/limits.h"
+#include "base/suggest.h"
+#include "base/vocabulary.h"
 #include "base/read_full.h"
 #include "base/text_util.h"
 #include "base/timestamp.h"
@@ -28,272 +32,35 @@
 #include "blueprint/node_names.h"
 #include "runtime/bundle.h"
 #include "blueprint/yaml_document.h"
+#include "blueprint/yaml_reader.h"
 
 namespace culprit::blueprint {
 
 namespace fs = std::filesystem;
 
-std::string nearest_name(const std::string& word, const std::vector<std::string>& known) {
-  auto distance = [](const std::string& a, const std::string& b) {
-    std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-    for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-    for (size_t i = 1; i <= a.size(); ++i) {
-      cur[0] = i;
-      for (size_t j = 1; j <= b.size(); ++j)
-        cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      std::swap(prev, cur);
-    }
-    return prev[b.size()];
-  };
-  std::string best;
-  size_t best_d = 3;
-  for (const auto& k : known) {
-    size_t d = distance(word, k);
-    if (d < best_d || (d == best_d && !best.empty() && k < best)) {
-      best_d = d;
-      best = k;
-    }
-  }
-  if (best.empty() && word.size() >= 3)
-    for (const auto& k : known)
-      if (k.rfind(word, 0) == 0 || word.rfind(k, 0) == 0) return k;
-  return best;
-}
-
-bool read_regular_file(const std::string& path, size_t max_bytes, const char* limit_name, const std::string& what,
-                       std::string& text, std::string& err) {
-  text.clear();
-  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) {
-    err = fmt::format("cannot read {} {}: {}", what, path, std::strerror(errno));
-    return false;
-  }
-  struct FdCloser {
-    int fd;
-    ~FdCloser() { ::close(fd); }
-  } closer{fd};
-  struct stat st{};
-  if (::fstat(fd, &st) != 0) {
-    err = fmt::format("cannot read {} {}: {}", what, path, std::strerror(errno));
-    return false;
-  }
-  if (!S_ISREG(st.st_mode)) {
-    const char* kind = S_ISDIR(st.st_mode)    ? "a directory"
-                       : S_ISFIFO(st.st_mode) ? "a FIFO"
-                       : S_ISCHR(st.st_mode)  ? "a character device"
-                       : S_ISBLK(st.st_mode)  ? "a block device"
-                       : S_ISSOCK(st.st_mode) ? "a socket"
-                                              : "a special file";
-    err = fmt::format("cannot read {} {}: it is {}, not a regular file", what, path, kind);
-    return false;
-  }
-  auto too_big = [&](uint64_t n) {
-    err = fmt::format("cannot read {} {}: {}", what, path,
-                      limits::exceeded(limit_name, max_bytes, fmt::format("the file has {}{} bytes", n > max_bytes ? "" : "over ", n)));
-    return false;
-  };
-  if (static_cast<uint64_t>(st.st_size) > max_bytes) return too_big(static_cast<uint64_t>(st.st_size));
-  // Read one byte more than allowed: the file may have grown since fstat.
-  text.resize(max_bytes + 1);
-  ssize_t n = read_full(fd, text.data(), text.size());
-  if (n < 0) {
-    err = fmt::format("cannot read {} {}: {}", what, path, std::strerror(errno));
-    text.clear();
-    return false;
-  }
-  if (static_cast<size_t>(n) > max_bytes) {
-    text.clear();
-    return too_big(max_bytes);
-  }
-  text.resize(static_cast<size_t>(n));
-  return true;
-}
-
-bool read_secret(const std::string& file, const std::string& env, std::string& secret, std::string& err) {
-  if (!file.empty()) {
-    std::string text;
-    if (!read_regular_file(file, limits::kSecretFileBytes, "secret_file_bytes", "the secret file", text, err)) return false;
-    secret = text.substr(0, text.find('\n'));
-    while (!secret.empty() && (secret.back() == '\r' || secret.back() == ' ' || secret.back() == '\t')) secret.pop_back();
-    if (secret.empty()) {
-      err = fmt::format("the secret file {} is empty", file);
-      return false;
-    }
-    return true;
-  }
-  if (!env.empty()) {
-    const char* v = std::getenv(env.c_str());
-    if (!v || !*v) {
-      err = fmt::format("the environment variable {} is not set", env);
-      return false;
-    }
-    secret = v;
-    return true;
-  }
-  err = "no secret configured";
-  return false;
-}
 
 namespace {
 
-// Walks one document, reporting into a Diagnostics sink.
-class Reader {
+// The codes of the configuration's diagnostics (docs/blueprint-config.md).
+constexpr YamlCodes kConfigCodes = {"B0103", "B0102", "B0108", "B0103", "B0104", "B0104"};
+
+// The configuration's reader: the shared YAML walk plus node lists, whose
+// expansion is bounded over the whole file.
+class Reader : public YamlReader {
  public:
   Reader(std::shared_ptr<const SourceFile> file, Diagnostics& d, std::string dir)
-      : file_(std::move(file)), d_(d), dir_(std::move(dir)) {}
+      : YamlReader(std::move(file), d, kConfigCodes, std::move(dir)) {}
 
-  SourceRange at(const YAML::Node& n, size_t width = 0) const {
-    SourceRange r;
-    r.file = file_.get();
-    YAML::Mark m = n.Mark();
-    if (m.is_null()) return r;
-    r.line = static_cast<uint32_t>(m.line + 1);
-    r.col = static_cast<uint32_t>(m.column + 1);
-    r.end_line = r.line;
-    r.end_col = r.col + static_cast<uint32_t>(width ? width : (n.IsScalar() ? std::max<size_t>(1, n.Scalar().size()) : 1));
-    return r;
-  }
-  void error(const char* code, const YAML::Node& n, std::string msg) { d_.error(code, at(n), std::move(msg)); }
-  void warning(const char* code, const YAML::Node& n, std::string msg) { d_.warning(code, at(n), std::move(msg)); }
-
-  // Checks that `n` is a mapping and calls `handle(key, value)` for each
-  // known key; unknown and repeated keys are errors. `where` names the
-  // mapping in messages ("discovery.slurm").
+  // The configuration names a mapping by its key path, quoted in messages
+  // ("unknown key 'x' in 'discovery.slurm'").
   void map(const YAML::Node& n, const std::string& where, const std::vector<std::string>& known,
            const std::function<void(const std::string&, const YAML::Node&)>& handle) {
-    if (n.IsNull()) return;
-    if (!n.IsMap()) {
-      error("B0103", n, fmt::format("'{}' must be a mapping of keys to values", where));
-      return;
-    }
-    std::map<std::string, int> seen;
-    for (auto it = n.begin(); it != n.end(); ++it) {
-      // A copy: yaml-cpp's iterator hands out a temporary pair, so a
-      // reference to its `first` dangles after this statement (ASan's
-      // stack-use-after-scope). Nodes are reference-counted handles.
-      const YAML::Node k = it->first;
-      if (!k.IsScalar()) {
-        error("B0103", k, fmt::format("keys of '{}' must be plain names", where));
-        continue;
-      }
-      std::string key = k.Scalar();
-      if (key == "<<") {
-        error("B0103", k, fmt::format("merge keys ('<<') are not supported in '{}': write the keys out", where));
-        continue;
-      }
-      if (std::find(known.begin(), known.end(), key) == known.end()) {
-        std::string near = nearest_name(key, known);
-        error("B0102", k,
-              near.empty() ? fmt::format("unknown key '{}' in '{}' (known: {})", key, where, fmt::join(known, ", "))
-                           : fmt::format("unknown key '{}' (did you mean '{}'?)", key, near));
-        continue;
-      }
-      if (seen.count(key)) {
-        error("B0108", k, fmt::format("key '{}' is given twice (first on line {})", key, seen[key]));
-        continue;
-      }
-      seen[key] = k.Mark().line + 1;
-      handle(key, it->second);
-    }
+    YamlReader::map(n, "'" + where + "'", known, handle);
+  }
+  void require(const YAML::Node& map_node, const std::string& where, std::initializer_list<const char*> keys) {
+    YamlReader::require(map_node, "'" + where + "'", keys, "B0105");
   }
 
-  bool scalar(const YAML::Node& n, const std::string& key, std::string& out) {
-    if (!n.IsScalar()) {
-      error("B0103", n, fmt::format("'{}' must be a single value", key));
-      return false;
-    }
-    out = n.Scalar();
-    return true;
-  }
-  bool string(const YAML::Node& n, const std::string& key, std::string& out, bool allow_empty = false) {
-    if (!scalar(n, key, out)) return false;
-    if (out.empty() && !allow_empty) {
-      error("B0104", n, fmt::format("'{}' must not be empty", key));
-      return false;
-    }
-    return true;
-  }
-  bool oneof(const YAML::Node& n, const std::string& key, const std::vector<std::string>& values, std::string& out) {
-    if (!scalar(n, key, out)) return false;
-    if (std::find(values.begin(), values.end(), out) != values.end()) return true;
-    std::string near = nearest_name(out, values);
-    error("B0104", n, fmt::format("'{}' must be one of {}{}", key, fmt::join(values, ", "),
-                                  near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near)));
-    return false;
-  }
-  // Bounded (parse_bounded_duration): an instant plus or minus any
-  // duration of the configuration stays inside int64 nanoseconds.
-  bool duration(const YAML::Node& n, const std::string& key, int64_t& out, int64_t min = 0) {
-    std::string s;
-    if (!scalar(n, key, s)) return false;
-    int64_t d = 0;
-    DurationCheck c = parse_bounded_duration(s, d);
-    if (c == DurationCheck::range) {
-      error("B0104", n, duration_error(c, key));
-      return false;
-    }
-    if (c != DurationCheck::ok || d < min) {
-      error("B0104", n, fmt::format("'{}' must be a duration such as 90s, 10m or 24h{}", key,
-                                    min > 0 ? fmt::format(" (at least {})", format_duration(min)) : ""));
-      return false;
-    }
-    out = d;
-    return true;
-  }
-  bool time(const YAML::Node& n, const std::string& key, std::optional<int64_t>& out) {
-    std::string s;
-    if (!scalar(n, key, s)) return false;
-    auto t = parse_rfc3339(s);
-    if (!t) {
-      error("B0104", n, fmt::format("'{}' must be an RFC 3339 time with a zone, such as 2026-03-14T01:30:00Z", key));
-      return false;
-    }
-    out = *t;
-    return true;
-  }
-  bool integer(const YAML::Node& n, const std::string& key, int64_t& out, int64_t lo, int64_t hi) {
-    std::string s;
-    if (!scalar(n, key, s)) return false;
-    char* end = nullptr;
-    errno = 0;
-    long long v = std::strtoll(s.c_str(), &end, 10);
-    if (s.empty() || *end || errno || v < lo || v > hi) {
-      error("B0104", n, fmt::format("'{}' must be an integer from {} to {}", key, lo, hi));
-      return false;
-    }
-    out = v;
-    return true;
-  }
-  bool boolean(const YAML::Node& n, const std::string& key, bool& out) {
-    std::string s;
-    if (!scalar(n, key, s)) return false;
-    if (s == "true" || s == "yes" || s == "on") out = true;
-    else if (s == "false" || s == "no" || s == "off") out = false;
-    else {
-      error("B0104", n, fmt::format("'{}' must be true or false", key));
-      return false;
-    }
-    return true;
-  }
-  // A list of strings; a single string is a list of one.
-  bool strings(const YAML::Node& n, const std::string& key, std::vector<std::string>& out) {
-    out.clear();
-    if (n.IsScalar()) {
-      out.push_back(n.Scalar());
-      return true;
-    }
-    if (!n.IsSequence()) {
-      error("B0103", n, fmt::format("'{}' must be a value or a list of values", key));
-      return false;
-    }
-    bool ok = true;
-    for (const auto& item : n) {
-      std::string s;
-      if (string(item, key, s)) out.push_back(s);
-      else ok = false;
-    }
-    return ok;
-  }
   bool nodes(const YAML::Node& n, const std::string& key, std::vector<std::string>& out) {
     std::vector<std::string> lists;
     if (!strings(n, key, lists)) return false;
@@ -331,26 +98,11 @@ class Reader {
     }
     return true;
   }
-  std::string path(const std::string& p) const {
-    if (p.empty() || fs::path(p).is_absolute()) return p;
-    return (fs::path(dir_) / p).lexically_normal().string();
-  }
-  void require(const YAML::Node& map_node, const std::string& where, std::initializer_list<const char*> keys) {
-    if (!map_node.IsMap()) return;
-    for (const char* k : keys)
-      if (!map_node[k]) error("B0105", map_node, fmt::format("'{}' needs the key '{}'", where, k));
-  }
-
  private:
-  std::shared_ptr<const SourceFile> file_;
-  Diagnostics& d_;
-  std::string dir_;
   size_t total_nodes_ = 0;  // node names expanded so far (limits::kConfigNodes)
 };
 
-const std::vector<std::string> kTerminalStates = {"BOOT_FAIL",     "CANCELLED", "COMPLETED", "DEADLINE", "EVICTED",
-                                                  "FAILED",        "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED", "REQUEUED",
-                                                  "REVOKED",       "SPECIAL_EXIT", "TIMEOUT"};
+const std::vector<std::string> kTerminalStates = vocab::words(vocab::ended_states());
 
 // Upper-cases and checks a list of terminal states.
 void read_states(Reader& r, const YAML::Node& v, std::vector<std::string>& out) {
@@ -360,7 +112,7 @@ void read_states(Reader& r, const YAML::Node& v, std::vector<std::string>& out) 
   for (auto st : s) {
     for (auto& c : st) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     if (std::find(kTerminalStates.begin(), kTerminalStates.end(), st) == kTerminalStates.end()) {
-      std::string near = nearest_name(st, kTerminalStates);
+      std::string near = closest_match(st, kTerminalStates).value_or("");
       r.error("B0104", v, fmt::format("unknown terminal state '{}'{}", st,
                                       near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near)));
       continue;
@@ -375,21 +127,6 @@ bool source_name_ok(const std::string& s) {
   for (char c : s)
     if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-')) return false;
   return true;
-}
-
-// "268435456", "256MiB", "1GiB", "64KiB", "10MB".
-std::optional<uint64_t> parse_size(const std::string& s) {
-  size_t i = 0;
-  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
-  if (i == 0 || i > 15) return std::nullopt;
-  uint64_t n = std::stoull(s.substr(0, i));
-  std::string unit = s.substr(i);
-  static const std::map<std::string, uint64_t> units = {{"", 1},          {"B", 1},           {"KiB", 1ULL << 10},
-                                                        {"MiB", 1ULL << 20}, {"GiB", 1ULL << 30}, {"KB", 1000},
-                                                        {"MB", 1000000},    {"GB", 1000000000}};
-  auto it = units.find(unit);
-  if (it == units.end()) return std::nullopt;
-  return n * it->second;
 }
 
 // The credentials keys of an HTTP connector; true when `k` was one.
@@ -498,7 +235,7 @@ void read_kube_logs(Reader& r, const YAML::Node& n, KubernetesCollectorConfig& o
           else if (k == "max_bytes_per_container") {
             std::string s;
             if (r.scalar(v, k, s)) {
-              auto sz = parse_size(s);
+              auto sz = parse_byte_size(s);
               if (!sz) r.error("B0104", v, "'max_bytes_per_container' must be a size such as 256MiB, 1GiB or 0 (no limit)");
               else out.max_bytes_per_container = *sz;
             }
@@ -794,7 +531,7 @@ void read_files(Reader& r, const YAML::Node& n, FilesCollectorConfig& out) {
             size_t close = f.path.find('}', i);
             std::string var = close == std::string::npos ? "" : f.path.substr(i + 1, close - i - 1);
             if (std::find(kVars.begin(), kVars.end(), var) == kVars.end()) {
-              std::string near = nearest_name(var, kVars);
+              std::string near = closest_match(var, kVars).value_or("");
               r.error("B0104", v, fmt::format("unknown placeholder '{{{}}}' in 'path' (known: {{{}}}){}", var,
                                               fmt::join(kVars, "} {"),
                                               near.empty() ? "" : fmt::format("; did you mean '{{{}}}'?", near)));

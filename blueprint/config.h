@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "base/vocabulary.h"
 #include "blueprint/kube_client.h"
 #include "compiler/diagnostics.h"
 
@@ -47,8 +48,9 @@ struct SlurmDiscoveryConfig {
   std::string slurm_conf;             // sets SLURM_CONF for sacct when not ""
   std::vector<std::string> clusters;  // sacct -M; empty: the local cluster
   // Terminal states to attribute; the rest (COMPLETED by default) are ignored.
-  std::vector<std::string> states = {"BOOT_FAIL", "CANCELLED", "DEADLINE", "FAILED", "NODE_FAIL",
-                                     "OUT_OF_MEMORY", "PREEMPTED", "REQUEUED", "TIMEOUT"};
+  std::vector<std::string> states = {vocab::state::kBootFail,    vocab::state::kCancelled, vocab::state::kDeadline,
+                                     vocab::state::kFailed,      vocab::state::kNodeFail,  vocab::state::kOutOfMemory,
+                                     vocab::state::kPreempted,   vocab::state::kRequeued,  vocab::state::kTimeout};
   bool step_attempts = false;         // attempts: step (each srun step its own attempt) instead of job
   int64_t lookback = 24LL * 3600 * 1000000000;   // --once, and the first --watch poll: jobs ended this recently
   int64_t timeout = 60LL * 1000000000;           // a sacct call that takes longer is killed
@@ -82,7 +84,8 @@ struct KueueDiscoveryConfig {
   std::vector<std::string> namespaces;  // empty: every namespace
   std::string label_selector;           // Workloads to consider ("" = all)
   // Terminal states to attribute (COMPLETED, from Finished/Succeeded, is not by default).
-  std::vector<std::string> states = {"CANCELLED", "EVICTED", "FAILED", "PREEMPTED", "TIMEOUT"};
+  std::vector<std::string> states = {vocab::state::kCancelled, vocab::state::kEvicted, vocab::state::kFailed,
+                                     vocab::state::kPreempted, vocab::state::kTimeout};
   int64_t lookback = 24LL * 3600 * 1000000000;
   // The pods of a Workload: a label selector template with {owner_name},
   // {owner_uid}, {workload}; "" = by the owner's kind (Job, JobSet, Kubeflow
@@ -224,24 +227,5 @@ bool load_config(const std::string& path, BlueprintConfig& out, Diagnostics& dia
 // relative paths.
 bool parse_config(const std::string& path, const std::string& text, BlueprintConfig& out, Diagnostics& diags);
 
-// The known name nearest to `word` (edit distance at most 2, or a prefix
-// relation), or "".
-std::string nearest_name(const std::string& word, const std::vector<std::string>& known);
-
-// Reads a file an operator names (the configuration, the policy, a secret)
-// whole into `text`. Only a regular file is read: it is opened without
-// blocking (O_NONBLOCK, so a FIFO with no writer cannot hang the start) and
-// checked with fstat, and a FIFO, a device, a directory or a socket is
-// refused, as is a file over `max_bytes` (limit `limit_name`, named in the
-// message). False with `err` ("cannot read the configuration x.yaml: it is
-// a FIFO, not a regular file"); `what` names the file in it.
-bool read_regular_file(const std::string& path, size_t max_bytes, const char* limit_name, const std::string& what,
-                       std::string& text, std::string& err);
-
-// Reads a secret named by a file or an environment variable (file first).
-// False with `err` when neither gives a non-empty value; the secret is the
-// file's first line without trailing blanks. The file is read by
-// read_regular_file, at most limits::kSecretFileBytes.
-bool read_secret(const std::string& file, const std::string& env, std::string& secret, std::string& err);
 
 }  // namespace culprit::blueprint

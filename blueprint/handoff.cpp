@@ -4,6 +4,8 @@
 
 #include <chrono>
 
+#include "runtime/json_input.h"
+#include "base/vocabulary.h"
 #include "base/sha256.h"
 #include "base/text_util.h"
 #include "base/timestamp.h"
@@ -19,10 +21,6 @@ namespace {
 
 int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-std::string str_or(const ojson& j, const char* key) {
-  return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
 }
 
 // The command as a person would type it: each argument shell-quoted, so
@@ -93,7 +91,7 @@ ojson Handoff::record_json(const Attempt& a, const ojson& verdict, const ojson& 
   v["status"] = verdict.value("status", "");
   v["domain"] = verdict.contains("domain") ? verdict["domain"] : ojson(nullptr);
   v["sub_domain"] = verdict.contains("sub_domain") ? verdict["sub_domain"] : ojson(nullptr);
-  v["catalog_digest"] = verdict.contains("engine") ? str_or(verdict["engine"]["catalog"], "digest") : "";
+  v["catalog_digest"] = verdict.contains("engine") ? string_member_or(verdict["engine"]["catalog"], "digest") : "";
   j["verdict"] = v;
   j["scope"] = r.scope;
   j["node"] = r.node.empty() ? ojson(nullptr) : ojson(r.node);
@@ -124,8 +122,8 @@ bool Handoff::decide(const Attempt& a, const ojson& verdict, FaultHistory& histo
   out.clear();
   if (!verdict.contains("recommendation") || !verdict["recommendation"].is_object()) return true;  // a v1 verdict
   const ojson& rec = verdict["recommendation"];
-  std::string status = str_or(verdict, "status"), domain = str_or(verdict, "domain"), sub = str_or(verdict, "sub_domain");
-  std::string digest = verdict.contains("engine") ? str_or(verdict["engine"]["catalog"], "digest") : "";
+  std::string status = string_member_or(verdict, "status"), domain = string_member_or(verdict, "domain"), sub = string_member_or(verdict, "sub_domain");
+  std::string digest = verdict.contains("engine") ? string_member_or(verdict["engine"]["catalog"], "digest") : "";
   int64_t end = a.context.end ? *a.context.end : now_ns();
   // The actions in the order they are handed off: the job's, then the nodes'.
   std::vector<ojson> actions;
@@ -139,13 +137,13 @@ bool Handoff::decide(const Attempt& a, const ojson& verdict, FaultHistory& histo
   }
   // The policy's repeat rule: a node that keeps failing is a suspect part.
   const RecoveryPolicy* policy = config_.policy;
-  if (policy && policy->replace_suspect && status == "attributed" && domain == policy->replace_suspect->domain) {
+  if (policy && policy->replace_suspect && status == vocab::status::kAttributed && domain == policy->replace_suspect->domain) {
     const ReplacePolicy& rp = *policy->replace_suspect;
     for (const auto& node : verdict["culprit_nodes"]) {
       std::string name = node.get<std::string>();
       bool already = false;
       for (const auto& x : actions)
-        if (str_or(x, "node") == name && str_or(x, "action") == "replace_suspect") already = true;
+        if (string_member_or(x, "node") == name && string_member_or(x, "action") == vocab::node_action::kReplaceSuspect) already = true;
       if (already) continue;
       int64_t n = 0;
       if (!history.culprit_attempts(name, rp.domain, "", end - rp.within_ns, end, n, error)) return false;
@@ -153,7 +151,7 @@ bool Handoff::decide(const Attempt& a, const ojson& verdict, FaultHistory& histo
       ojson x;
       x["scope"] = "node";
       x["node"] = name;
-      x["action"] = "replace_suspect";
+      x["action"] = vocab::node_action::kReplaceSuspect;
       x["target"] = ojson::object();
       x["rule"] = job.contains("rule") ? job["rule"] : ojson(nullptr);
       x["basis"] = "policy " + rp.where;
@@ -169,22 +167,22 @@ bool Handoff::decide(const Attempt& a, const ojson& verdict, FaultHistory& histo
     RecommendationRecord r;
     r.ordinal = static_cast<int64_t>(out.size());
     r.id = record_id(a.key, digest, r.ordinal);
-    r.scope = str_or(x, "scope");
-    r.node = str_or(x, "node");
-    r.action = str_or(x, "action");
+    r.scope = string_member_or(x, "scope");
+    r.node = string_member_or(x, "node");
+    r.action = string_member_or(x, "action");
     r.target_json = (r.scope == "job" ? (x.contains("nodes") ? x["nodes"] : ojson::array())
                                       : (x.contains("target") ? x["target"] : ojson::object()))
                         .dump();
-    r.rule = str_or(x, "rule");
-    r.basis = str_or(x, "basis");
-    r.reason = str_or(x, "reason");
+    r.rule = string_member_or(x, "rule");
+    r.basis = string_member_or(x, "basis");
+    r.reason = string_member_or(x, "reason");
     PolicyDecision d;
     if (!blueprint::decide(policy, r.action, r.node, domain, sub, end, history, d, error)) return false;
     r.decision = d.decision;
     r.decided_by = d.decided_by;
     r.decision_reason = d.reason;
     std::string command;
-    if (r.decision == "act" && r.scope == "node" && r.action == "drain" && a.context.scheduler == "slurm") {
+    if (r.decision == "act" && r.scope == "node" && r.action == vocab::node_action::kDrain && a.context.scheduler == "slurm") {
       std::vector<std::string> shown = drain_argv("scontrol", r.node, sub.empty() ? domain : sub, a.key);
       command = shell_text(shown);
     }
@@ -207,14 +205,14 @@ bool Handoff::deliver(RecommendationRecord& r, std::vector<std::string>& lines, 
     r.state = "done";
     return true;
   }
-  std::string key = str_or(doc["attempt"], "key"), scheduler = str_or(doc["attempt"], "scheduler");
-  std::string sub = str_or(doc["verdict"], "sub_domain"), domain = str_or(doc["verdict"], "domain");
-  std::string command = str_or(doc, "command");
+  std::string key = string_member_or(doc["attempt"], "key"), scheduler = string_member_or(doc["attempt"], "scheduler");
+  std::string sub = string_member_or(doc["verdict"], "sub_domain"), domain = string_member_or(doc["verdict"], "domain");
+  std::string command = string_member_or(doc, "command");
   if (r.decision == "hold" && r.scope == "node")
     lines.push_back(fmt::format("{}: {} {} held: {}", key, r.action, r.node, r.decision_reason));
 
   std::vector<std::string> done;
-  if (r.decision == "act" && r.scope == "node" && r.action == "drain" && scheduler == "slurm") {
+  if (r.decision == "act" && r.scope == "node" && r.action == vocab::node_action::kDrain && scheduler == "slurm") {
     if (!config_.apply) {
       lines.push_back(fmt::format("{}: to drain {} (--apply runs it): {}", key, r.node, command));
       done.push_back("printed: " + command);

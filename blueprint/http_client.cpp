@@ -3,6 +3,7 @@
 // (handles are not thread-safe); what makes paging cheap, the connection
 // cache, TLS sessions and DNS results, lives in one share per client, guarded
 // by the lock callbacks libcurl asks for.
+#include "base/operator_file.h"
 #include "blueprint/http_client.h"
 
 #include <curl/curl.h>
@@ -12,7 +13,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <fstream>
 #include <random>
 #include <thread>
 
@@ -179,14 +179,10 @@ std::string HttpClient::bearer_token(std::string& error) const {
   }
   int64_t mtime = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
   if (mtime != cached_token_mtime_) {
-    std::ifstream in(config_.token_file, std::ios::binary);
+    // A projected service-account token is rotated in place: read it the
+    // way every secret is read (regular file, bounded, first line).
     std::string t;
-    std::getline(in, t);
-    while (!t.empty() && (t.back() == '\r' || t.back() == ' ' || t.back() == '\t')) t.pop_back();
-    if (t.empty()) {
-      error = fmt::format("the token file {} is empty", config_.token_file);
-      return "";
-    }
+    if (!read_secret(config_.token_file, "", t, error)) return "";
     cached_token_ = t;
     cached_token_mtime_ = mtime;
   }

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "runtime/json_input.h"
 #include "base/timestamp.h"
 
 namespace culprit::blueprint {
@@ -239,10 +240,11 @@ KubeError KubeClient::error_of(const HttpResponse& r) const {
     return e;
   }
   e.code = r.status;
-  auto j = json::parse(r.body, nullptr, false);
-  if (!j.is_discarded() && j.is_object() && j.value("kind", "") == "Status") {
-    e.reason = j.value("reason", "");
-    e.message = j.value("message", "");
+  json j;
+  std::string why;
+  if (parse_remote_json(r.body, j, why) && string_member_or(j, "kind") == "Status") {
+    e.reason = string_member_or(j, "reason");
+    e.message = string_member_or(j, "message");
   } else {
     e.message = r.body.substr(0, 300);
     while (!e.message.empty() && (e.message.back() == '\n' || e.message.back() == '\r')) e.message.pop_back();
@@ -261,9 +263,9 @@ bool KubeClient::get(const std::string& path, json& out, KubeError& error, const
     error = error_of(r);
     return false;
   }
-  out = json::parse(r.body, nullptr, false);
-  if (out.is_discarded() || !out.is_object()) {
-    error = {r.status, "", fmt::format("GET {}: the answer is not a JSON object", path)};
+  std::string why;
+  if (!parse_remote_json(r.body, out, why)) {
+    error = {r.status, "", fmt::format("GET {}: {}", path, why)};
     return false;
   }
   return true;
@@ -295,14 +297,15 @@ bool KubeClient::list(const std::string& path, const std::string& query, std::ve
       error = error_of(r);
       return false;
     }
-    json j = json::parse(r.body, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("items") || !(j["items"].is_array() || j["items"].is_null())) {
-      error = {r.status, "", fmt::format("LIST {}: the answer is not a list", path)};
+    json j;
+    std::string why;
+    if (!parse_remote_json(r.body, j, why) || !j.contains("items") || !(j["items"].is_array() || j["items"].is_null())) {
+      error = {r.status, "", fmt::format("LIST {}: the answer is not a list{}", path, why.empty() ? "" : " (" + why + ")")};
       return false;
     }
     if (j["items"].is_array())
       for (auto& it : j["items"]) items.push_back(std::move(it));
-    cont = j.contains("metadata") && j["metadata"].is_object() ? j["metadata"].value("continue", "") : "";
+    cont = j.contains("metadata") ? string_member_or(j["metadata"], "continue") : "";
     if (cont.empty()) return true;
   }
   error = {0, "", fmt::format("LIST {}: too many pages", path)};

@@ -15,6 +15,7 @@
 #include <map>
 #include <set>
 
+#include "base/vocabulary.h"
 #include "base/text_util.h"
 #include "base/timestamp.h"
 #include "blueprint/node_names.h"
@@ -174,12 +175,12 @@ void workload_attempts(const json& wl, const std::vector<json>& pods, const std:
     std::string msg = lower(fin.message);
     if (fin.reason == "Failed")
       state = msg.find("active longer than specified deadline") != std::string::npos || msg.find("deadlineexceeded") != std::string::npos
-                  ? "TIMEOUT"
-                  : "FAILED";
-    else if (fin.reason == "Succeeded") state = "COMPLETED";
+                  ? vocab::state::kTimeout
+                  : vocab::state::kFailed;
+    else if (fin.reason == "Succeeded") state = vocab::state::kCompleted;
     else if (fin.reason == "AdmissionChecksRejected" || fin.reason == "OutOfSync") state = "";  // never ran
-    else state = msg.find("finished successfully") != std::string::npos || msg.find("succeeded") != std::string::npos ? "COMPLETED"
-                                                                                                                     : "FAILED";
+    else state = msg.find("finished successfully") != std::string::npos || msg.find("succeeded") != std::string::npos ? vocab::state::kCompleted
+                                                                                                                     : vocab::state::kFailed;
     if (!fin.time) out.warnings.push_back(fmt::format("Workload {}/{}: Finished has no lastTransitionTime", ns, name));
     else if (state.empty()) ++out.ignored;
     else ends.push_back({*fin.time, state, fin.reason, fin.message, "Finished"});
@@ -187,13 +188,13 @@ void workload_attempts(const json& wl, const std::vector<json>& pods, const std:
   const Condition& ev = conds["Evicted"];
   if (ev.present && ev.is_true && ev.time && !(fin.present && fin.is_true && fin.time == ev.time)) {
     static const std::map<std::string, std::string> kEvicted = {
-        {"Preempted", "PREEMPTED"},          {"MaximumExecutionTimeExceeded", "TIMEOUT"},
-        {"ClusterQueueStopped", "CANCELLED"}, {"LocalQueueStopped", "CANCELLED"},
-        {"Deactivated", "CANCELLED"},         {"InactiveWorkload", "CANCELLED"}};
+        {"Preempted", vocab::state::kPreempted},          {"MaximumExecutionTimeExceeded", vocab::state::kTimeout},
+        {"ClusterQueueStopped", vocab::state::kCancelled}, {"LocalQueueStopped", vocab::state::kCancelled},
+        {"Deactivated", vocab::state::kCancelled},         {"InactiveWorkload", vocab::state::kCancelled}};
     auto it = kEvicted.find(ev.reason);
-    std::string state = it == kEvicted.end() ? "EVICTED" : it->second;
+    std::string state = it == kEvicted.end() ? vocab::state::kEvicted : it->second;
     // A deactivation that Kueue itself decided after too many requeues is an eviction, not a cancellation.
-    if (state == "CANCELLED" && ev.message.find("RequeuingLimitExceeded") != std::string::npos) state = "EVICTED";
+    if (state == vocab::state::kCancelled && ev.message.find("RequeuingLimitExceeded") != std::string::npos) state = vocab::state::kEvicted;
     ends.push_back({*ev.time, state, ev.reason, ev.message, "Evicted"});
   }
   std::sort(ends.begin(), ends.end(), [](const End& a, const End& b) { return a.t < b.t; });

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runtime/json_input.h"
 #include "base/timestamp.h"
 
 namespace culprit::blueprint {
@@ -69,17 +70,15 @@ std::string loki_query(const std::string& selector, const std::string& host_labe
 }
 
 bool parse_loki_streams(const std::string& body, std::vector<LokiEntry>& out, std::string& error) {
-  json j = json::parse(body, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) {
-    error = "the answer is not JSON";
-    return false;
-  }
-  if (j.value("status", "") != "success") {
-    error = fmt::format("status {}: {}", j.value("status", "?"), j.value("error", body.substr(0, 200)));
+  json j;
+  if (!parse_remote_json(body, j, error)) return false;
+  if (string_member_or(j, "status") != "success") {
+    error = fmt::format("status {}: {}", string_member_or(j, "status", "?"), string_member_or(j, "error", body.substr(0, 200)));
     return false;
   }
   const json& data = j["data"];
-  if (!data.is_object() || data.value("resultType", "") != "streams" || !data["result"].is_array()) {
+  if (!data.is_object() || string_member_or(data, "resultType") != "streams" || !data.contains("result") ||
+      !data["result"].is_array()) {
     error = "the answer is not a streams result (a metric query?)";
     return false;
   }
@@ -199,9 +198,14 @@ void LokiCollector::collect(const CollectRequest& req, Collected& out) const {
                                           {"end", std::to_string(s1)}});
           HttpResponse r = http_->post_form("/loki/api/v1/series", form, req.stop);
           out.wire_bytes += r.wire_bytes;
-          json j = r.ok() ? json::parse(r.body, nullptr, false) : json();
-          if (!r.ok() || j.is_discarded() || j.value("status", "") != "success" || !j["data"].is_array()) {
-            std::string why = r.ok() ? "the series answer is not a list" : r.describe();
+          json j;
+          std::string parse_error;
+          bool usable = r.ok() && parse_remote_json(r.body, j, parse_error) && string_member_or(j, "status") == "success" &&
+                        j.contains("data") && j["data"].is_array();
+          if (!usable) {
+            std::string why = !r.ok() ? r.describe()
+                              : parse_error.empty() ? "the series answer is not a list"
+                                                    : "the series answer is not usable: " + parse_error;
             for (const auto& s : wanted_here) {
               acc[s].errors.push_back(fmt::format("series of {} for {}: {}", st.selector, fmt::join(batch, ","), why));
               acc[s].failed.insert(batch.begin(), batch.end());

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runtime/json_input.h"
 #include "base/timestamp.h"
 #include "blueprint/loki_collector.h"
 
@@ -59,21 +60,18 @@ std::string promql_text(const PromQueryConfig& q, const std::string& hostname_la
 bool flatten_matrix(const std::string& body, const PromQueryConfig& q, const std::string& hostname_label,
                     const std::vector<std::string>& nodes, std::vector<PromSample>& out, int64_t& skipped, std::string& error) {
   std::string label = q.hostname_label.empty() ? hostname_label : q.hostname_label;
-  json j = json::parse(body, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) {
-    error = "the answer is not JSON";
-    return false;
-  }
-  if (j.value("status", "") != "success") {
-    error = fmt::format("{}: {}", j.value("errorType", "error"), j.value("error", "no message"));
+  json j;
+  if (!parse_remote_json(body, j, error)) return false;
+  if (string_member_or(j, "status") != "success") {
+    error = fmt::format("{}: {}", string_member_or(j, "errorType", "error"), string_member_or(j, "error", "no message"));
     return false;
   }
   const json& data = j["data"];
-  if (!data.is_object() || !data["result"].is_array()) {
+  if (!data.is_object() || !data.contains("result") || !data["result"].is_array()) {
     error = "the answer has no data.result";
     return false;
   }
-  std::string type = data.value("resultType", "");
+  std::string type = string_member_or(data, "resultType");
   if (type != "matrix") {
     error = fmt::format("the query gives a {}, not a range vector (matrix)", type.empty() ? "?" : type);
     return false;

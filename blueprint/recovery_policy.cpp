@@ -10,133 +10,27 @@
 #include <filesystem>
 #include <map>
 
+#include "base/operator_file.h"
 #include "base/limits.h"
 #include "base/suggest.h"
 #include "base/timestamp.h"
 #include "blueprint/config.h"
 #include "blueprint/yaml_document.h"
+#include "blueprint/yaml_reader.h"
 #include "runtime/recovery.h"
 
 namespace culprit::blueprint {
 
 namespace {
 
-const std::vector<std::string> kTopKeys = {"rules", "replace_suspect", "default"};
+const std::vector<std::string> kTopKeys = {"rules", vocab::node_action::kReplaceSuspect, "default"};
 const std::vector<std::string> kRuleKeys = {"action", "domain", "sub_domain", "faults", "within", "then"};
 const std::vector<std::string> kReplaceKeys = {"faults", "within", "domain"};
 const std::vector<std::string> kDecisions = {"act", "hold"};
-const std::vector<std::string> kDomains = {"hardware", "software", "infrastructure", "user"};
+const std::vector<std::string> kDomains = vocab::words(vocab::domains());
 
-class PolicyReader {
- public:
-  PolicyReader(std::shared_ptr<const SourceFile> f, Diagnostics& d) : file_(std::move(f)), d_(d) {
-    base_ = std::filesystem::path(file_->path).filename().string();
-  }
-
-  SourceRange at(const YAML::Node& n) const {
-    SourceRange r;
-    r.file = file_.get();
-    YAML::Mark m = n.Mark();
-    if (m.is_null()) return r;
-    r.line = r.end_line = static_cast<uint32_t>(m.line + 1);
-    r.col = static_cast<uint32_t>(m.column + 1);
-    r.end_col = r.col + static_cast<uint32_t>(n.IsScalar() ? std::max<size_t>(1, n.Scalar().size()) : 1);
-    return r;
-  }
-  std::string where(const YAML::Node& n) const { return fmt::format("{}:{}", base_, n.Mark().line + 1); }
-  void error(const char* code, const YAML::Node& n, std::string msg, std::string help = {}) {
-    d_.error(code, at(n), std::move(msg), std::move(help));
-  }
-
-  // Each key of the mapping `n` (named `what`), unknown keys reported.
-  template <typename F>
-  void keys(const YAML::Node& n, const std::string& what, const std::vector<std::string>& known, F&& handle) {
-    if (!n.IsMap()) {
-      error("B0902", n, fmt::format("'{}' must be a mapping of keys to values", what));
-      return;
-    }
-    std::map<std::string, int> seen;  // key -> its line
-    for (auto it = n.begin(); it != n.end(); ++it) {
-      // Copies: yaml-cpp's iterator hands out a temporary pair.
-      const YAML::Node key = it->first;
-      const YAML::Node value = it->second;
-      if (!key.IsScalar()) {
-        error("B0902", key, fmt::format("the keys of {} must be plain names", what));
-        continue;
-      }
-      std::string k = key.Scalar();
-      if (k == "<<") {
-        error("B0902", key, fmt::format("merge keys ('<<') are not supported in {}: write the keys out", what));
-        continue;
-      }
-      if (std::find(known.begin(), known.end(), k) == known.end()) {
-        std::string hint = did_you_mean(k, known);
-        std::string list;
-        for (const auto& x : known) list += (list.empty() ? "" : ", ") + x;
-        error("B0902", key, fmt::format("unknown key '{}' in {}", k, what),
-              hint.empty() ? fmt::format("the keys of {} are {}", what, list) : hint);
-        continue;
-      }
-      if (seen.count(k)) {
-        error("B0902", key, fmt::format("'{}' is given twice in {} (first on line {})", k, what, seen[k]));
-        continue;
-      }
-      seen[k] = key.Mark().line + 1;
-      handle(k, value);
-    }
-  }
-
-  bool scalar(const YAML::Node& n, const std::string& what, std::string& out) {
-    if (!n.IsScalar()) {
-      error("B0903", n, fmt::format("'{}' must be a single value", what));
-      return false;
-    }
-    out = n.Scalar();
-    return true;
-  }
-  bool choice(const YAML::Node& n, const std::string& what, const std::vector<std::string>& allowed, std::string& out) {
-    if (!scalar(n, what, out)) return false;
-    if (std::find(allowed.begin(), allowed.end(), out) != allowed.end()) return true;
-    std::string hint = did_you_mean(out, allowed), list;
-    for (const auto& x : allowed) list += (list.empty() ? "" : ", ") + x;
-    error("B0904", n, fmt::format("'{}' is not a valid {}", out, what), hint.empty() ? "one of " + list : hint);
-    return false;
-  }
-  bool count(const YAML::Node& n, const std::string& what, int64_t& out) {
-    std::string s;
-    if (!scalar(n, what, s)) return false;
-    char* end = nullptr;
-    long long v = std::strtoll(s.c_str(), &end, 10);
-    if (s.empty() || *end || v < 1 || v > 1000000) {
-      error("B0905", n, fmt::format("'{}' must be a whole number of attempts from 1", what), "for example: faults: 2");
-      return false;
-    }
-    out = v;
-    return true;
-  }
-  // Bounded (parse_bounded_duration): `end - within` stays inside int64.
-  bool duration(const YAML::Node& n, const std::string& what, int64_t& out) {
-    std::string s;
-    if (!scalar(n, what, s)) return false;
-    int64_t d = 0;
-    DurationCheck c = parse_bounded_duration(s, d);
-    if (c == DurationCheck::range) {
-      error("B0905", n, duration_error(c, what), "for example: within: 30d");
-      return false;
-    }
-    if (c != DurationCheck::ok || d <= 0) {
-      error("B0905", n, fmt::format("'{}' must be a positive duration", what), "for example: within: 7d (d, h, m, s)");
-      return false;
-    }
-    out = d;
-    return true;
-  }
-
- private:
-  std::shared_ptr<const SourceFile> file_;
-  Diagnostics& d_;
-  std::string base_;
-};
+// The codes of the policy's diagnostics (docs/recovery.md).
+constexpr YamlCodes kPolicyCodes = {"B0902", "B0902", "B0902", "B0903", "B0904", "B0905"};
 
 std::vector<std::string> all_actions() {
   std::vector<std::string> v = {"*"};
@@ -164,20 +58,20 @@ bool parse_recovery_policy(const std::string& path, const std::string& text, Rec
   size_t errors_before = diags.error_count();
   YAML::Node root;
   if (!load_yaml_document(file, "B0901", diags, root)) return false;
-  PolicyReader rd(file, diags);
+  YamlReader rd(file, diags, kPolicyCodes);
   if (root.IsNull()) return true;  // an empty policy: every recommendation acts
   try {
-    rd.keys(root, "the policy", kTopKeys, [&](const std::string& k, const YAML::Node& v) {
+    rd.map(root, "the policy", kTopKeys, [&](const std::string& k, const YAML::Node& v) {
       if (k == "default") {
-        rd.choice(v, "decision", kDecisions, out.default_decision);
+        rd.oneof(v, "decision", kDecisions, out.default_decision);
         out.default_where = rd.where(v);
-      } else if (k == "replace_suspect") {
+      } else if (k == vocab::node_action::kReplaceSuspect) {
         ReplacePolicy rp;
         rp.where = rd.where(v);
-        rd.keys(v, "replace_suspect", kReplaceKeys, [&](const std::string& rk, const YAML::Node& rv) {
-          if (rk == "faults") rd.count(rv, "faults", rp.faults);
-          else if (rk == "within") rd.duration(rv, "within", rp.within_ns);
-          else rd.choice(rv, "domain", kDomains, rp.domain);
+        rd.map(v, vocab::node_action::kReplaceSuspect, kReplaceKeys, [&](const std::string& rk, const YAML::Node& rv) {
+          if (rk == "faults") rd.integer(rv, "faults", rp.faults, 1, 1000000);
+          else if (rk == "within") rd.duration(rv, "within", rp.within_ns, 1);
+          else rd.oneof(rv, "domain", kDomains, rp.domain);
         });
         if (v.IsMap() && (!rp.faults || !rp.within_ns))
           rd.error("B0906", v, "replace_suspect needs both faults and within", "for example: {faults: 3, within: 30d}");
@@ -192,20 +86,20 @@ bool parse_recovery_policy(const std::string& path, const std::string& text, Rec
           r.where = rd.where(item);
           bool has_faults = false, has_within = false;
           YAML::Node action_node;
-          rd.keys(item, "a rule", kRuleKeys, [&](const std::string& rk, const YAML::Node& rv) {
+          rd.map(item, "a rule", kRuleKeys, [&](const std::string& rk, const YAML::Node& rv) {
             if (rk == "action") {
-              rd.choice(rv, "action", all_actions(), r.action);
+              rd.oneof(rv, "action", all_actions(), r.action);
               action_node = rv;
             } else if (rk == "domain") {
-              rd.choice(rv, "domain", kDomains, r.domain);
+              rd.oneof(rv, "domain", kDomains, r.domain);
             } else if (rk == "sub_domain") {
               rd.scalar(rv, "sub_domain", r.sub_domain);
             } else if (rk == "faults") {
-              has_faults = rd.count(rv, "faults", r.faults);
+              has_faults = rd.integer(rv, "faults", r.faults, 1, 1000000);
             } else if (rk == "within") {
-              has_within = rd.duration(rv, "within", r.within_ns);
+              has_within = rd.duration(rv, "within", r.within_ns, 1);
             } else {
-              rd.choice(rv, "decision", kDecisions, r.then);
+              rd.oneof(rv, "decision", kDecisions, r.then);
             }
           });
           if (!item.IsMap()) continue;

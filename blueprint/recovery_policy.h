@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "base/vocabulary.h"
 #include "compiler/diagnostics.h"
 
 namespace culprit::blueprint {
@@ -50,7 +51,7 @@ struct PolicyRule {
 struct ReplacePolicy {
   int64_t faults = 0;
   int64_t within_ns = 0;
-  std::string domain = "hardware";
+  std::string domain = vocab::domain::kHardware;
   std::string where;
 };
 

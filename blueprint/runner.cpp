@@ -5,6 +5,7 @@
 #include <chrono>
 #include <thread>
 
+#include "base/operator_file.h"
 #include "base/limits.h"
 #include "base/text_util.h"
 #include "base/timestamp.h"

@@ -5,6 +5,8 @@
 #include <chrono>
 #include <cstdio>
 
+#include "runtime/json_input.h"
+#include "base/vocabulary.h"
 #include "base/limits.h"
 #include "base/sha256.h"
 #include "base/timestamp.h"
@@ -267,9 +269,6 @@ SqlValue json_time(const ojson& j) {
   return t ? SqlValue(*t) : SqlValue(nullptr);
 }
 SqlValue json_str(const ojson& j) { return j.is_string() ? SqlValue(j.get<std::string>()) : SqlValue(nullptr); }
-std::string json_str_or(const ojson& j, const char* key) {
-  return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
-}
 std::string join(const ojson& arr, const char* sep) {
   std::string out;
   if (!arr.is_array()) return out;
@@ -518,13 +517,13 @@ bool Store::record_verdict(const Attempt& a, const std::string& discovered_by, c
     return false;
   }
   int64_t attempt_id = 0;
-  if (!upsert_attempt(a, discovered_by, "attributed", "", attempt_id, error)) return false;
+  if (!upsert_attempt(a, discovered_by, vocab::status::kAttributed, "", attempt_id, error)) return false;
 
   const ojson& cat = v["engine"]["catalog"];
-  std::string digest = json_str_or(cat, "digest");
+  std::string digest = string_member_or(cat, "digest");
   std::vector<SqlRow> rows;
   if (!db.query("INSERT INTO catalogs (name, version, digest) VALUES (?, ?, ?) ON CONFLICT (digest) DO NOTHING",
-                {json_str_or(cat, "name"), json_str_or(cat, "version"), digest}, nullptr, error))
+                {string_member_or(cat, "name"), string_member_or(cat, "version"), digest}, nullptr, error))
     return false;
   if (!db.query("SELECT id FROM catalogs WHERE digest = ?", {digest}, &rows, error) || rows.empty() || !rows[0][0]) {
     if (error.empty()) error = "catalog row vanished";
@@ -533,11 +532,11 @@ bool Store::record_verdict(const Attempt& a, const std::string& discovered_by, c
   int64_t catalog_id = std::stoll(*rows[0][0]);
 
   std::string text = v.dump(2) + "\n";
-  std::string status = json_str_or(v, "status"), domain = json_str_or(v, "domain"), sub = json_str_or(v, "sub_domain");
+  std::string status = string_member_or(v, "status"), domain = string_member_or(v, "domain"), sub = string_member_or(v, "sub_domain");
   std::string root, summary;
   if (v["root_cause"].is_object()) {
-    root = json_str_or(v["root_cause"], "symptom");
-    summary = json_str_or(v["root_cause"], "summary");
+    root = string_member_or(v["root_cause"], "symptom");
+    summary = string_member_or(v["root_cause"], "summary");
   }
   rows.clear();
   if (!db.query("INSERT INTO verdicts (attempt_ref, catalog_ref, scheduler, cluster, workload_id, state, start_ns, end_ns, "
@@ -547,7 +546,7 @@ bool Store::record_verdict(const Attempt& a, const std::string& discovered_by, c
                 "ON CONFLICT (attempt_ref, catalog_ref) DO NOTHING RETURNING id",
                 {attempt_id, catalog_id, a.context.scheduler, a.cluster, a.context.workload_id, a.context.terminal.state, opt_int(a.context.start), opt_int(a.context.end),
                  static_cast<int64_t>(a.context.nodes.size()), status, domain, sub, join(v["culprit_nodes"], ","), root, summary,
-                 json_str_or(v["engine"], "evaluator"), attributed_by, now_ns(), "sha256:" + sha256_hex(text), text},
+                 string_member_or(v["engine"], "evaluator"), attributed_by, now_ns(), "sha256:" + sha256_hex(text), text},
                 &rows, error))
     return false;
   if (rows.empty()) return tx.commit(error);  // stored before (by this or another blueprint)
@@ -559,14 +558,14 @@ bool Store::record_verdict(const Attempt& a, const std::string& discovered_by, c
                   {vid, n.get<std::string>(), domain, sub, status, opt_int(a.context.end)}, nullptr, error))
       return false;
   for (const auto& s : v["symptoms"]) {
-    std::string sid = json_str_or(s, "id");
+    std::string sid = string_member_or(s, "id");
     const ojson& cls = s["classification"];
     const ojson& change = s["demoted_by"].is_object() ? s["demoted_by"] : s["scrubbed_by"];
     if (!db.query("INSERT INTO symptoms (verdict_ref, symptom_id, kind, node, control_plane, state, rule, summary, priority, "
                   "first_ns, last_ns, count, domain, sub_domain, changed_by_rule, changed_reason, changed_cause, "
                   "evidence_total, fields) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                  {vid, sid, json_str_or(s, "kind"), json_str(s["node"]), int64_t{s["control_plane"].get<bool>() ? 1 : 0},
-                   json_str_or(s, "state"), json_str_or(s, "rule"), json_str_or(s, "summary"), json_int(s, "priority"),
+                  {vid, sid, string_member_or(s, "kind"), json_str(s["node"]), int64_t{s["control_plane"].get<bool>() ? 1 : 0},
+                   string_member_or(s, "state"), string_member_or(s, "rule"), string_member_or(s, "summary"), json_int(s, "priority"),
                    json_time(s["first"]), json_time(s["last"]), json_int(s, "count"),
                    cls.is_object() ? json_str(cls["domain"]) : SqlValue(nullptr),
                    cls.is_object() ? json_str(cls["sub_domain"]) : SqlValue(nullptr),
@@ -580,9 +579,9 @@ bool Store::record_verdict(const Attempt& a, const std::string& discovered_by, c
     for (const auto& e : s["evidence"])
       if (!db.query("INSERT INTO evidence (verdict_ref, symptom_id, ordinal, host, source, file, line, byte_offset, ts_ns, "
                     "ts_origin, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    {vid, sid, ord++, json_str_or(e, "host"), json_str_or(e, "source"), json_str_or(e, "file"),
+                    {vid, sid, ord++, string_member_or(e, "host"), string_member_or(e, "source"), string_member_or(e, "file"),
                      json_int(e, "line"), json_int(e, "offset"), json_time(e["ts"]), json_str(e["ts_origin"]),
-                     json_str_or(e, "text")},
+                     string_member_or(e, "text")},
                     nullptr, error))
         return false;
   }
@@ -606,8 +605,8 @@ bool Store::record_verdict(const Attempt& a, const std::string& discovered_by, c
       if (!db.query("INSERT INTO coverage (verdict_ref, kind, name, source, status, reason, nodes_expected, nodes_covered, "
                     "nodes_missing, files, bytes, lines, observations, events, errors) "
                     "VALUES (?, 'collector', ?, ?, ?, ?, ?, ?, '', 0, ?, 0, ?, 0, ?) ON CONFLICT DO NOTHING",
-                    {vid, json_str_or(c, "collector"), json_str_or(c, "source"), json_str_or(c, "status"),
-                     json_str_or(c, "reason"), static_cast<int64_t>(c["nodes_expected"].size()),
+                    {vid, string_member_or(c, "collector"), string_member_or(c, "source"), string_member_or(c, "status"),
+                     string_member_or(c, "reason"), static_cast<int64_t>(c["nodes_expected"].size()),
                      static_cast<int64_t>(c["nodes_covered"].size()), json_int(c, "bytes"), json_int(c, "observations"),
                      join(c["errors"], "\n")},
                     nullptr, error))

@@ -103,7 +103,7 @@ std::string where_of(const VerdictFilter& f, bool bytewise, std::vector<SqlValue
   }
   if (!f.domain.empty()) {
     conds.push_back("v.domain = ?");
-    params.emplace_back(f.domain == "none" ? std::string() : f.domain);
+    params.emplace_back(f.domain == kNoDomain ? std::string() : f.domain);
   }
   if (!f.sub_domain.empty()) {
     conds.push_back("v.sub_domain = ?");

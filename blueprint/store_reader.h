@@ -29,16 +29,21 @@
 #include <string>
 #include <vector>
 
+#include "base/vocabulary.h"
 #include "blueprint/sql.h"
 
 namespace culprit::blueprint {
 
 // The list's filters. Empty strings and empty vectors mean "any".
+// The domain filter's word for verdicts that name no domain (every status
+// but attributed).
+inline constexpr char kNoDomain[] = "none";
+
 struct VerdictFilter {
   std::optional<int64_t> end_from_ns;       // the attempt ended at or after
   std::optional<int64_t> end_before_ns;     // ... and before
-  std::vector<std::string> statuses;        // attributed | ambiguous | unattributed | no_failure
-  std::string domain;                       // hardware | ... ; "none" = no domain
+  std::vector<std::string> statuses;        // statuses (base/vocabulary.h); empty = any
+  std::string domain;                       // a domain (base/vocabulary.h), or kNoDomain
   std::string sub_domain;
   std::string node;                         // the attempt ran on this node
   bool node_is_culprit = false;             // ... and it is one of the culprit nodes

@@ -1,7 +1,6 @@
 #include "cli/args.h"
 
 #include <cstdlib>
-#include <fstream>
 
 #include "base/suggest.h"
 
@@ -64,37 +63,6 @@ bool parse_args(int argc, char** argv, int first, const ArgSpec& spec, Args& out
       if (auto m = closest_match(name, known)) error += " (did you mean '--" + *m + "'?)";
       return false;
     }
-  }
-  return true;
-}
-
-bool parse_size(const std::string& s, size_t& out) {
-  if (s.empty()) return false;
-  char* end = nullptr;
-  unsigned long long v = std::strtoull(s.c_str(), &end, 10);
-  if (end == s.c_str()) return false;
-  std::string suffix(end);
-  unsigned long long mult = 1;
-  if (suffix == "K" || suffix == "k") mult = 1ULL << 10;
-  else if (suffix == "M" || suffix == "m") mult = 1ULL << 20;
-  else if (suffix == "G" || suffix == "g") mult = 1ULL << 30;
-  else if (!suffix.empty()) return false;
-  if (v == 0 || v > (1ULL << 50) / mult) return false;
-  out = static_cast<size_t>(v * mult);
-  return true;
-}
-
-bool read_token_file(const std::string& path, std::string& token, std::string& err) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    err = "cannot read the token file " + path;
-    return false;
-  }
-  std::getline(in, token);
-  while (!token.empty() && (token.back() == '\r' || token.back() == ' ' || token.back() == '\t')) token.pop_back();
-  if (token.empty()) {
-    err = "the token file " + path + " is empty";
-    return false;
   }
   return true;
 }

@@ -29,12 +29,6 @@ struct Args {
 // Parses argv[first..]; returns false with `error` set on bad usage.
 bool parse_args(int argc, char** argv, int first, const ArgSpec& spec, Args& out, std::string& error);
 
-// A positive byte count with an optional K, M or G suffix (powers of 1024).
-bool parse_size(const std::string& s, size_t& out);
-
-// The bearer token of a token file: its first line, trailing blanks and CR
-// removed. False with `err` when the file cannot be read or that line is empty.
-bool read_token_file(const std::string& path, std::string& token, std::string& err);
 
 // A --listen value, HOST:PORT (an IPv6 host in brackets, [::1]:8080, is
 // given without them). False with `err` ("--listen must be HOST:PORT",

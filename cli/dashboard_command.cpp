@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "base/operator_file.h"
 #include "base/timestamp.h"
 #include "blueprint/config.h"
 #include "cli/args.h"
@@ -92,7 +93,7 @@ int cmd_dashboard(int argc, char** argv) {
   cfg.store_url = a.last("store").value_or("sqlite:culprit.db");
   if (!check_store_url(cfg.store_url, err)) return usage(err);
   if (auto f = a.last("password-file"))
-    if (!blueprint::read_secret(*f, "", cfg.password, err)) return usage("--password-file: " + err);
+    if (!read_secret(*f, "", cfg.password, err)) return usage("--password-file: " + err);
   if (auto l = a.last("listen"))
     if (!parse_listen(*l, cfg.host, cfg.port, err)) return usage(err);
   for (const auto& name : a.all("allow-host")) {

@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "base/vocabulary.h"
 #include "cli/args.h"
 #include "cli/catalog_choice.h"
 #include "runtime/bundle.h"
@@ -152,10 +153,9 @@ bool parse_expected(const fs::path& p, Label& out, std::string& err) {
       err = fmt::format("{}: unknown key '{}'", p.string(), it.key());
       return false;
     }
-  static const std::set<std::string> statuses = {"attributed", "ambiguous", "unattributed", "no_failure"};
   out.status = str_or_empty(j, "status");
-  if (!statuses.count(out.status)) {
-    err = fmt::format("{}: status must be attributed, ambiguous, unattributed or no_failure", p.string());
+  if (!vocab::contains(vocab::statuses(), out.status)) {
+    err = fmt::format("{}: status must be one of {}", p.string(), fmt::join(vocab::words(vocab::statuses()), ", "));
     return false;
   }
   out.domain = str_or_empty(j, "domain");
@@ -224,11 +224,11 @@ std::string nodes_text(const std::vector<std::string>& n) {
 // The class a verdict is scored under: its sub_domain path when attributed,
 // else its status.
 std::string label_class(const Label& l) {
-  if (l.status == "attributed") return l.domain + "/" + l.sub_domain;
+  if (l.status == vocab::status::kAttributed) return l.domain + "/" + l.sub_domain;
   return l.status;
 }
 
-std::string domain_class(const Label& l) { return l.status == "attributed" ? l.domain : l.status; }
+std::string domain_class(const Label& l) { return l.status == vocab::status::kAttributed ? l.domain : l.status; }
 
 void compare(Case& c) {
   const Label& e = c.expected;
@@ -244,7 +244,7 @@ void compare(Case& c) {
     if (!found) c.why.push_back(fmt::format("missing candidate {}/{}", show(d), show(s)));
   }
   c.match = c.why.empty();
-  c.confidently_wrong = !c.match && a.status == "attributed";
+  c.confidently_wrong = !c.match && a.status == vocab::status::kAttributed;
 }
 
 json label_json(const Label& l) {
@@ -258,7 +258,7 @@ json label_json(const Label& l) {
 }
 
 std::string short_label(const Label& l) {
-  if (l.status == "attributed") return fmt::format("{}/{} {}", l.domain, show(l.sub_domain), nodes_text(l.nodes));
+  if (l.status == vocab::status::kAttributed) return fmt::format("{}/{} {}", l.domain, show(l.sub_domain), nodes_text(l.nodes));
   return l.status;
 }
 
@@ -401,7 +401,7 @@ int cmd_eval(int argc, char** argv) {
     std::string e = label_class(c.expected);
     std::string p = label_class(c.actual);
     // A deeper sub_domain than expected counts as the expected class.
-    if (c.expected.status == "attributed" && c.actual.status == "attributed" && c.expected.domain == c.actual.domain &&
+    if (c.expected.status == vocab::status::kAttributed && c.actual.status == vocab::status::kAttributed && c.expected.domain == c.actual.domain &&
         sub_domain_accepts(c.expected.sub_domain, c.actual.sub_domain))
       p = e;
     bool ok = c.match;
@@ -419,8 +419,9 @@ int cmd_eval(int argc, char** argv) {
                              pct(v[0], v[0] + v[2]));
 
   // Confusion of domains.
-  std::vector<std::string> classes = {"hardware", "software", "infrastructure", "user",
-                                      "ambiguous", "unattributed", "no_failure"};
+  std::vector<std::string> classes = vocab::words(vocab::domains());
+  for (const auto& s : vocab::statuses())
+    if (s.word != vocab::status::kAttributed) classes.emplace_back(s.word);
   std::map<std::pair<std::string, std::string>, size_t> conf;
   for (const auto& c : cases) {
     if (!c.labeled || c.error) continue;

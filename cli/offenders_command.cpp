@@ -8,6 +8,7 @@
 #include <chrono>
 #include <iostream>
 
+#include "base/operator_file.h"
 #include "base/text_util.h"
 #include "base/timestamp.h"
 #include "blueprint/config.h"
@@ -67,7 +68,7 @@ int cmd_offenders(int argc, char** argv) {
   if (format != "text" && format != "json") return usage("--format must be text or json");
   std::string password;
   if (auto f = a.last("password-file"))
-    if (!blueprint::read_secret(*f, "", password, err)) return usage("--password-file: " + err);
+    if (!read_secret(*f, "", password, err)) return usage("--password-file: " + err);
   int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   dashboard::OffendersQuery q;
   if (!dashboard::parse_offenders_query(a.last("since").value_or(""), a.last("until").value_or(""),

@@ -15,6 +15,8 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "runtime/json_input.h"
+#include "base/operator_file.h"
 #include "base/text_util.h"
 #include "cli/args.h"
 #include "cli/text_output.h"
@@ -154,10 +156,10 @@ int report_error(const httplib::Result& r, const std::string& url) {
     std::cerr << fmt::format("culprit diagnose: cannot reach the service at {}: {} (is 'culprit serve' running there?)\n", url, why);
     return 3;
   }
-  auto j = nlohmann::json::parse(r->body, nullptr, false);
-  std::string msg = r->body;
-  if (!j.is_discarded() && j.contains("error") && j["error"].contains("message")) {
-    msg = j["error"]["message"].get<std::string>();
+  nlohmann::json j;
+  std::string why, msg = r->body;
+  if (parse_remote_json(r->body, j, why) && j.contains("error") && j["error"].is_object()) {
+    msg = string_member_or(j["error"], "message", msg);
     if (j["error"].contains("details") && !j["error"]["details"].empty()) msg += " " + j["error"]["details"].dump();
   }
   std::cerr << fmt::format("culprit diagnose: the service answered {}: {}\n", r->status, escape_for_terminal(msg));
@@ -192,7 +194,7 @@ int cmd_diagnose_remote(int argc, char** argv) {
   if (!text_options(a, text, err)) return usage(err);
   std::string token;
   if (auto f = a.last("token-file"))
-    if (!read_token_file(*f, token, err)) return usage(err);
+    if (!read_secret(*f, "", token, err)) return usage("--token-file: " + err);
 
   Bundle bundle;
   if (!load_bundle(a.positionals[0], bundle, err)) {
@@ -269,7 +271,14 @@ int cmd_diagnose_remote(int argc, char** argv) {
   } else {
     auto c = client.Post("/v1/workloads", headers, context.dump(), "application/json");
     if (!c || c->status != 201) return report_error(c, url);
-    auto id = nlohmann::json::parse(c->body, nullptr, false).value("id", std::string());
+    nlohmann::json created;
+    std::string why;
+    if (!parse_remote_json(c->body, created, why) || string_member_or(created, "id").empty()) {
+      std::cerr << fmt::format("culprit diagnose: the service's answer to POST /v1/workloads has no id: {}\n",
+                               escape_for_terminal(why.empty() ? c->body.substr(0, 300) : why));
+      return 2;
+    }
+    auto id = string_member_or(created, "id");
     std::string base = "/v1/workloads/" + id;
     auto post = [&](const std::string& chunk) {
       auto p = client.Post((base + "/observations").c_str(), headers, chunk, "application/x-ndjson");

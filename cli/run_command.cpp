@@ -1,6 +1,7 @@
 // `culprit run`: options, configuration and the attribution backend; the
 // loop itself is blueprint/runner.h.
 #include "base/text_util.h"
+#include "base/operator_file.h"
 #include "cli/run_command.h"
 
 #include <fmt/format.h>
@@ -292,7 +293,7 @@ int cmd_run(int argc, char** argv) {
 
   std::string password;
   if (!cfg.store.password_file.empty() || !cfg.store.password_env.empty())
-    if (!blueprint::read_secret(cfg.store.password_file, cfg.store.password_env, password, err)) {
+    if (!read_secret(cfg.store.password_file, cfg.store.password_env, password, err)) {
       std::cerr << "culprit run: store password: " << err << "\n";
       return 2;
     }

@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "base/byte_size.h"
+#include "base/operator_file.h"
 #include "base/timestamp.h"
 #include "cli/args.h"
 #include "cli/catalog_choice.h"
@@ -96,8 +98,11 @@ int cmd_serve(int argc, char** argv) {
                              {"max-session-bytes", &cfg.max_session_bytes},
                              {"max-total-bytes", &cfg.max_total_bytes}, {"max-sessions", &cfg.max_sessions},
                              {"max-connections", &cfg.max_connections}})
-    if (auto v = a.last(name))
-      if (!parse_size(*v, *field)) return usage(fmt::format("--{} must be a positive size such as 64M", name));
+    if (auto v = a.last(name)) {
+      auto n = parse_byte_size(*v);
+      if (!n || *n == 0) return usage(fmt::format("--{} must be a positive size such as 64M or 64MiB", name));
+      *field = static_cast<size_t>(*n);
+    }
   for (auto [name, field] : {std::pair<const char*, int*>{"header-timeout", &cfg.header_timeout_s},
                              {"request-timeout", &cfg.request_timeout_s}, {"write-timeout", &cfg.write_timeout_s},
                              {"keep-alive", &cfg.keep_alive_s}, {"drain-timeout", &cfg.drain_timeout_s}})
@@ -116,7 +121,7 @@ int cmd_serve(int argc, char** argv) {
     cfg.session_ttl = std::chrono::seconds(d / 1000000000LL);
   }
   if (auto f = a.last("token-file"))
-    if (!read_token_file(*f, cfg.token, err)) return usage(err);
+    if (!read_secret(*f, "", cfg.token, err)) return usage("--token-file: " + err);
   for (const auto& h : a.all("allow-host")) {
     if (h.empty() || h.find_first_of(" \t/@") != std::string::npos)
       return usage("--allow-host takes a host name or address without scheme, path or port");

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "base/vocabulary.h"
 #include "compiler/diagnostics.h"
 
 namespace culprit::ast {
@@ -177,7 +178,7 @@ struct Scenario {
   std::string workload_id = "scenario";
   std::string scheduler = "static";   // `workload "ID" on slurm|kubernetes|static`
   SourceRange scheduler_range;
-  std::string terminal_state = "FAILED";
+  std::string terminal_state = vocab::state::kFailed;
   SourceRange terminal_range;      // the state's name in `terminal NAME`
   int64_t terminal_exit = 1;
   bool has_window = false;

@@ -7,6 +7,7 @@
 
 #include <map>
 
+#include "base/vocabulary.h"
 #include "base/timestamp.h"
 #include "dashboard/pages.h"
 
@@ -15,7 +16,7 @@ namespace culprit::dashboard {
 namespace {
 
 std::string category_label(const std::string& c) {
-  if (c == "no_failure") return "no failure";
+  if (c == vocab::status::kNoFailure) return "no failure";
   return c;
 }
 
@@ -45,9 +46,9 @@ Buckets bucketize(const FleetQuery& q, const std::vector<blueprint::OutcomeCount
     auto it = b.by_category.find(cat);
     if (it == b.by_category.end()) it = b.by_category.find("other");
     it->second[static_cast<size_t>(i)] += o.count;
-    if (o.status != "no_failure") b.failures[static_cast<size_t>(i)] += o.count;
-    if (o.status == "unattributed") b.unattributed[static_cast<size_t>(i)] += o.count;
-    if (o.status == "ambiguous") b.ambiguous[static_cast<size_t>(i)] += o.count;
+    if (o.status != vocab::status::kNoFailure) b.failures[static_cast<size_t>(i)] += o.count;
+    if (o.status == vocab::status::kUnattributed) b.unattributed[static_cast<size_t>(i)] += o.count;
+    if (o.status == vocab::status::kAmbiguous) b.ambiguous[static_cast<size_t>(i)] += o.count;
   }
   return b;
 }
@@ -71,18 +72,23 @@ std::string window_links(const FleetQuery& q, const blueprint::StoreFacets& f) {
 }  // namespace
 
 const std::vector<std::string>& outcome_categories() {
-  static const std::vector<std::string> k = {"hardware", "software",     "infrastructure", "user",
-                                             "other",    "ambiguous",    "unattributed",   "no_failure"};
+  // The domains, "other" (a site's own domain word), then the statuses
+  // that name no domain.
+  static const std::vector<std::string> k = [] {
+    std::vector<std::string> v = vocab::words(vocab::domains());
+    v.emplace_back("other");
+    for (const auto& s : vocab::statuses())
+      if (s.word != vocab::status::kAttributed) v.emplace_back(s.word);
+    return v;
+  }();
   return k;
 }
 
 std::string outcome_category(const std::string& status, const std::string& domain) {
-  if (status == "attributed") {
-    for (const char* d : {"hardware", "software", "infrastructure", "user"})
-      if (domain == d) return domain;
-    return "other";
+  if (status == vocab::status::kAttributed) {
+    return vocab::contains(vocab::domains(), domain) ? domain : "other";
   }
-  if (status == "ambiguous" || status == "unattributed" || status == "no_failure") return status;
+  if (vocab::contains(vocab::statuses(), status)) return status;
   return "other";
 }
 
@@ -211,8 +217,8 @@ ojson unattributed_json(const FleetQuery& q, const std::vector<blueprint::Outcom
     ojson p;
     p["bucket"] = day_text(b.starts[i]);
     p["failures"] = b.failures[i];
-    p["unattributed"] = b.unattributed[i];
-    p["ambiguous"] = b.ambiguous[i];
+    p[vocab::status::kUnattributed] = b.unattributed[i];
+    p[vocab::status::kAmbiguous] = b.ambiguous[i];
     p["share"] = b.failures[i] ? ojson(static_cast<double>(b.unattributed[i]) / static_cast<double>(b.failures[i])) : ojson(nullptr);
     points.push_back(std::move(p));
   }

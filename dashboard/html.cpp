@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "base/vocabulary.h"
 #include "base/timestamp.h"
 
 namespace culprit::dashboard {
@@ -81,10 +82,10 @@ std::string count_text(int64_t n) {
 }
 
 std::string status_label(const std::string& status) {
-  if (status == "attributed") return "Attributed";
-  if (status == "ambiguous") return "Ambiguous";
-  if (status == "unattributed") return "Unattributed";
-  if (status == "no_failure") return "No failure";
+  if (status == vocab::status::kAttributed) return "Attributed";
+  if (status == vocab::status::kAmbiguous) return "Ambiguous";
+  if (status == vocab::status::kUnattributed) return "Unattributed";
+  if (status == vocab::status::kNoFailure) return "No failure";
   return status.empty() ? "—" : status;
 }
 

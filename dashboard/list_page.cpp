@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "base/vocabulary.h"
 #include "base/text_util.h"
 #include "base/timestamp.h"
 #include "dashboard/pages.h"
@@ -47,15 +48,16 @@ std::string form(const ListQuery& q, const blueprint::StoreFacets& f) {
                     q.from.size() > 10 ? "type=\"text\"" : "type=\"date\"", "");
   out += text_field("f-to", "to", "Ended to (inclusive)", q.to, q.to.size() > 10 ? "type=\"text\"" : "type=\"date\"", "");
   out += "<fieldset class=\"field statuses\"><legend>Status</legend>";
-  for (const char* s : {"attributed", "ambiguous", "unattributed", "no_failure"}) {
+  for (const auto& w : vocab::statuses()) {
+    std::string s(w.word);
     bool on = std::find(q.filter.statuses.begin(), q.filter.statuses.end(), s) != q.filter.statuses.end();
     out += fmt::format("<label class=\"check\"><input type=\"checkbox\" name=\"status\" value=\"{}\"{}> {}</label>", s,
                        on ? " checked" : "", status_label(s));
   }
   out += "</fieldset>\n";
   std::string domain_opts = option("", "any", q.filter.domain);
-  for (const char* d : {"hardware", "software", "infrastructure", "user"}) domain_opts += option(d, d, q.filter.domain);
-  domain_opts += option("none", "none (no cause named)", q.filter.domain);
+  for (const auto& d : vocab::domains()) domain_opts += option(std::string(d.word), std::string(d.word), q.filter.domain);
+  domain_opts += option(blueprint::kNoDomain, "none (no cause named)", q.filter.domain);
   out += fmt::format("<div class=\"field\"><label for=\"f-domain\">Domain</label><select id=\"f-domain\" name=\"domain\">{}</select></div>\n",
                      domain_opts);
   std::string subs;

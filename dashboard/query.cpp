@@ -1,10 +1,12 @@
 #include "dashboard/query.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <set>
 
+#include "base/vocabulary.h"
 #include "base/text_util.h"
 #include "base/timestamp.h"
 #include "dashboard/html.h"
@@ -145,16 +147,16 @@ bool parse_list_query(const Params& p, ListQuery& q, std::string& error) {
   for (auto it = range.first; it != range.second; ++it) {
     std::string v(trim(it->second));
     if (v.empty()) continue;
-    if (v != "attributed" && v != "ambiguous" && v != "unattributed" && v != "no_failure")
-      return bad("status", "must be attributed, ambiguous, unattributed or no_failure");
+    if (!vocab::contains(vocab::statuses(), v))
+      return bad("status", fmt::format("must be {}", fmt::join(vocab::words(vocab::statuses()), ", ")));
     statuses.insert(v);
   }
   q.filter.statuses.assign(statuses.begin(), statuses.end());
 
   q.filter.domain = one(p, "domain");
-  if (!q.filter.domain.empty() && q.filter.domain != "hardware" && q.filter.domain != "software" &&
-      q.filter.domain != "infrastructure" && q.filter.domain != "user" && q.filter.domain != "none")
-    return bad("domain", "must be hardware, software, infrastructure, user or none");
+  if (!q.filter.domain.empty() && !vocab::contains(vocab::domains(), q.filter.domain) &&
+      q.filter.domain != blueprint::kNoDomain)
+    return bad("domain", fmt::format("must be {} or {}", fmt::join(vocab::words(vocab::domains()), ", "), blueprint::kNoDomain));
   q.filter.sub_domain = one(p, "sub_domain");
   if (!q.filter.sub_domain.empty() && !valid_sub_domain(q.filter.sub_domain))
     return bad("sub_domain", "must be dotted lower-case words, such as nvlink.signal_integrity");

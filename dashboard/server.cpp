@@ -15,6 +15,7 @@
 #include <mutex>
 #include <thread>
 
+#include "base/vocabulary.h"
 #include "base/limits.h"
 #include "base/sha256.h"
 #include "base/stop_signals.h"
@@ -446,7 +447,7 @@ void Dashboard::handle_fleet(const Call& call, HttpResponse& res, const std::str
   if (bad) return send_error(call.req.path, res, 400, error);
   if (what == "page") send_page(res, 200, fleet_page(frame("Fleet", "fleet"), q, f, outcomes, offenders));
   else if (what == "domains") send_json(res, 200, domains_json(q, outcomes));
-  else if (what == "unattributed") send_json(res, 200, unattributed_json(q, outcomes));
+  else if (what == vocab::status::kUnattributed) send_json(res, 200, unattributed_json(q, outcomes));
   else send_json(res, 200, offenders_json(q, offenders));
   finish(res, t);
 }
@@ -483,7 +484,7 @@ void Dashboard::route(Call& call, HttpResponse& res) {
   if (path == "/api/workloads") return handle_list(call, res, true);
   if (path == "/fleet") return handle_fleet(call, res, "page");
   if (path == "/api/fleet/domains") return handle_fleet(call, res, "domains");
-  if (path == "/api/fleet/unattributed") return handle_fleet(call, res, "unattributed");
+  if (path == "/api/fleet/unattributed") return handle_fleet(call, res, vocab::status::kUnattributed);
   if (path == "/api/fleet/offenders") return handle_fleet(call, res, "offenders");
   if (path == "/api/offenders") return handle_offenders(call, res);
   if (strip_prefix(path, "/workloads/", rest)) {

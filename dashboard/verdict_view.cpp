@@ -7,20 +7,20 @@
 #include <map>
 #include <set>
 
+#include "runtime/json_input.h"
 #include "base/timestamp.h"
 
 namespace culprit::dashboard {
 
 namespace {
 
-std::string s_or(const ojson& j, const char* key) { return string_member(j, key); }
 int64_t i_or(const ojson& j, const char* key) {
   if (!j.is_object()) return 0;
   auto it = j.find(key);
   return it != j.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
 }
 std::optional<int64_t> t_or(const ojson& j, const char* key) {
-  std::string s = s_or(j, key);
+  std::string s = string_member_or(j, key);
   if (s.empty()) return std::nullopt;
   auto t = parse_rfc3339(s);
   return t ? std::optional<int64_t>(*t) : std::nullopt;
@@ -95,12 +95,12 @@ void coverage_sentences(const ojson& cov, std::vector<std::string>& out) {
   }
   if (cov.contains("collectors") && cov["collectors"].is_array())
     for (const auto& c : cov["collectors"]) {
-      std::string status = s_or(c, "status");
+      std::string status = string_member_or(c, "status");
       if (status == "ok" || status.empty()) continue;
-      std::string what = s_or(c, "source").empty() ? s_or(c, "collector")
-                                                   : fmt::format("{} ({})", s_or(c, "collector"), s_or(c, "source"));
+      std::string what = string_member_or(c, "source").empty() ? string_member_or(c, "collector")
+                                                   : fmt::format("{} ({})", string_member_or(c, "collector"), string_member_or(c, "source"));
       std::string verb = status == "failed" ? "failed" : status == "empty" ? "found nothing" : "was partial";
-      std::string reason = s_or(c, "reason");
+      std::string reason = string_member_or(c, "reason");
       out.push_back(fmt::format("The {} collector {}{}.", what, verb, reason.empty() ? "" : ": " + reason));
       for (const auto& e : names(c, "errors")) out.push_back(fmt::format("The {} collector reported: {}.", what, e));
     }
@@ -117,11 +117,6 @@ void coverage_sentences(const ojson& cov, std::vector<std::string>& out) {
 
 }  // namespace
 
-std::string string_member(const ojson& j, const char* key) {
-  if (!j.is_object()) return "";
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
 
 bool make_verdict_view(const std::string& text, VerdictView& view, std::string& error) {
   view.verdict = ojson::parse(text, nullptr, false);
@@ -131,7 +126,7 @@ bool make_verdict_view(const std::string& text, VerdictView& view, std::string& 
     error = "the stored verdict is not a culprit.verdict document";
     return false;
   }
-  std::string root = v.contains("root_cause") ? s_or(v["root_cause"], "symptom") : "";
+  std::string root = v.contains("root_cause") ? string_member_or(v["root_cause"], "symptom") : "";
   std::set<std::string> candidate_symptoms;
   if (v.contains("candidates") && v["candidates"].is_array())
     for (const auto& c : v["candidates"])
@@ -142,10 +137,10 @@ bool make_verdict_view(const std::string& text, VerdictView& view, std::string& 
     for (const auto& s : v["symptoms"]) {
       SymptomItem it;
       it.json = &s;
-      it.id = s_or(s, "id");
-      it.kind = s_or(s, "kind");
-      it.node = s_or(s, "node");
-      it.state = s_or(s, "state");
+      it.id = string_member_or(s, "id");
+      it.kind = string_member_or(s, "kind");
+      it.node = string_member_or(s, "node");
+      it.state = string_member_or(s, "state");
       it.first_ns = t_or(s, "first");
       it.last_ns = t_or(s, "last");
       it.count = i_or(s, "count");
@@ -153,9 +148,9 @@ bool make_verdict_view(const std::string& text, VerdictView& view, std::string& 
       if (s.contains("demoted_by") && s["demoted_by"].is_object()) change = &s["demoted_by"];
       else if (s.contains("scrubbed_by") && s["scrubbed_by"].is_object()) change = &s["scrubbed_by"];
       if (change) {
-        it.rule = s_or(*change, "rule");
-        it.reason = s_or(*change, "reason");
-        it.cause = s_or(*change, "cause");
+        it.rule = string_member_or(*change, "rule");
+        it.reason = string_member_or(*change, "reason");
+        it.cause = string_member_or(*change, "cause");
       }
       it.root_cause = !root.empty() && it.id == root;
       it.candidate = candidate_symptoms.count(it.id) > 0;
@@ -233,7 +228,7 @@ bool make_verdict_view(const std::string& text, VerdictView& view, std::string& 
 ojson timeline_json(const VerdictView& view) {
   ojson j;
   auto t = [](std::optional<int64_t> ns) { return ns ? ojson(format_rfc3339(*ns)) : ojson(nullptr); };
-  j["status"] = s_or(view.verdict, "status");
+  j["status"] = string_member_or(view.verdict, "status");
   j["start"] = t(view.window_start_ns);
   j["end"] = t(view.window_end_ns);
   j["rows"] = view.timeline_nodes;
@@ -251,7 +246,7 @@ ojson timeline_json(const VerdictView& view) {
     x["cause"] = s.root_cause;
     x["candidate"] = s.candidate;
     x["focus"] = s.focus;
-    x["rule"] = s.rule.empty() ? s_or(*s.json, "rule") : s.rule;
+    x["rule"] = s.rule.empty() ? string_member_or(*s.json, "rule") : s.rule;
     x["reason"] = s.reason;
     list.push_back(std::move(x));
   }

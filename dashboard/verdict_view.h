@@ -46,10 +46,6 @@ struct VerdictView {
   std::vector<std::string> coverage_gaps;   // sentences, most important first
 };
 
-// The string member `key` of `j`, or "" when `j` is not an object or the
-// member is absent or not a string (stored verdicts are read defensively).
-std::string string_member(const ojson& j, const char* key);
-
 // Parses and arranges a verdict. False with `error` when it is not a
 // culprit.verdict/v1 or v2 document.
 bool make_verdict_view(const std::string& json_text, VerdictView& out, std::string& error);

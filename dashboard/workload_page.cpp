@@ -6,6 +6,8 @@
 
 #include <map>
 
+#include "base/vocabulary.h"
+#include "runtime/json_input.h"
 #include "base/text_util.h"
 #include "base/timestamp.h"
 #include "dashboard/pages.h"
@@ -14,7 +16,6 @@ namespace culprit::dashboard {
 
 namespace {
 
-std::string s_or(const ojson& j, const char* key) { return string_member(j, key); }
 
 std::string node_link(const std::string& node, bool culprit) {
   return fmt::format("<a href=\"/workloads?node={}{}\">{}</a>", url_encode(node), culprit ? "&amp;role=culprit" : "",
@@ -42,23 +43,23 @@ std::string cause_text(const std::string& domain, const std::string& sub) {
 // The outcome, in the words the text report uses (runtime/verdict_text.cpp).
 std::string outcome_panel(const VerdictView& view, const std::map<std::string, const SymptomItem*>& by_id) {
   const ojson& v = view.verdict;
-  std::string status = s_or(v, "status");
+  std::string status = string_member_or(v, "status");
   std::string out = fmt::format("<section class=\"outcome st-{}\" aria-labelledby=\"outcome-h\">\n", esc(status));
   const ojson& ov = v.contains("outcome_override") ? v["outcome_override"] : ojson();
-  if (status == "attributed") {
+  if (status == vocab::status::kAttributed) {
     out += fmt::format("<h2 id=\"outcome-h\"><span class=\"label\">Root cause</span> {}</h2>\n",
-                       cause_text(s_or(v, "domain"), s_or(v, "sub_domain")));
+                       cause_text(string_member_or(v, "domain"), string_member_or(v, "sub_domain")));
     if (v.contains("root_cause") && v["root_cause"].is_object()) {
-      std::string sym = s_or(v["root_cause"], "symptom");
+      std::string sym = string_member_or(v["root_cause"], "symptom");
       auto it = by_id.find(sym);
-      out += fmt::format("<p class=\"summary\">{}</p>\n", esc(s_or(v["root_cause"], "summary")));
+      out += fmt::format("<p class=\"summary\">{}</p>\n", esc(string_member_or(v["root_cause"], "summary")));
       if (it != by_id.end())
         out += fmt::format("<p>Symptom <a href=\"#{}\"><code>{}</code></a></p>\n", it->second->anchor, esc(sym));
     }
     auto culprits = names(v["culprit_nodes"]);
     out += fmt::format("<p class=\"culprits\"><span class=\"label\">Culprit nodes</span> {}</p>\n",
                        culprits.empty() ? std::string("none: the cause is not a node fault") : node_links(culprits, true));
-  } else if (status == "ambiguous") {
+  } else if (status == vocab::status::kAmbiguous) {
     out += "<h2 id=\"outcome-h\"><span class=\"label\">Ambiguous</span> the evidence supports more than one cause</h2>\n";
     out += "<p>Each candidate below has its own active, classified symptoms and none outranks the others. Nothing is "
            "blamed until one is ruled out.</p>\n<div class=\"candidates\">\n";
@@ -67,11 +68,11 @@ std::string outcome_panel(const VerdictView& view, const std::map<std::string, c
       auto nodes = names(c["nodes"]);
       out += fmt::format("<article class=\"candidate\" aria-labelledby=\"cand-{0}\"><h3 id=\"cand-{0}\">Candidate {1}: {2}</h3>\n"
                          "<p><span class=\"label\">Nodes</span> {3}</p>\n<ul>",
-                         n, n + 1, cause_text(s_or(c, "domain"), s_or(c, "sub_domain")),
+                         n, n + 1, cause_text(string_member_or(c, "domain"), string_member_or(c, "sub_domain")),
                          nodes.empty() ? std::string("none (job-level)") : node_links(nodes, false));
       for (const auto& sid : names(c["symptoms"])) {
         auto it = by_id.find(sid);
-        std::string sum = it != by_id.end() ? s_or(*it->second->json, "summary") : "";
+        std::string sum = it != by_id.end() ? string_member_or(*it->second->json, "summary") : "";
         out += it != by_id.end() ? fmt::format("<li><a href=\"#{}\"><code>{}</code></a><div class=\"sum\">{}</div></li>",
                                                it->second->anchor, esc(sid), esc(sum))
                                  : fmt::format("<li><code>{}</code></li>", esc(sid));
@@ -80,19 +81,19 @@ std::string outcome_panel(const VerdictView& view, const std::map<std::string, c
       ++n;
     }
     out += "</div>\n";
-  } else if (status == "unattributed") {
+  } else if (status == vocab::status::kUnattributed) {
     out += "<h2 id=\"outcome-h\"><span class=\"label\">Unattributed</span> no cause established</h2>\n";
     if (!ov.is_object())
       out += "<p>No rule established a cause from the evidence; the symptoms below are not enough to name one.</p>\n";
-  } else if (status == "no_failure") {
+  } else if (status == vocab::status::kNoFailure) {
     out += "<h2 id=\"outcome-h\"><span class=\"label\">No failure</span></h2>\n";
     if (!ov.is_object()) out += "<p>The workload completed normally.</p>\n";
   } else {
     out += fmt::format("<h2 id=\"outcome-h\">{}</h2>\n", esc(status));
   }
   if (ov.is_object())
-    out += fmt::format("<p class=\"override\">Decided by rule <code>{}</code>: {}</p>\n", esc(s_or(ov, "rule")),
-                       esc(s_or(ov, "reason")));
+    out += fmt::format("<p class=\"override\">Decided by rule <code>{}</code>: {}</p>\n", esc(string_member_or(ov, "rule")),
+                       esc(string_member_or(ov, "reason")));
   out += "</section>\n";
   return out;
 }
@@ -120,14 +121,14 @@ std::string facts(const blueprint::VerdictDetail& d, const VerdictView& view) {
     if (!n.empty()) nodes.emplace_back(n);
   row("Nodes", fmt::format("{} <span class=\"muted\">({})</span>", node_links(nodes, false), nodes.size()));
   const ojson& cat = v.contains("engine") ? v["engine"]["catalog"] : ojson();
-  row("Catalog", fmt::format("{} <strong>{}</strong> <code title=\"{}\">{}</code>", esc(s_or(cat, "name")),
-                             esc(s_or(cat, "version")), esc(s_or(cat, "digest")),
-                             esc(s_or(cat, "digest").substr(0, std::min<size_t>(19, s_or(cat, "digest").size())))));
-  row("Decided by", fmt::format("Culprit {} ({}), {} at {}", esc(s_or(v["engine"], "culprit")), esc(d.evaluator),
+  row("Catalog", fmt::format("{} <strong>{}</strong> <code title=\"{}\">{}</code>", esc(string_member_or(cat, "name")),
+                             esc(string_member_or(cat, "version")), esc(string_member_or(cat, "digest")),
+                             esc(string_member_or(cat, "digest").substr(0, std::min<size_t>(19, string_member_or(cat, "digest").size())))));
+  row("Decided by", fmt::format("Culprit {} ({}), {} at {}", esc(string_member_or(v["engine"], "culprit")), esc(d.evaluator),
                                 esc(d.attributed_by), time_element(d.attributed_ns)));
   row("Verdict", fmt::format("<a href=\"/workloads/{0}/verdict.json\" type=\"application/json\">verdict JSON</a> "
                              "<span class=\"muted\">({1}, <code>{2}</code>)</span>",
-                             s.id, esc(s_or(v, "schema")), esc(d.verdict_sha256.substr(0, std::min<size_t>(19, d.verdict_sha256.size())))));
+                             s.id, esc(string_member_or(v, "schema")), esc(d.verdict_sha256.substr(0, std::min<size_t>(19, d.verdict_sha256.size())))));
   out += "</dl></section>\n";
   return out;
 }
@@ -141,17 +142,17 @@ std::string evidence_table(const ojson& s) {
   std::string out = "<table class=\"evidence\"><thead><tr><th scope=\"col\">Where</th><th scope=\"col\">Time (UTC)</th>"
                     "<th scope=\"col\">Line</th></tr></thead><tbody>\n";
   for (const auto& e : s["evidence"]) {
-    std::string ts = s_or(e, "ts");
+    std::string ts = string_member_or(e, "ts");
     auto t = ts.empty() ? std::nullopt : parse_rfc3339(ts);
-    std::string origin = s_or(e, "ts_origin");
+    std::string origin = string_member_or(e, "ts_origin");
     std::string line = e.contains("line") && e["line"].is_number_integer() ? std::to_string(e["line"].get<int64_t>()) : "?";
     out += fmt::format("<tr><td class=\"where\"><code>{}:{}</code><div class=\"muted\">{} · {}</div></td><td class=\"time\">{}{}</td>"
                        "<td><code class=\"line\">{}</code></td></tr>\n",
-                       esc(s_or(e, "file")), line, esc(s_or(e, "host")), esc(s_or(e, "source")),
+                       esc(string_member_or(e, "file")), line, esc(string_member_or(e, "host")), esc(string_member_or(e, "source")),
                        t ? fmt::format("<time datetime=\"{}\">{}</time>", esc(ts), esc(ts.substr(11, ts.size() - 12)))
                          : "<span class=\"muted\">—</span>",
                        origin == "line" || origin.empty() ? "" : fmt::format("<div class=\"muted\">{}</div>", esc(origin)),
-                       esc(s_or(e, "text")));
+                       esc(string_member_or(e, "text")));
   }
   out += "</tbody></table>\n";
   int64_t total = s.contains("evidence_total") && s["evidence_total"].is_number_integer() ? s["evidence_total"].get<int64_t>() : 0;
@@ -179,11 +180,11 @@ void tree_item(std::string& out, const VerdictView& view, size_t i, int depth) {
                      s.root_cause ? "<span class=\"badge cause\">root cause</span> " : "", esc(s.kind),
                      s.node.empty() ? "the job" : esc(s.node), s.count,
                      when.empty() ? "" : fmt::format(" <span class=\"muted\">{}</span>", esc(when)), change);
-  out += fmt::format("<p class=\"summary\">{}</p>\n", esc(s_or(j, "summary")));
+  out += fmt::format("<p class=\"summary\">{}</p>\n", esc(string_member_or(j, "summary")));
   std::string cls_text;
   if (j.contains("classification") && j["classification"].is_object())
-    cls_text = fmt::format(" · classified {}", cause_text(s_or(j["classification"], "domain"), s_or(j["classification"], "sub_domain")));
-  out += fmt::format("<p class=\"meta\">Made by rule <code>{}</code>{} · id <code>{}</code></p>\n", esc(s_or(j, "rule")), cls_text,
+    cls_text = fmt::format(" · classified {}", cause_text(string_member_or(j["classification"], "domain"), string_member_or(j["classification"], "sub_domain")));
+  out += fmt::format("<p class=\"meta\">Made by rule <code>{}</code>{} · id <code>{}</code></p>\n", esc(string_member_or(j, "rule")), cls_text,
                      esc(s.id));
   out += evidence_table(j);
   out += "</div></details>\n";
@@ -292,12 +293,12 @@ std::string recommendation_section(const ojson& v) {
     if (a.contains("target") && a["target"].is_object())
       for (auto it = a["target"].begin(); it != a["target"].end(); ++it)
         if (it.value().is_string()) target += fmt::format(" <code>{} {}</code>", esc(it.key()), esc(it.value().get<std::string>()));
-    out += fmt::format("<li><strong>{}</strong> {}{}<br><span class=\"muted\">{} · from {}</span></li>\n", esc(s_or(a, "action")),
-                       who, target, esc(s_or(a, "reason")), esc(s_or(a, "basis")));
+    out += fmt::format("<li><strong>{}</strong> {}{}<br><span class=\"muted\">{} · from {}</span></li>\n", esc(string_member_or(a, "action")),
+                       who, target, esc(string_member_or(a, "reason")), esc(string_member_or(a, "basis")));
   };
   if (r.contains("job")) item(r["job"], "the job");
   if (r.contains("nodes") && r["nodes"].is_array())
-    for (const auto& a : r["nodes"]) item(a, node_link(s_or(a, "node"), true));
+    for (const auto& a : r["nodes"]) item(a, node_link(string_member_or(a, "node"), true));
   return out + "</ul></section>\n";
 }
 

@@ -11,8 +11,6 @@ namespace culprit {
 
 namespace {
 
-using json = nlohmann::json;
-
 std::string pointer_token(std::string_view key) {
   std::string out;
   for (char c : key) {
@@ -24,18 +22,20 @@ std::string pointer_token(std::string_view key) {
 }
 
 // Builds the tree from nlohmann's SAX events (the same tree its DOM parser
-// builds), refusing depth beyond the limit and repeated keys.
+// builds), refusing depth beyond the limit and repeated keys. A template for
+// the two tree types: json, and ordered_json where key order is kept.
+template <typename json>
 class Builder {
  public:
   Builder(json& root, size_t max_depth, JsonInputError& error) : root_(root), max_depth_(max_depth), error_(error) {}
 
   bool null() { return place(json(nullptr)) != nullptr; }
   bool boolean(bool v) { return place(json(v)) != nullptr; }
-  bool number_integer(json::number_integer_t v) { return place(json(v)) != nullptr; }
-  bool number_unsigned(json::number_unsigned_t v) { return place(json(v)) != nullptr; }
-  bool number_float(json::number_float_t v, const std::string&) { return place(json(v)) != nullptr; }
+  bool number_integer(typename json::number_integer_t v) { return place(json(v)) != nullptr; }
+  bool number_unsigned(typename json::number_unsigned_t v) { return place(json(v)) != nullptr; }
+  bool number_float(typename json::number_float_t v, const std::string&) { return place(json(v)) != nullptr; }
   bool string(std::string& v) { return place(json(std::move(v))) != nullptr; }
-  bool binary(json::binary_t& v) { return place(json::binary(std::move(v))) != nullptr; }
+  bool binary(typename json::binary_t& v) { return place(json::binary(std::move(v))) != nullptr; }
 
   bool start_object(std::size_t) { return open(json::object()); }
   bool start_array(std::size_t) { return open(json::array()); }
@@ -128,12 +128,11 @@ class Builder {
   std::vector<Frame> stack_;
 };
 
-}  // namespace
-
-bool parse_json_input(std::string_view text, json& out, JsonInputError& error, size_t max_depth) {
+template <typename json>
+bool parse_into(std::string_view text, json& out, JsonInputError& error, size_t max_depth) {
   error = JsonInputError{};
   json root;
-  Builder b(root, max_depth ? max_depth : limits::kJsonDepth, error);
+  Builder<json> b(root, max_depth ? max_depth : limits::kJsonDepth, error);
   bool ok = false;
   try {
     ok = json::sax_parse(text.begin(), text.end(), &b, json::input_format_t::json, true);
@@ -153,7 +152,56 @@ bool parse_json_input(std::string_view text, json& out, JsonInputError& error, s
   return true;
 }
 
-std::string describe_json_value(const json& v) {
+template <typename json>
+bool parse_remote(std::string_view text, json& out, std::string& error) {
+  JsonInputError e;
+  if (!parse_into(text, out, e, 0)) {
+    error = e.message;
+    return false;
+  }
+  if (!out.is_object()) {
+    error = fmt::format("the answer is a JSON {}, not an object", out.type_name());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool parse_json_input(std::string_view text, nlohmann::json& out, JsonInputError& error, size_t max_depth) {
+  return parse_into(text, out, error, max_depth);
+}
+
+bool parse_json_input(std::string_view text, nlohmann::ordered_json& out, JsonInputError& error, size_t max_depth) {
+  return parse_into(text, out, error, max_depth);
+}
+
+bool parse_remote_json(std::string_view text, nlohmann::json& out, std::string& error) {
+  return parse_remote(text, out, error);
+}
+
+bool parse_remote_json(std::string_view text, nlohmann::ordered_json& out, std::string& error) {
+  return parse_remote(text, out, error);
+}
+
+template <typename json>
+std::string string_member(const json& j, std::string_view key, std::string_view fallback) {
+  if (!j.is_object()) return std::string(fallback);
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_string()) return std::string(fallback);
+  return it->template get<std::string>();
+}
+
+std::string string_member_or(const nlohmann::json& j, std::string_view key, std::string_view fallback) {
+  return string_member(j, key, fallback);
+}
+
+std::string string_member_or(const nlohmann::ordered_json& j, std::string_view key, std::string_view fallback) {
+  return string_member(j, key, fallback);
+}
+
+std::string describe_json_value(const nlohmann::json& v) {
+  using json = nlohmann::json;
   switch (v.type()) {
     case json::value_t::string: return fmt::format("\"{}\"", truncate_utf8(sanitize_utf8(v.get_ref<const std::string&>()), 64));
     case json::value_t::array: return "an array";

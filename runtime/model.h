@@ -17,6 +17,7 @@
 
 #include "base/chunked_vector.h"
 #include "base/shared_string.h"
+#include "base/vocabulary.h"
 #include "compiler/value.h"
 
 namespace culprit {
@@ -158,7 +159,7 @@ struct Candidate {
 };
 
 struct Outcome {
-  std::string status = "unattributed";
+  std::string status = vocab::status::kUnattributed;
   std::string domain, sub_domain;
   std::vector<std::string> culprit_nodes;
   std::string root_cause;              // symptom id or ""

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "base/vocabulary.h"
 #include "base/sha256.h"
 #include "base/suggest.h"
 
@@ -16,7 +17,7 @@ namespace culprit {
 namespace {
 
 const std::vector<std::string> kLineKinds = {"bucket", "xid", "class", "domain"};
-const std::vector<std::string> kDomains = {"hardware", "software", "infrastructure", "user"};
+const std::vector<std::string> kDomains = vocab::words(vocab::domains());
 // The log source of what the job itself prints (docs/language.md): whoever
 // runs the job writes it, so it alone never takes a node out of service.
 const char* const kJobOutputSource = "app";
@@ -81,8 +82,14 @@ size_t vocabulary_index(const std::string& action) {
 
 }  // namespace
 
-bool is_destructive(const std::string& a) {
-  return a == "drain" || a == "reset_gpu" || a == "reboot" || a == "replace_suspect";
+const std::vector<std::string>& job_actions() {
+  static const std::vector<std::string> v = vocab::words(vocab::job_actions());
+  return v;
+}
+
+const std::vector<std::string>& node_actions() {
+  static const std::vector<std::string> v = vocab::words(vocab::node_actions());
+  return v;
 }
 
 bool rests_on_job_output_only(const Symptom& s) {
@@ -309,7 +316,7 @@ std::shared_ptr<const RecoveryTable> load_recovery_table(const std::vector<std::
       if (!table->files.empty())
         diags.warning("E0908", SourceRange{},
                       fmt::format("class {}/{} has no line in the recovery table; it gets the {} default ({})", d, sd, d,
-                                  table->domains.count(d) ? table->domains.at(d).job : "none"),
+                                  table->domains.count(d) ? table->domains.at(d).job : std::string(vocab::job_action::kNone)),
                       fmt::format("add: class {}/{} JOB ACTIONS", d, sd));
     }
   }
@@ -356,14 +363,14 @@ std::map<std::string, std::string> action_target(const std::string& action, cons
     std::string v = field_text(s, field);
     if (!v.empty()) t[key] = v;
   };
-  if (action == "reset_gpu") put("pci", "pci");
-  if (action == "inspect_link") {
+  if (action == vocab::node_action::kResetGpu) put("pci", "pci");
+  if (action == vocab::node_action::kInspectLink) {
     put("pci", "pci");
     put("links", "link_list");
     put("device", "device");
     put("port", "port");
   }
-  if (action == "replace_suspect") {
+  if (action == vocab::node_action::kReplaceSuspect) {
     put("pci", "pci");
     put("device", "device");
   }
@@ -399,14 +406,14 @@ Recommendation recommend(const Verdict& verdict, const RecoveryTable& table) {
   Recommendation r;
   RecommendedAction& job = r.job;
   job.scope = "job";
-  job.action = "none";
+  job.action = vocab::job_action::kNone;
   const Outcome& o = verdict.outcome;
-  if (o.status != "attributed") {
+  if (o.status != vocab::status::kAttributed) {
     // Never a node action: a verdict that does not name one cause is not
     // evidence enough to take a node out of service.
-    if (o.status == "no_failure") {
+    if (o.status == vocab::status::kNoFailure) {
       job.reason = "the workload did not fail: nothing to recover";
-    } else if (o.status == "ambiguous") {
+    } else if (o.status == vocab::status::kAmbiguous) {
       std::vector<std::string> names;
       for (const auto& c : o.candidates) names.push_back(c.domain + "/" + c.sub_domain);
       job.reason = fmt::format("ambiguous between {}: no action follows until a person decides", join(names, " and "));
@@ -448,19 +455,19 @@ Recommendation recommend(const Verdict& verdict, const RecoveryTable& table) {
   job.basis = entry->key;
   std::string note = entry->note.empty() ? "" : ": " + entry->note;
   job.action = entry->job;
-  if (job.action == "restart_excluding") {
+  if (job.action == vocab::job_action::kRestartExcluding) {
     job.nodes = o.culprit_nodes;
     if (job.nodes.empty()) {
-      job.action = "restart";
+      job.action = vocab::job_action::kRestart;
       job.reason = fmt::format("restart the job ({} names no node to leave out){}", cls, note);
     } else {
       job.reason = fmt::format("restart the job without {}{}", join(job.nodes, ", "), note);
     }
-  } else if (job.action == "restart") {
+  } else if (job.action == vocab::job_action::kRestart) {
     job.reason = fmt::format("restart the job as it is{}", note);
-  } else if (job.action == "stop_fix_config") {
+  } else if (job.action == vocab::job_action::kStopFixConfig) {
     job.reason = fmt::format("stop: fix the job's configuration before it runs again{}", note);
-  } else if (job.action == "stop_fix_code") {
+  } else if (job.action == vocab::job_action::kStopFixCode) {
     job.reason = fmt::format("stop: fix the job's code before it runs again{}", note);
   } else {
     job.reason = fmt::format("nothing to do{}", note);
@@ -474,9 +481,9 @@ Recommendation recommend(const Verdict& verdict, const RecoveryTable& table) {
     std::string a = action;
     auto target = action_target(a, s);
     std::string extra;
-    if (a == "reset_gpu" && !target.count("pci")) {
+    if (a == vocab::node_action::kResetGpu && !target.count("pci")) {
       // A GPU reset needs the GPU; without its address a reboot resets them all.
-      a = "reboot";
+      a = vocab::node_action::kReboot;
       target.clear();
       extra = " (the evidence gives no PCI address to reset one GPU)";
     }
@@ -489,12 +496,12 @@ Recommendation recommend(const Verdict& verdict, const RecoveryTable& table) {
       ra.target = target;
       ra.rule = s.rule;
       ra.basis = basis;
-      std::string what = a == "drain"          ? fmt::format("drain {}", s.node)
-                         : a == "reset_gpu"    ? fmt::format("reset GPU {} on {}", target["pci"], s.node)
-                         : a == "reboot"       ? fmt::format("reboot {}", s.node)
-                         : a == "inspect_link" ? fmt::format("inspect the link{} on {}",
+      std::string what = a == vocab::node_action::kDrain          ? fmt::format("drain {}", s.node)
+                         : a == vocab::node_action::kResetGpu    ? fmt::format("reset GPU {} on {}", target["pci"], s.node)
+                         : a == vocab::node_action::kReboot       ? fmt::format("reboot {}", s.node)
+                         : a == vocab::node_action::kInspectLink ? fmt::format("inspect the link{} on {}",
                                                              target.empty() ? "" : " (" + target_text(target) + ")", s.node)
-                         : a == "inspect"      ? fmt::format("inspect {}", s.node)
+                         : a == vocab::node_action::kInspect      ? fmt::format("inspect {}", s.node)
                                                : fmt::format("replace the suspect part{} of {}",
                                                              target.empty() ? "" : " (" + target_text(target) + ")", s.node);
       ra.reason = what + extra + " (" + cls + (why.empty() ? "" : ": " + why) + ")";
@@ -508,7 +515,7 @@ Recommendation recommend(const Verdict& verdict, const RecoveryTable& table) {
     if (!entry->actions.empty() && rests_on_job_output_only(*s)) {
       // A job can print any error message: without a line the job did not
       // write, the node gets looked at, not drained, reset or replaced.
-      add(*s, "inspect", "evidence app only",
+      add(*s, vocab::node_action::kInspect, "evidence app only",
           "only the job's own output claims this; no kernel, metric or scheduler line backs it");
       continue;
     }

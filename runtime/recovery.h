@@ -44,17 +44,9 @@
 
 namespace culprit {
 
-// The vocabulary, in the order actions are listed.
-inline const std::vector<std::string>& job_actions() {
-  static const std::vector<std::string> v = {"restart", "restart_excluding", "stop_fix_config", "stop_fix_code", "none"};
-  return v;
-}
-inline const std::vector<std::string>& node_actions() {
-  static const std::vector<std::string> v = {"drain", "reset_gpu", "reboot", "inspect_link", "replace_suspect", "inspect"};
-  return v;
-}
-// Node actions a verdict that is not attributed never carries.
-bool is_destructive(const std::string& node_action);
+// The actions' words (base/vocabulary.h), in the order actions are listed.
+const std::vector<std::string>& job_actions();
+const std::vector<std::string>& node_actions();
 // Whether `s` rests only on the job's own output (every evidence source is
 // "app"): such a claim about a node gets `inspect`, never a node action of
 // the table. False when its sources are unknown (no evidence).

@@ -7,6 +7,7 @@
 #include <set>
 #include <tuple>
 
+#include "base/vocabulary.h"
 #include "base/text_util.h"
 #include "base/timestamp.h"
 
@@ -186,11 +187,11 @@ std::string no_reason(const Symptom&) { return ""; }
 std::string next_steps(const Recommendation& r) {
   std::vector<std::string> parts;
   const auto& job = r.job;
-  if (job.action == "restart") parts.push_back("restart the job");
-  else if (job.action == "restart_excluding") parts.push_back(fmt::format("restart the job without {}", fmt::join(job.nodes, ", ")));
-  else if (job.action == "stop_fix_config") parts.push_back("do not resubmit until its configuration changes");
-  else if (job.action == "stop_fix_code") parts.push_back("do not resubmit until its code changes");
-  else if (job.action == "none") parts.push_back("no action for the job");
+  if (job.action == vocab::job_action::kRestart) parts.push_back("restart the job");
+  else if (job.action == vocab::job_action::kRestartExcluding) parts.push_back(fmt::format("restart the job without {}", fmt::join(job.nodes, ", ")));
+  else if (job.action == vocab::job_action::kStopFixConfig) parts.push_back("do not resubmit until its configuration changes");
+  else if (job.action == vocab::job_action::kStopFixCode) parts.push_back("do not resubmit until its code changes");
+  else if (job.action == vocab::job_action::kNone) parts.push_back("no action for the job");
   for (const auto& n : r.nodes) {
     std::vector<std::string> target;
     for (const auto& [k, v] : n.target) target.push_back(fmt::format("{} {}", k, v));
@@ -293,9 +294,9 @@ std::string Report::render() {
               .str();
 
   // ---------------------------------------------------------- cause block
-  std::string status_color = o.status == "attributed" ? st_.red() : o.status == "no_failure" ? st_.green() : st_.yellow();
-  std::string head = o.status == "no_failure" ? "NO FAILURE" : o.status == "attributed" ? "ROOT CAUSE"
-                   : o.status == "ambiguous" ? "AMBIGUOUS" : "UNATTRIBUTED";
+  std::string status_color = o.status == vocab::status::kAttributed ? st_.red() : o.status == vocab::status::kNoFailure ? st_.green() : st_.yellow();
+  std::string head = o.status == vocab::status::kNoFailure ? "NO FAILURE" : o.status == vocab::status::kAttributed ? "ROOT CAUSE"
+                   : o.status == vocab::status::kAmbiguous ? "AMBIGUOUS" : "UNATTRIBUTED";
   out_ += "\n";
   {
     Line l = line();
@@ -305,21 +306,21 @@ std::string Report::render() {
   }
   if (!o.root_cause.empty() && !o.root_cause_summary.empty())
     out_ += wrapped("  ", "  ", escape_for_terminal(o.root_cause_summary), opt_.width, "", st_);
-  if (o.status == "attributed")
+  if (o.status == vocab::status::kAttributed)
     out_ += line()
                 .add("  culprit nodes: ")
                 .add(o.culprit_nodes.empty() ? std::string("none (not a node fault)") : fmt::format("{}", fmt::join(o.culprit_nodes, ", ")),
                      st_.bold())
                 .str();
-  if (o.status == "attributed") {
+  if (o.status == vocab::status::kAttributed) {
     if (std::string next = next_steps(v_.recommendation); !next.empty()) out_ += wrapped("  next: ", "    ", escape_for_terminal(next), opt_.width, "", st_);
   }
   if (!o.overridden_by.empty()) out_ += wrapped("  ", "    ", escape_for_terminal(fmt::format("decided by {}: {}", o.overridden_by, o.override_reason)), opt_.width, "", st_);
-  if (o.status == "unattributed" && o.overridden_by.empty())
+  if (o.status == vocab::status::kUnattributed && o.overridden_by.empty())
     out_ += wrapped("  ", "  ", "no rule established a cause from the evidence; the symptoms below are not enough to name one",
                     opt_.width, "", st_);
-  if (o.status == "no_failure" && o.overridden_by.empty()) out_ += "  the workload completed normally\n";
-  if (o.status == "ambiguous") {
+  if (o.status == vocab::status::kNoFailure && o.overridden_by.empty()) out_ += "  the workload completed normally\n";
+  if (o.status == vocab::status::kAmbiguous) {
     out_ += "  candidates:\n";
     for (const auto& c : o.candidates)
       out_ += line()
@@ -445,9 +446,9 @@ std::string Report::render() {
     // usual width, wrapped (never cut) at a narrow one.
     std::string recap = status_color + escape_for_terminal(o.status) + st_.reset();
     if (!o.domain.empty()) recap += escape_for_terminal(fmt::format(" {} / {}", o.domain, o.sub_domain));
-    if (o.status == "attributed" && !o.culprit_nodes.empty())
+    if (o.status == vocab::status::kAttributed && !o.culprit_nodes.empty())
       recap += escape_for_terminal(fmt::format(" on {}", node_list(std::set<std::string>(o.culprit_nodes.begin(), o.culprit_nodes.end()))));
-    if (o.status == "ambiguous") recap += fmt::format(" between {}", count_of(static_cast<int64_t>(o.candidates.size()), "candidate"));
+    if (o.status == vocab::status::kAmbiguous) recap += fmt::format(" between {}", count_of(static_cast<int64_t>(o.candidates.size()), "candidate"));
     std::vector<std::string> counts;
     if (!causes.empty()) counts.push_back(count_of(static_cast<int64_t>(causes.size()), "cause"));
     if (demoted) counts.push_back(fmt::format("{} downstream", demoted));

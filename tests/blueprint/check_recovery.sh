@@ -233,7 +233,7 @@ rc=0; "$CULPRIT" run --config "$one" --once --apply 2> "$D/usage.log" || rc=$?
 [ "$rc" = 2 ] && grep -q "apply runs Slurm drain commands: it needs discovery.slurm" "$D/usage.log" || fail "--apply without Slurm"
 printf 'rules:\n  - action: drian\n    then: act\n' > "$D/bad-policy.yaml"
 rc=0; "$CULPRIT" run --config "$one" --check --policy "$D/bad-policy.yaml" 2> "$D/usage.log" || rc=$?
-[ "$rc" = 2 ] && grep -q "bad-policy.yaml:2:13: error\[B0904\]: 'drian' is not a valid action" "$D/usage.log" || fail "a bad policy"
+[ "$rc" = 2 ] && grep -q "bad-policy.yaml:2:13: error\[B0904\]: 'drian' is not a valid value for 'action'" "$D/usage.log" || fail "a bad policy"
 
 # ------------------------------------------------------------------- offenders
 # The XID 48 example ended on 2026-05-11: a window around it.

@@ -105,7 +105,8 @@ set +e
 "$CULPRIT" run --config "$D/bad.yaml" --once > /dev/null 2> "$D/bad.txt"; rc=$?
 set -e
 [ "$rc" = 2 ] || fail "a bad configuration exited $rc, not 2"
-grep -q "bad.yaml:5:3: error\[B0102\]: unknown key 'filez' (did you mean 'files'?)" "$D/bad.txt" || { cat "$D/bad.txt"; fail "unknown key message"; }
+grep -q "bad.yaml:5:3: error\[B0102\]: unknown key 'filez' in 'collectors'" "$D/bad.txt" || { cat "$D/bad.txt"; fail "unknown key message"; }
+grep -q "= help: did you mean 'files'?" "$D/bad.txt" || { cat "$D/bad.txt"; fail "unknown key hint"; }
 grep -q "bad.yaml:6:8: error\[B0106\]: the store URL carries a password" "$D/bad.txt" || { cat "$D/bad.txt"; fail "password message"; }
 grep -q "warning\[B0201\]: 'nowhere/\*/' matches no bundle directory" "$D/bad.txt" || { cat "$D/bad.txt"; fail "empty glob warning"; }
 "$CULPRIT" run --config "$CONFIG" --check | grep -q "^ok: " || fail "--check"

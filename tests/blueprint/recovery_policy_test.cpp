@@ -79,7 +79,7 @@ TEST_CASE("policy: a valid file parses into rules, a repeat rule and a default")
 TEST_CASE("policy: mistakes are coded diagnostics with file:line:col and a hint") {
   RecoveryPolicy p;
   std::string out = errors_of("rules:\n  - action: drian\n    then: act\n", p);
-  CHECK(out.find("/etc/culprit/policy.yaml:2:13: error[B0904]: 'drian' is not a valid action") != std::string::npos);
+  CHECK(out.find("/etc/culprit/policy.yaml:2:13: error[B0904]: 'drian' is not a valid value for 'action'") != std::string::npos);
   CHECK(out.find("did you mean 'drain'?") != std::string::npos);
   out = errors_of("rulez: []\n", p);
   CHECK(out.find("1:1: error[B0902]: unknown key 'rulez' in the policy") != std::string::npos);
@@ -87,7 +87,7 @@ TEST_CASE("policy: mistakes are coded diagnostics with file:line:col and a hint"
   out = errors_of("rules:\n  - action: drain\n    faults: 2\n    then: act\n", p);
   CHECK(out.find("2:5: error[B0906]: a rule with faults needs within") != std::string::npos);
   out = errors_of("rules:\n  - action: drain\n    faults: two\n    within: 7d\n    then: act\n", p);
-  CHECK(out.find("3:13: error[B0905]: 'faults' must be a whole number") != std::string::npos);
+  CHECK(out.find("3:13: error[B0905]: 'faults' must be an integer from 1 to 1000000") != std::string::npos);
   out = errors_of("rules:\n  - action: restart\n    faults: 2\n    within: 1d\n    then: act\n", p);
   CHECK(out.find("error[B0906]: 'restart' is a job action") != std::string::npos);
   out = errors_of("rules:\n  - action: drain\n", p);
@@ -95,7 +95,8 @@ TEST_CASE("policy: mistakes are coded diagnostics with file:line:col and a hint"
   out = errors_of("rules: [\n", p);
   CHECK(out.find("error[B0901]: not valid YAML") != std::string::npos);
   out = errors_of("default: maybe\n", p);
-  CHECK(out.find("1:10: error[B0904]: 'maybe' is not a valid decision") != std::string::npos);
+  CHECK(out.find("1:10: error[B0904]: 'maybe' is not a valid value for 'decision'") != std::string::npos);
+  CHECK(out.find("= help: one of act, hold") != std::string::npos);
 }
 
 TEST_CASE("policy: drain only after 2 faults in 7 days; the unmet condition is in the reason") {

@@ -53,7 +53,7 @@ TEST_CASE("loki: streams answers are parsed with nanosecond times; errors and ot
   CHECK_FALSE(parse_loki_streams(R"({"status":"success","data":{"resultType":"matrix","result":[]}})", e, err));
   CHECK(err.find("not a streams result") != std::string::npos);
   CHECK_FALSE(parse_loki_streams("parse error at line 1, col 5: syntax error", e, err));
-  CHECK(err == "the answer is not JSON");
+  CHECK(err.rfind("not valid JSON", 0) == 0);
 }
 
 TEST_CASE("promql: a bare metric gets the node matcher; a query places {nodes} and {hostname_label} itself") {

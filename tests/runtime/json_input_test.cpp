@@ -68,3 +68,33 @@ TEST_CASE("describe_json_value: short, whatever the value") {
   CHECK(describe_json_value(42) == "42");
   CHECK(describe_json_value(std::string(1000, 'a')).size() <= 70);
 }
+
+TEST_CASE("parse_remote_json: an object, or a sentence; never a throw or a deep tree") {
+  nlohmann::json j;
+  std::string err;
+  CHECK(parse_remote_json(R"({"status":"success","data":{"result":[]}})", j, err));
+  CHECK(j["data"]["result"].is_array());
+
+  nlohmann::ordered_json o;
+  CHECK(parse_remote_json(R"({"z":1,"a":2})", o, err));
+  CHECK(o.dump() == R"({"z":1,"a":2})");  // the answer's key order is kept
+
+  CHECK_FALSE(parse_remote_json("<html>502 Bad Gateway</html>", j, err));
+  CHECK(err.rfind("not valid JSON", 0) == 0);
+  CHECK_FALSE(parse_remote_json(R"([1,2])", j, err));
+  CHECK(err == "the answer is a JSON array, not an object");
+  CHECK_FALSE(parse_remote_json(R"({"a":1,"a":2})", o, err));
+  CHECK(err.find("duplicate key 'a'") != std::string::npos);
+  std::string deep = "{\"a\":" + std::string(100000, '[') + std::string(100000, ']') + "}";
+  CHECK_FALSE(parse_remote_json(deep, j, err));
+  CHECK(err.find("json_depth") != std::string::npos);
+}
+
+TEST_CASE("string_member_or: a member of the wrong type is the fallback, not an exception") {
+  auto j = nlohmann::json::parse(R"({"status":5,"error":"boom","data":null})");
+  CHECK(string_member_or(j, "status", "?") == "?");
+  CHECK(string_member_or(j, "error") == "boom");
+  CHECK(string_member_or(j, "missing", "x") == "x");
+  CHECK(string_member_or(j["data"], "status", "none") == "none");
+  CHECK(string_member_or(nlohmann::json::array(), "status").empty());
+}

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <unistd.h>
 
+#include "base/vocabulary.h"
 #include "compiler/catalog_loader.h"
 
 using namespace culprit;
@@ -141,7 +142,7 @@ TEST_CASE("recovery: a cause only the job's own output states gets inspect, neve
   CHECK(r.nodes[0].node == "node-02");
   CHECK(r.nodes[0].basis == "evidence app only");
   CHECK(r.nodes[0].reason.find("only the job's own output") != std::string::npos);
-  CHECK_FALSE(is_destructive(r.nodes[0].action));
+  CHECK_FALSE(vocab::is_destructive(r.nodes[0].action));
 
   // All sources count, not only the quoted lines: a kernel line past the
   // quoted ones is corroboration.
