@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "base/vocabulary.h"
-#include "blueprint/kube_client.h"
+#include "blueprint/net/kube_client.h"
 #include "compiler/diagnostics.h"
 
 namespace culprit::blueprint {
@@ -78,7 +78,7 @@ struct KubernetesConfig {
 };
 
 // `discovery.kueue`: Kueue Workloads (kueue.x-k8s.io/v1beta1) that finished
-// or were evicted (blueprint/kueue_discovery.h).
+// or were evicted (blueprint/discovery/kueue_discovery.h).
 struct KueueDiscoveryConfig {
   bool enabled = false;
   std::vector<std::string> namespaces;  // empty: every namespace
@@ -95,7 +95,7 @@ struct KueueDiscoveryConfig {
   int64_t placement_interval = 10LL * 1000000000;  // --record-placement --watch: between snapshots
 };
 
-// `collectors.kubernetes`: pod logs and Events (blueprint/kube_logs_collector.h).
+// `collectors.kubernetes`: pod logs and Events (blueprint/collect/kube_logs_collector.h).
 struct KubernetesCollectorConfig {
   bool enabled = false;
   bool logs = true;

@@ -5,7 +5,7 @@
 // them), and Events expire after an hour by default, so a post-hoc
 // attribution can lose the one thing it cannot do without: which nodes ran
 // the workload. `culprit run --record-placement` writes what it sees while
-// workloads run into the store (blueprint/store.h, table `placements`), and
+// workloads run into the store (blueprint/store/store.h, table `placements`), and
 // Kueue discovery reads it back when the pods are gone.
 //
 // Thread-safety: implementations are used from the runner's thread only.

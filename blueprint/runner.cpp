@@ -10,14 +10,14 @@
 #include "base/text_util.h"
 #include "base/timestamp.h"
 #include "blueprint/config.h"
-#include "blueprint/files_collector.h"
-#include "blueprint/kube_client.h"
-#include "blueprint/kube_logs_collector.h"
-#include "blueprint/kueue_discovery.h"
-#include "blueprint/loki_collector.h"
-#include "blueprint/promql_collector.h"
-#include "blueprint/slurm_discovery.h"
-#include "blueprint/static_discovery.h"
+#include "blueprint/collect/files_collector.h"
+#include "blueprint/net/kube_client.h"
+#include "blueprint/collect/kube_logs_collector.h"
+#include "blueprint/discovery/kueue_discovery.h"
+#include "blueprint/collect/loki_collector.h"
+#include "blueprint/collect/promql_collector.h"
+#include "blueprint/discovery/slurm_discovery.h"
+#include "blueprint/discovery/static_discovery.h"
 
 namespace culprit::blueprint {
 

@@ -15,7 +15,7 @@
 
 #include "base/timestamp.h"
 #include "blueprint/config.h"
-#include "blueprint/push_down.h"
+#include "blueprint/collect/push_down.h"
 #include "blueprint/recovery_policy.h"
 #include "blueprint/runner.h"
 #include "cli/args.h"

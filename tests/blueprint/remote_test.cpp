@@ -9,11 +9,11 @@
 #include <nlohmann/json.hpp>
 
 #include "base/timestamp.h"
-#include "blueprint/kube_client.h"
-#include "blueprint/kueue_discovery.h"
-#include "blueprint/loki_collector.h"
-#include "blueprint/promql_collector.h"
-#include "blueprint/push_down.h"
+#include "blueprint/net/kube_client.h"
+#include "blueprint/discovery/kueue_discovery.h"
+#include "blueprint/collect/loki_collector.h"
+#include "blueprint/collect/promql_collector.h"
+#include "blueprint/collect/push_down.h"
 
 using namespace culprit;
 using namespace culprit::blueprint;
