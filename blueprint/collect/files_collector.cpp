@@ -14,8 +14,11 @@
 #include <set>
 
 #include "base/limits.h"
+#include "base/suggest.h"
 #include "base/text_util.h"
 #include "base/timestamp.h"
+#include "blueprint/config_reader.h"
+#include "runtime/bundle.h"
 
 namespace culprit::blueprint {
 
@@ -650,6 +653,65 @@ void FilesCollector::collect(const CollectRequest& req, Collected& out) const {
     }
     out.collectors.push_back(std::move(rep));
   }
+}
+
+// Configuration: the `collectors.files` section (blueprint/connector.h). It lives here,
+// with the code that uses it, so that the connector is one file.
+
+std::shared_ptr<ConnectorConfig> read_files_collector_config(ConfigReader& r, const YAML::Node& n) {
+  auto config = std::make_shared<FilesCollectorConfig>();
+  FilesCollectorConfig& out = *config;
+  if (!n.IsSequence()) {
+    r.error("B0103", n, "'collectors.files' must be a list of {source, path} entries");
+    return config;
+  }
+  for (const auto& e : n) {
+    FileSourceConfig f;
+    f.line = e.Mark().line + 1;
+    r.require(e, "collectors.files[]", {"source", "path"});
+    r.map(e, "collectors.files[]", {"source", "path", "host", "format"}, [&](const std::string& k, const YAML::Node& v) {
+      if (k == "source") {
+        if (r.string(v, k, f.source)) {
+          bool ok = true;
+          for (char c : f.source) ok = ok && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-');
+          if (!ok) r.error("B0104", v, "'source' must be a lowercase name ([a-z0-9_-]+), such as kernel or app");
+        }
+      } else if (k == "path") {
+        if (r.string(v, k, f.path)) {
+          // Check the template's placeholders now, not at the first attempt.
+          static const std::vector<std::string> kVars = {"node", "job_id", "source", "date", "cluster", "user", "work_dir"};
+          for (size_t i = f.path.find('{'); i != std::string::npos; i = f.path.find('{', i + 1)) {
+            size_t close = f.path.find('}', i);
+            std::string var = close == std::string::npos ? "" : f.path.substr(i + 1, close - i - 1);
+            if (std::find(kVars.begin(), kVars.end(), var) == kVars.end()) {
+              std::string near = closest_match(var, kVars).value_or("");
+              r.error("B0104", v, fmt::format("unknown placeholder '{{{}}}' in 'path' (known: {{{}}}){}", var,
+                                              fmt::join(kVars, "} {"),
+                                              near.empty() ? "" : fmt::format("; did you mean '{{{}}}'?", near)));
+            }
+          }
+          if (f.path.rfind("{work_dir}", 0) != 0) f.path = r.path(f.path);
+        }
+      } else if (k == "host") {
+        if (r.string(v, k, f.host) && f.host != "{batch_node}" && !valid_host_name(f.host))
+          r.error("B0104", v, fmt::format("'host' must be a host name (letters, digits, '-', '.', '_') or {{batch_node}}, not '{}'",
+                                          escape_for_terminal(truncate_utf8(f.host, 64))));
+      }
+      else if (k == "format") r.oneof(v, k, {"auto", "plain", "gzip"}, f.format);
+    });
+    if (!f.path.empty() && f.path.find("{node}") == std::string::npos && f.host.empty())
+      r.error("B0105", e, "a 'path' without {node} needs 'host': the (control-plane) host its lines come from");
+    if (!f.path.empty() && f.path.find("{node}") != std::string::npos && !f.host.empty())
+      r.error("B0104", e, "'host' applies only to a 'path' without {node}");
+    if (!f.source.empty() && !f.path.empty()) out.sources.push_back(std::move(f));
+  }
+  return config;
+}
+
+bool make_files_collector(const ConnectorConfig& config, const ConnectorEnv&, ConnectorParts& out, std::string&) {
+  const auto& c = static_cast<const FilesCollectorConfig&>(config);
+  if (!c.sources.empty()) out.collector = std::make_unique<FilesCollector>(c);
+  return true;
 }
 
 }  // namespace culprit::blueprint

@@ -46,11 +46,35 @@
 // concurrently.
 #pragma once
 
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
 #include "blueprint/collect/collector.h"
-#include "blueprint/config.h"
 #include "blueprint/collect/confined_path.h"
+#include "blueprint/connector.h"
 
 namespace culprit::blueprint {
+
+// One `collectors.files` entry: where one log source lives.
+struct FileSourceConfig {
+  std::string source;                 // log source name: kernel, app, fabricmanager, ...
+  std::string path;                   // template with {node} {job_id} {source} {date} {cluster} {user} {work_dir}, globs
+  std::string host;                   // the host of files whose path has no {node}: a control-plane host, or "{batch_node}"
+  std::string format = "auto";        // auto | plain | gzip
+  int line = 0;                       // where it was configured (for messages)
+};
+
+struct FilesCollectorConfig : ConnectorConfig {
+  std::vector<FileSourceConfig> sources;
+  uint64_t max_file_bytes = 0;        // 0: no limit; larger files are read up to this many bytes of the window
+};
+
+// The `collectors.files` section (registered in blueprint/connectors.cpp): its reader,
+// which validates as it reads, and its factory.
+std::shared_ptr<ConnectorConfig> read_files_collector_config(ConfigReader& r, const YAML::Node& n);
+bool make_files_collector(const ConnectorConfig& config, const ConnectorEnv& env, ConnectorParts& out, std::string& error);
 
 class FilesCollector final : public Collector {
  public:

@@ -10,7 +10,9 @@
 #include <map>
 #include <set>
 
+#include "base/byte_size.h"
 #include "base/timestamp.h"
+#include "blueprint/config_reader.h"
 
 namespace culprit::blueprint {
 
@@ -357,6 +359,40 @@ void KubeLogsCollector::collect_events(const CollectRequest& req, Collected& out
     rep.reason = "no event or termination of the workload inside its window (Events expire after an hour by default)";
   }
   out.collectors.push_back(std::move(rep));
+}
+
+// Configuration: the `collectors.kubernetes` section (blueprint/connector.h). It lives here,
+// with the code that uses it, so that the connector is one file.
+
+std::shared_ptr<ConnectorConfig> read_kube_logs_collector_config(ConfigReader& r, const YAML::Node& n) {
+  auto config = std::make_shared<KubernetesCollectorConfig>();
+  KubernetesCollectorConfig& out = *config;
+  r.map(n, "collectors.kubernetes",
+        {"logs", "source", "containers", "previous", "events", "events_source", "max_bytes_per_container"},
+        [&](const std::string& k, const YAML::Node& v) {
+          if (k == "logs") r.boolean(v, k, out.logs);
+          else if (k == "source" || k == "events_source") {
+            std::string& dst = k == "source" ? out.source : out.events_source;
+            if (r.string(v, k, dst) && !source_name_ok(dst))
+              r.error("B0104", v, fmt::format("'{}' must be a lowercase name ([a-z0-9_-]+)", k));
+          } else if (k == "containers") r.strings(v, k, out.containers);
+          else if (k == "previous") r.boolean(v, k, out.previous);
+          else if (k == "events") r.boolean(v, k, out.events);
+          else if (k == "max_bytes_per_container") {
+            std::string s;
+            if (r.scalar(v, k, s)) {
+              auto sz = parse_byte_size(s);
+              if (!sz) r.error("B0104", v, "'max_bytes_per_container' must be a size such as 256MiB, 1GiB or 0 (no limit)");
+              else out.max_bytes_per_container = *sz;
+            }
+          }
+        });
+  return config;
+}
+
+bool make_kube_logs_collector(const ConnectorConfig& config, const ConnectorEnv& env, ConnectorParts& out, std::string&) {
+  out.collector = std::make_unique<KubeLogsCollector>(static_cast<const KubernetesCollectorConfig&>(config), env.kube);
+  return true;
 }
 
 }  // namespace culprit::blueprint

@@ -30,13 +30,32 @@
 // Thread-safety: immutable; collect() may run concurrently.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "blueprint/collect/collector.h"
-#include "blueprint/config.h"
+#include "blueprint/connector.h"
 #include "blueprint/net/kube_client.h"
 
 namespace culprit::blueprint {
+
+// `collectors.kubernetes`: pod logs and Events (KubeLogsCollector below).
+struct KubernetesCollectorConfig : ConnectorConfig {
+  bool logs = true;
+  std::string source = "app";           // the log source pod logs feed
+  std::vector<std::string> containers;  // empty: every container (init containers too)
+  bool previous = true;                 // also the previous instance of restarted containers
+  bool events = true;                   // pod/Workload Events and container terminations as evidence
+  std::string events_source = "k8s";
+  uint64_t max_bytes_per_container = 256ULL << 20;  // limitBytes per log request (0: none)
+};
+
+// The `collectors.kubernetes` section (registered in blueprint/connectors.cpp): its reader,
+// which validates as it reads, and its factory.
+std::shared_ptr<ConnectorConfig> read_kube_logs_collector_config(ConfigReader& r, const YAML::Node& n);
+bool make_kube_logs_collector(const ConnectorConfig& config, const ConnectorEnv& env, ConnectorParts& out, std::string& error);
 
 class KubeLogsCollector final : public Collector {
  public:

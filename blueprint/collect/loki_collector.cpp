@@ -6,15 +6,15 @@
 #include "blueprint/collect/loki_collector.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <map>
 #include <set>
 
-#include <nlohmann/json.hpp>
-
-#include "runtime/json_input.h"
 #include "base/timestamp.h"
+#include "blueprint/config_reader.h"
+#include "runtime/json_input.h"
 
 namespace culprit::blueprint {
 
@@ -353,6 +353,119 @@ void LokiCollector::collect(const CollectRequest& req, Collected& out) const {
     }
     out.collectors.push_back(std::move(rep));
   }
+}
+
+// Configuration: the `collectors.loki` section (blueprint/connector.h). It lives here,
+// with the code that uses it, so that the connector is one file.
+
+namespace {
+
+// A LogQL stream selector: `{...}` and nothing after it.
+bool stream_selector_ok(const std::string& s) {
+  if (s.size() < 2 || s.front() != '{') return false;
+  bool in_str = false;
+  char quote = 0;
+  for (size_t i = 1; i < s.size(); ++i) {
+    char c = s[i];
+    if (in_str) {
+      if (c == '\\' && quote == '"') ++i;
+      else if (c == quote) in_str = false;
+    } else if (c == '"' || c == '`') {
+      in_str = true;
+      quote = c;
+    } else if (c == '}') {
+      return i == s.size() - 1;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+std::shared_ptr<ConnectorConfig> read_loki_collector_config(ConfigReader& r, const YAML::Node& n) {
+  auto config = std::make_shared<LokiCollectorConfig>();
+  LokiCollectorConfig& out = *config;
+  r.require(n, "collectors.loki", {"url", "streams"});
+  std::vector<std::string> keys = {"url", "tenant", "host_label", "streams", "push_down", "limit", "chunk",
+                                   "nodes_per_query", "timeout", "retries", "tls"};
+  keys.insert(keys.end(), auth_keys().begin(), auth_keys().end());
+  r.map(n, "collectors.loki", keys, [&](const std::string& k, const YAML::Node& v) {
+    if (read_auth(r, k, v, out.auth)) return;
+    if (k == "url") http_url(r, v, k, out.url);
+    else if (k == "tenant") r.string(v, k, out.tenant);
+    else if (k == "host_label") r.string(v, k, out.host_label);
+    else if (k == "push_down") r.boolean(v, k, out.push_down);
+    else if (k == "limit") {
+      int64_t x = 0;
+      if (r.integer(v, k, x, 1, 1000000)) out.limit = static_cast<int>(x);
+    } else if (k == "chunk") r.duration(v, k, out.chunk, 60LL * 1000000000);
+    else if (k == "nodes_per_query") {
+      int64_t x = 0;
+      if (r.integer(v, k, x, 1, 10000)) out.nodes_per_query = static_cast<int>(x);
+    } else if (k == "timeout") r.duration(v, k, out.timeout, 1000000000LL);
+    else if (k == "retries") {
+      int64_t x = 0;
+      if (r.integer(v, k, x, 0, 20)) out.retries = static_cast<int>(x);
+    } else if (k == "tls") read_tls(r, v, "collectors.loki.tls", out.tls);
+    else if (k == "streams") {
+      if (!v.IsSequence()) {
+        r.error("B0103", v, "'streams' must be a list of {selector, source} entries");
+        return;
+      }
+      for (const auto& e : v) {
+        LokiStreamConfig st;
+        st.line = e.Mark().line + 1;
+        r.require(e, "collectors.loki.streams[]", {"selector"});
+        r.map(e, "collectors.loki.streams[]", {"selector", "source", "source_label", "source_map", "host_label"},
+              [&](const std::string& kk, const YAML::Node& x) {
+                if (kk == "selector") {
+                  if (r.string(x, kk, st.selector) && !stream_selector_ok(st.selector))
+                    r.error("B0104", x, "'selector' must be a LogQL stream selector such as {job=\"node-logs\"} "
+                                        "(no pipeline: the line filter is added by the collector)");
+                } else if (kk == "source") {
+                  if (r.string(x, kk, st.source) && !source_name_ok(st.source))
+                    r.error("B0104", x, "'source' must be a lowercase name ([a-z0-9_-]+), such as kernel or app");
+                } else if (kk == "source_label") r.string(x, kk, st.source_label);
+                else if (kk == "host_label") r.string(x, kk, st.host_label);
+                else if (kk == "source_map") {
+                  if (!x.IsMap()) {
+                    r.error("B0103", x, "'source_map' must map label values to source names");
+                    return;
+                  }
+                  for (auto it = x.begin(); it != x.end(); ++it) {
+                    const YAML::Node from_node = it->first;
+                    if (!from_node.IsScalar() || from_node.Scalar() == "<<") {
+                      r.error("B0103", from_node, "the keys of 'source_map' must be label values");
+                      continue;
+                    }
+                    std::string from = from_node.Scalar(), to;
+                    if (st.source_map.count(from)) {
+                      r.error("B0108", from_node, fmt::format("'{}' is given twice in 'source_map'", from));
+                      continue;
+                    }
+                    if (!r.string(it->second, from, to)) continue;
+                    if (!source_name_ok(to)) r.error("B0104", it->second, fmt::format("'{}' is not a source name ([a-z0-9_-]+)", to));
+                    st.source_map[from] = to;
+                  }
+                }
+              });
+        if (st.source.empty() == st.source_label.empty())
+          r.error("B0105", e, "a stream needs exactly one of 'source' (a fixed source) and 'source_label' (a label naming it)");
+        if (!st.source_map.empty() && st.source_label.empty())
+          r.error("B0104", e, "'source_map' applies only with 'source_label'");
+        if (!st.selector.empty()) out.streams.push_back(std::move(st));
+      }
+    }
+  });
+  return config;
+}
+
+bool make_loki_collector(const ConnectorConfig& config, const ConnectorEnv&, ConnectorParts& out, std::string& error) {
+  const auto& c = static_cast<const LokiCollectorConfig&>(config);
+  std::string token, password;
+  if (!read_http_credentials(c.auth, "collectors.loki", token, password, error)) return false;
+  out.collector = std::make_unique<LokiCollector>(c, token, password);
+  return true;
 }
 
 }  // namespace culprit::blueprint

@@ -29,13 +29,46 @@
 // Thread-safety: immutable; collect() may run concurrently.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "blueprint/collect/collector.h"
-#include "blueprint/config.h"
+#include "blueprint/connector.h"
 #include "blueprint/net/http_client.h"
 
 namespace culprit::blueprint {
+
+// One `collectors.loki.streams` entry.
+struct LokiStreamConfig {
+  std::string selector;                 // a LogQL stream selector, e.g. {job="node-logs"}
+  std::string source;                   // the log source its lines feed, or:
+  std::string source_label;             // a stream label whose value names the source
+  std::map<std::string, std::string> source_map;  // label value -> source (values not listed are used as they are)
+  std::string host_label;               // overrides collectors.loki.host_label
+  int line = 0;
+};
+
+struct LokiCollectorConfig : ConnectorConfig {
+  std::string url;
+  std::string tenant;                   // X-Scope-OrgID ("" = none)
+  HttpAuthConfig auth;
+  TlsFilesConfig tls;
+  std::string host_label = "host";
+  std::vector<LokiStreamConfig> streams;
+  bool push_down = true;                // the catalog's atoms as a line filter
+  int limit = 5000;                     // entries per request (Loki's max_entries_limit_per_query defaults to 5000)
+  int64_t chunk = 3600LL * 1000000000;  // the window is queried in chunks of this length
+  int nodes_per_query = 50;             // node names per label matcher
+  int64_t timeout = 60LL * 1000000000;
+  int retries = 5;
+};
+
+// The `collectors.loki` section (registered in blueprint/connectors.cpp): its reader,
+// which validates as it reads, and its factory.
+std::shared_ptr<ConnectorConfig> read_loki_collector_config(ConfigReader& r, const YAML::Node& n);
+bool make_loki_collector(const ConnectorConfig& config, const ConnectorEnv& env, ConnectorParts& out, std::string& error);
 
 class LokiCollector final : public Collector {
  public:

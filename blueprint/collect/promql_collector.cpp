@@ -6,17 +6,17 @@
 #include "blueprint/collect/promql_collector.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
 
-#include <nlohmann/json.hpp>
-
-#include "runtime/json_input.h"
 #include "base/timestamp.h"
 #include "blueprint/collect/loki_collector.h"
+#include "blueprint/config_reader.h"
+#include "runtime/json_input.h"
 
 namespace culprit::blueprint {
 
@@ -235,6 +235,102 @@ void PromqlCollector::collect(const CollectRequest& req, Collected& out) const {
   }
   (void)skipped;
   out.collectors.push_back(std::move(rep));
+}
+
+// Configuration: the `collectors.promql` section (blueprint/connector.h). It lives here,
+// with the code that uses it, so that the connector is one file.
+
+std::shared_ptr<ConnectorConfig> read_promql_collector_config(ConfigReader& r, const YAML::Node& n) {
+  auto config = std::make_shared<PromqlCollectorConfig>();
+  PromqlCollectorConfig& out = *config;
+  r.require(n, "collectors.promql", {"url"});
+  std::vector<std::string> keys = {"url", "hostname_label", "source", "step", "queries", "timeout", "retries", "tls"};
+  keys.insert(keys.end(), auth_keys().begin(), auth_keys().end());
+  bool queries_given = false;
+  r.map(n, "collectors.promql", keys, [&](const std::string& k, const YAML::Node& v) {
+    if (read_auth(r, k, v, out.auth)) return;
+    if (k == "url") http_url(r, v, k, out.url);
+    else if (k == "hostname_label") r.string(v, k, out.hostname_label);
+    else if (k == "source") {
+      if (r.string(v, k, out.source) && !source_name_ok(out.source))
+        r.error("B0104", v, "'source' must be a lowercase name ([a-z0-9_-]+)");
+    } else if (k == "step") r.duration(v, k, out.step, 1000000000LL);
+    else if (k == "timeout") r.duration(v, k, out.timeout, 1000000000LL);
+    else if (k == "retries") {
+      int64_t x = 0;
+      if (r.integer(v, k, x, 0, 20)) out.retries = static_cast<int>(x);
+    } else if (k == "tls") read_tls(r, v, "collectors.promql.tls", out.tls);
+    else if (k == "queries") {
+      queries_given = true;
+      if (!v.IsSequence()) {
+        r.error("B0103", v, "'queries' must be a list of metric names or {query, name, labels, hostname_label} entries");
+        return;
+      }
+      for (const auto& e : v) {
+        PromQueryConfig q;
+        q.line = e.Mark().line + 1;
+        if (e.IsScalar()) {
+          q.query = e.Scalar();
+        } else {
+          r.require(e, "collectors.promql.queries[]", {"query"});
+          r.map(e, "collectors.promql.queries[]", {"query", "name", "labels", "hostname_label"},
+                [&](const std::string& kk, const YAML::Node& x) {
+                  if (kk == "query") r.string(x, kk, q.query);
+                  else if (kk == "name") r.string(x, kk, q.name);
+                  else if (kk == "hostname_label") r.string(x, kk, q.hostname_label);
+                  else if (kk == "labels") {
+                    q.labels_given = true;
+                    if (x.IsSequence() && x.size() == 0) q.labels.clear();
+                    else r.strings(x, kk, q.labels);
+                  }
+                });
+        }
+        for (size_t i = q.query.find('{'); i != std::string::npos; i = q.query.find('{', i + 1)) {
+          size_t close = q.query.find('}', i);
+          std::string var = close == std::string::npos ? "" : q.query.substr(i + 1, close - i - 1);
+          bool ident = !var.empty() && var.find_first_not_of("abcdefghijklmnopqrstuvwxyz_") == std::string::npos;
+          if (ident && var != "nodes" && var != "hostname_label")
+            r.error("B0104", e, fmt::format("unknown placeholder '{{{}}}' in 'query' (known: {{nodes}} {{hostname_label}})", var));
+        }
+        if (!q.query.empty()) out.queries.push_back(std::move(q));
+      }
+    }
+  });
+  if (!queries_given) out.queries = default_promql_queries();
+  return config;
+}
+
+std::vector<PromQueryConfig> default_promql_queries() {
+  // DCGM exporter fields (dcgm-exporter default-counters.csv names) and the
+  // node exporter's InfiniBand counters; stdlib-rules/metrics.attr reads them.
+  std::vector<PromQueryConfig> q;
+  for (const char* m : {"DCGM_FI_DEV_XID_ERRORS", "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS",
+                        "DCGM_FI_DEV_CLOCKS_EVENT_REASONS", "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_POWER_USAGE"}) {
+    PromQueryConfig c;
+    c.query = m;
+    c.labels = {"gpu"};
+    c.labels_given = true;
+    q.push_back(c);
+  }
+  for (const char* m : {"node_infiniband_symbol_error_total", "node_infiniband_link_downed_total",
+                        "node_infiniband_link_error_recovery_total", "node_infiniband_port_errors_received_total",
+                        "node_infiniband_local_link_integrity_errors_total",
+                        "node_infiniband_port_receive_remote_physical_errors_total"}) {
+    PromQueryConfig c;
+    c.query = m;
+    c.labels = {"device", "port"};
+    c.labels_given = true;
+    q.push_back(c);
+  }
+  return q;
+}
+
+bool make_promql_collector(const ConnectorConfig& config, const ConnectorEnv&, ConnectorParts& out, std::string& error) {
+  const auto& c = static_cast<const PromqlCollectorConfig&>(config);
+  std::string token, password;
+  if (!read_http_credentials(c.auth, "collectors.promql", token, password, error)) return false;
+  out.collector = std::make_unique<PromqlCollector>(c, token, password);
+  return true;
 }
 
 }  // namespace culprit::blueprint

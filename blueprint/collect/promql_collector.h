@@ -30,12 +30,44 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "blueprint/collect/collector.h"
-#include "blueprint/config.h"
+#include "blueprint/connector.h"
 #include "blueprint/net/http_client.h"
 
 namespace culprit::blueprint {
+
+// One `collectors.promql.queries` entry.
+struct PromQueryConfig {
+  std::string query;                    // a metric name, or PromQL with {nodes} / {hostname_label}
+  std::string name;                     // the metric name for results without __name__ ("" = the query's)
+  std::string hostname_label;           // "" = collectors.promql.hostname_label
+  std::vector<std::string> labels;      // labels to keep (besides the host); empty with labels_given=false: all
+  bool labels_given = false;
+  int line = 0;
+};
+
+struct PromqlCollectorConfig : ConnectorConfig {
+  std::string url;
+  HttpAuthConfig auth;
+  TlsFilesConfig tls;
+  std::string hostname_label = "Hostname";  // the DCGM exporter's
+  std::string source = "metrics";
+  int64_t step = 30LL * 1000000000;
+  std::vector<PromQueryConfig> queries;     // empty after loading means the defaults (default_promql_queries())
+  int64_t timeout = 60LL * 1000000000;
+  int retries = 5;
+};
+
+// The queries used when `collectors.promql.queries` is not given.
+std::vector<PromQueryConfig> default_promql_queries();
+
+// The `collectors.promql` section (registered in blueprint/connectors.cpp): its reader,
+// which validates as it reads, and its factory.
+std::shared_ptr<ConnectorConfig> read_promql_collector_config(ConfigReader& r, const YAML::Node& n);
+bool make_promql_collector(const ConnectorConfig& config, const ConnectorEnv& env, ConnectorParts& out, std::string& error);
 
 class PromqlCollector final : public Collector {
  public:

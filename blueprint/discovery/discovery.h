@@ -10,6 +10,9 @@
 // Implementations: static (blueprint/discovery/static_discovery.h), Slurm
 // (blueprint/discovery/slurm_discovery.h) and Kueue (blueprint/discovery/kueue_discovery.h).
 //
+// A discovery whose workloads run in pods also implements PlacementRecorder
+// (blueprint/placement.h); the runner asks for it with dynamic_cast.
+//
 // Thread-safety: discover() is called from one thread at a time.
 #pragma once
 
@@ -20,7 +23,6 @@
 
 #include "blueprint/attempt.h"
 #include "blueprint/collect/collector.h"
-#include "blueprint/placement.h"
 
 namespace culprit::blueprint {
 
@@ -46,18 +48,6 @@ class Discovery {
   virtual const Collector* own_collector() const { return nullptr; }
   // How far back --once (and the first --watch poll) looks; 0: everything.
   virtual int64_t lookback() const { return 0; }
-
-  // Placement (Kubernetes): where recorded placements are read from, and
-  // one snapshot of the running workloads' pods for `--record-placement`.
-  // Discoveries without pods ignore both.
-  virtual void set_placement_book(PlacementBook*) {}
-  virtual bool record_placement(PlacementBook&, int64_t& recorded, std::string& error) {
-    recorded = 0;
-    (void)error;
-    return true;
-  }
-  virtual bool records_placement() const { return false; }
-  virtual int64_t placement_interval() const { return 0; }
 };
 
 }  // namespace culprit::blueprint

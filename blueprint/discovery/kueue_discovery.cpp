@@ -15,9 +15,10 @@
 #include <map>
 #include <set>
 
-#include "base/vocabulary.h"
 #include "base/text_util.h"
 #include "base/timestamp.h"
+#include "base/vocabulary.h"
+#include "blueprint/config_reader.h"
 #include "blueprint/node_names.h"
 
 namespace culprit::blueprint {
@@ -511,6 +512,40 @@ bool KueueDiscovery::record_placement(PlacementBook& book, int64_t& recorded, st
   }
   if (!book.record_placements(records, error)) return false;
   recorded = static_cast<int64_t>(records.size());
+  return true;
+}
+
+// Configuration: the `discovery.kueue` section (blueprint/connector.h). It lives here,
+// with the code that uses it, so that the connector is one file.
+
+std::shared_ptr<ConnectorConfig> read_kueue_discovery_config(ConfigReader& r, const YAML::Node& n) {
+  auto config = std::make_shared<KueueDiscoveryConfig>();
+  KueueDiscoveryConfig& out = *config;
+  r.map(n, "discovery.kueue", {"namespaces", "label_selector", "states", "lookback", "pod_selector", "events", "placement_interval"},
+        [&](const std::string& k, const YAML::Node& v) {
+          if (k == "namespaces") r.strings(v, k, out.namespaces);
+          else if (k == "label_selector") r.string(v, k, out.label_selector);
+          else if (k == "states") read_states(r, v, out.states);
+          else if (k == "lookback") r.duration(v, k, out.lookback, 1000000000LL);
+          else if (k == "pod_selector") {
+            if (r.string(v, k, out.pod_selector)) {
+              static const std::vector<std::string> kVars = {"owner_name", "owner_uid", "workload"};
+              for (size_t i = out.pod_selector.find('{'); i != std::string::npos; i = out.pod_selector.find('{', i + 1)) {
+                size_t close = out.pod_selector.find('}', i);
+                std::string var = close == std::string::npos ? "" : out.pod_selector.substr(i + 1, close - i - 1);
+                if (std::find(kVars.begin(), kVars.end(), var) == kVars.end())
+                  r.error("B0104", v, fmt::format("unknown placeholder '{{{}}}' in 'pod_selector' (known: {{owner_name}} "
+                                                  "{{owner_uid}} {{workload}})", var));
+              }
+            }
+          } else if (k == "events") r.boolean(v, k, out.events);
+          else if (k == "placement_interval") r.duration(v, k, out.placement_interval, 1000000000LL);
+        });
+  return config;
+}
+
+bool make_kueue_discovery(const ConnectorConfig& config, const ConnectorEnv& env, ConnectorParts& out, std::string&) {
+  out.discovery = std::make_unique<KueueDiscovery>(static_cast<const KueueDiscoveryConfig&>(config), env.cluster, env.kube);
   return true;
 }
 

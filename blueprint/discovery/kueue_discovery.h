@@ -32,17 +32,43 @@
 // Thread-safety: discover() and record_placement() run on one thread.
 #pragma once
 
-#include <memory>
-
 #include <nlohmann/json.hpp>
 
-#include "blueprint/config.h"
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/vocabulary.h"
+#include "blueprint/connector.h"
 #include "blueprint/discovery/discovery.h"
 #include "blueprint/net/kube_client.h"
+#include "blueprint/placement.h"
 
 namespace culprit::blueprint {
 
-class KueueDiscovery final : public Discovery {
+// `discovery.kueue`: Kueue Workloads (kueue.x-k8s.io/v1beta1) that finished
+// or were evicted (KueueDiscovery below).
+struct KueueDiscoveryConfig : ConnectorConfig {
+  std::vector<std::string> namespaces;  // empty: every namespace
+  std::string label_selector;           // Workloads to consider ("" = all)
+  // Terminal states to attribute (COMPLETED, from Finished/Succeeded, is not by default).
+  std::vector<std::string> states = {vocab::state::kCancelled, vocab::state::kEvicted, vocab::state::kFailed,
+                                     vocab::state::kPreempted, vocab::state::kTimeout};
+  int64_t lookback = 24LL * 3600 * 1000000000;
+  // The pods of a Workload: a label selector template with {owner_name},
+  // {owner_uid}, {workload}; "" = by the owner's kind (Job, JobSet, Kubeflow
+  // jobs, pod groups; see docs/blueprint-config.md).
+  std::string pod_selector;
+  bool events = true;                   // placement from Events when the pods are gone
+  int64_t placement_interval = 10LL * 1000000000;  // --record-placement --watch: between snapshots
+};
+
+// The `discovery.kueue` section (registered in blueprint/connectors.cpp): its reader,
+// which validates as it reads, and its factory.
+std::shared_ptr<ConnectorConfig> read_kueue_discovery_config(ConfigReader& r, const YAML::Node& n);
+bool make_kueue_discovery(const ConnectorConfig& config, const ConnectorEnv& env, ConnectorParts& out, std::string& error);
+
+class KueueDiscovery final : public Discovery, public PlacementRecorder {
  public:
   KueueDiscovery(KueueDiscoveryConfig config, std::string cluster, std::shared_ptr<const KubeClient> client)
       : config_(std::move(config)), cluster_(std::move(cluster)), client_(std::move(client)) {}
@@ -51,7 +77,6 @@ class KueueDiscovery final : public Discovery {
   int64_t lookback() const override { return config_.lookback; }
   void set_placement_book(PlacementBook* book) override { book_ = book; }
   bool record_placement(PlacementBook& book, int64_t& recorded, std::string& error) override;
-  bool records_placement() const override { return true; }
   int64_t placement_interval() const override { return config_.placement_interval; }
 
  private:

@@ -8,6 +8,7 @@
 
 #include "base/text_util.h"
 #include "base/timestamp.h"
+#include "blueprint/config_reader.h"
 #include "blueprint/hostlist.h"
 #include "blueprint/node_names.h"
 #include "blueprint/process.h"
@@ -231,6 +232,34 @@ bool SlurmDiscovery::discover(const DiscoveryWindow& window, DiscoveryResult& ou
     return false;
   }
   parse_sacct(pr.out, config_, window, out);
+  return true;
+}
+
+// Configuration: the `discovery.slurm` section (blueprint/connector.h). It lives here,
+// with the code that uses it, so that the connector is one file.
+
+std::shared_ptr<ConnectorConfig> read_slurm_discovery_config(ConfigReader& r, const YAML::Node& n) {
+  auto config = std::make_shared<SlurmDiscoveryConfig>();
+  SlurmDiscoveryConfig& out = *config;
+  r.map(n, "discovery.slurm", {"sacct", "slurm_conf", "clusters", "states", "attempts", "lookback", "timeout"},
+        [&](const std::string& key, const YAML::Node& v) {
+          if (key == "sacct") {
+            if (r.string(v, key, out.sacct) && out.sacct.find('/') != std::string::npos) out.sacct = r.path(out.sacct);
+          } else if (key == "slurm_conf") {
+            if (r.string(v, key, out.slurm_conf)) out.slurm_conf = r.path(out.slurm_conf);
+          } else if (key == "clusters") r.strings(v, key, out.clusters);
+          else if (key == "states") read_states(r, v, out.states);
+          else if (key == "attempts") {
+            std::string a;
+            if (r.oneof(v, key, {"job", "step"}, a)) out.step_attempts = a == "step";
+          } else if (key == "lookback") r.duration(v, key, out.lookback, 1000000000LL);
+          else if (key == "timeout") r.duration(v, key, out.timeout, 1000000000LL);
+        });
+  return config;
+}
+
+bool make_slurm_discovery(const ConnectorConfig& config, const ConnectorEnv&, ConnectorParts& out, std::string&) {
+  out.discovery = std::make_unique<SlurmDiscovery>(static_cast<const SlurmDiscoveryConfig&>(config));
   return true;
 }
 

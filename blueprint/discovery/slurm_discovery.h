@@ -20,10 +20,33 @@
 // not configured, or that never ran (no nodes) are counted in `ignored`.
 #pragma once
 
-#include "blueprint/config.h"
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/vocabulary.h"
+#include "blueprint/connector.h"
 #include "blueprint/discovery/discovery.h"
 
 namespace culprit::blueprint {
+
+struct SlurmDiscoveryConfig : ConnectorConfig {
+  std::string sacct = "sacct";        // the sacct executable (a name is looked up in PATH)
+  std::string slurm_conf;             // sets SLURM_CONF for sacct when not ""
+  std::vector<std::string> clusters;  // sacct -M; empty: the local cluster
+  // Terminal states to attribute; the rest (COMPLETED by default) are ignored.
+  std::vector<std::string> states = {vocab::state::kBootFail,    vocab::state::kCancelled, vocab::state::kDeadline,
+                                     vocab::state::kFailed,      vocab::state::kNodeFail,  vocab::state::kOutOfMemory,
+                                     vocab::state::kPreempted,   vocab::state::kRequeued,  vocab::state::kTimeout};
+  bool step_attempts = false;         // attempts: step (each srun step its own attempt) instead of job
+  int64_t lookback = 24LL * 3600 * 1000000000;   // --once, and the first --watch poll: jobs ended this recently
+  int64_t timeout = 60LL * 1000000000;           // a sacct call that takes longer is killed
+};
+
+// The `discovery.slurm` section (registered in blueprint/connectors.cpp): its reader,
+// which validates as it reads, and its factory.
+std::shared_ptr<ConnectorConfig> read_slurm_discovery_config(ConfigReader& r, const YAML::Node& n);
+bool make_slurm_discovery(const ConnectorConfig& config, const ConnectorEnv& env, ConnectorParts& out, std::string& error);
 
 // The fields requested from sacct, in order.
 extern const char* const kSacctFields;

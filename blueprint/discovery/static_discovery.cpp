@@ -1,11 +1,13 @@
 #include "blueprint/discovery/static_discovery.h"
 
 #include <fmt/format.h>
+#include <glob.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <set>
 
+#include "blueprint/config_reader.h"
 #include "runtime/bundle.h"
 
 namespace culprit::blueprint {
@@ -78,6 +80,79 @@ void BundleCollector::collect(const CollectRequest& req, Collected& out) const {
     if (!ec) out.bytes += static_cast<int64_t>(size);
   }
   out.EvidenceSet::merge(std::move(b));
+}
+
+// Configuration: the `discovery.static` section (blueprint/connector.h). It lives here,
+// with the code that uses it, so that the connector is one file.
+
+std::shared_ptr<ConnectorConfig> read_static_discovery_config(ConfigReader& r, const YAML::Node& n) {
+  auto config = std::make_shared<StaticDiscoveryConfig>();
+  StaticDiscoveryConfig& out = *config;
+  r.map(n, "discovery.static", {"bundles", "workloads"}, [&](const std::string& key, const YAML::Node& v) {
+    if (key == "bundles") {
+      std::vector<std::string> patterns;
+      if (!r.strings(v, "bundles", patterns)) return;
+      for (const auto& p : patterns) {
+        std::string full = r.path(p);
+        glob_t g{};
+        int rc = glob(full.c_str(), GLOB_MARK, nullptr, &g);
+        std::vector<std::string> found;
+        bool is_glob = p.find_first_of("*?[") != std::string::npos;
+        if (rc == 0)
+          for (size_t i = 0; i < g.gl_pathc; ++i) {
+            std::string m = g.gl_pathv[i];
+            while (m.size() > 1 && m.back() == '/') m.pop_back();
+            if (std::filesystem::exists(std::filesystem::path(m) / "context.json")) found.push_back(m);
+            else if (!is_glob) r.error("B0104", v, fmt::format("'{}' is not a bundle directory (no context.json)", m));
+          }
+        globfree(&g);
+        if (found.empty() && (is_glob || rc != 0))
+          r.warning("B0201", v, fmt::format("'{}' matches no bundle directory", p));
+        out.bundles.insert(out.bundles.end(), found.begin(), found.end());
+      }
+      std::sort(out.bundles.begin(), out.bundles.end());
+      out.bundles.erase(std::unique(out.bundles.begin(), out.bundles.end()), out.bundles.end());
+    } else if (key == "workloads") {
+      if (!v.IsSequence()) {
+        r.error("B0103", v, "'workloads' must be a list");
+        return;
+      }
+      for (const auto& w : v) {
+        StaticWorkloadConfig wl;
+        r.require(w, "workloads[]", {"id", "nodes"});
+        r.map(w, "discovery.static.workloads[]",
+              {"id", "scheduler", "cluster", "start", "end", "nodes", "state", "exit_code"},
+              [&](const std::string& k, const YAML::Node& x) {
+                if (k == "id") r.string(x, k, wl.id);
+                else if (k == "scheduler") r.oneof(x, k, {"static", "slurm", "kubernetes"}, wl.scheduler);
+                else if (k == "cluster") r.string(x, k, wl.cluster);
+                else if (k == "start") r.time(x, k, wl.start);
+                else if (k == "end") r.time(x, k, wl.end);
+                else if (k == "nodes") r.nodes(x, k, wl.nodes);
+                else if (k == "state") {
+                  std::string s;
+                  if (r.scalar(x, k, s)) {
+                    for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+                    if (std::find(terminal_states().begin(), terminal_states().end(), s) == terminal_states().end())
+                      r.error("B0104", x, fmt::format("'state' must be one of {}", fmt::join(terminal_states(), ", ")));
+                    wl.state = s;
+                  }
+                } else if (k == "exit_code") {
+                  int64_t e = 0;
+                  if (r.integer(x, k, e, -1000000, 1000000)) wl.exit_code = e;
+                }
+              });
+        if (wl.start && wl.end && *wl.end < *wl.start) r.error("B0104", w, "'end' is before 'start'");
+        if (!wl.id.empty()) out.workloads.push_back(std::move(wl));
+      }
+    }
+  });
+  return config;
+}
+
+bool make_static_discovery(const ConnectorConfig& config, const ConnectorEnv& env, ConnectorParts& out, std::string&) {
+  out.discovery = std::make_unique<StaticDiscovery>(static_cast<const StaticDiscoveryConfig&>(config), env.cluster);
+  return true;
 }
 
 }  // namespace culprit::blueprint

@@ -4,10 +4,36 @@
 // configured collectors).
 #pragma once
 
-#include "blueprint/config.h"
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "blueprint/connector.h"
 #include "blueprint/discovery/discovery.h"
 
 namespace culprit::blueprint {
+
+// A workload listed in the configuration (static discovery).
+struct StaticWorkloadConfig {
+  std::string id;
+  std::string scheduler = "static";
+  std::string cluster;
+  std::optional<int64_t> start, end;  // ns since the epoch
+  std::vector<std::string> nodes;     // expanded from the hostlist(s) given
+  std::string state;                  // upper case, "" when not given
+  std::optional<int64_t> exit_code;
+};
+
+struct StaticDiscoveryConfig : ConnectorConfig {
+  std::vector<std::string> bundles;   // bundle directories (globs already expanded, sorted)
+  std::vector<StaticWorkloadConfig> workloads;
+};
+
+// The `discovery.static` section (registered in blueprint/connectors.cpp): its reader,
+// which validates as it reads, and its factory.
+std::shared_ptr<ConnectorConfig> read_static_discovery_config(ConfigReader& r, const YAML::Node& n);
+bool make_static_discovery(const ConnectorConfig& config, const ConnectorEnv& env, ConnectorParts& out, std::string& error);
 
 // The evidence of a bundle attempt: its logs/<host>/<source>.log files,
 // observations.jsonl, ignored and refused files and warnings, exactly as
