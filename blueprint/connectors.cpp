@@ -17,6 +17,10 @@
 
 namespace culprit::blueprint {
 
+// One-file connectors: no header, their entry points declared here.
+std::shared_ptr<ConnectorConfig> read_command_collector_config(ConfigReader&, const YAML::Node&);
+bool make_command_collector(const ConnectorConfig&, const ConnectorEnv&, ConnectorParts&, std::string&);
+
 namespace {
 
 using K = ConnectorKind;
@@ -30,6 +34,7 @@ constexpr Connector kConnectors[] = {
     {"collectors.kubernetes", K::collector, true, read_kube_logs_collector_config, make_kube_logs_collector},
     {"collectors.loki", K::collector, false, read_loki_collector_config, make_loki_collector},
     {"collectors.promql", K::collector, false, read_promql_collector_config, make_promql_collector},
+    {"collectors.command", K::collector, false, read_command_collector_config, make_command_collector},
 };
 
 }  // namespace
