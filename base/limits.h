@@ -65,7 +65,7 @@ inline constexpr size_t kSummaryBytes = 4096;        // a symptom's summary, an 
 
 // ---------------------------------------------------- blueprint collection
 // What the files collector of `culprit run` reads and holds for one attempt
-// (blueprint/files_collector.h). Files it hands to the scanner whole cost no
+// (blueprint/collect/files_collector.h). Files it hands to the scanner whole cost no
 // memory; these bound what it cannot hand over: gzip rotations, decompressed
 // as a stream, and the lines of a file cut at a window bound, held as
 // observations until the attempt is attributed. Observation bytes count a

@@ -1,9 +1,9 @@
 // A workload attempt as discovery finds it: the execution context of one run
 // of one workload, before any evidence is collected.
 //
-// Discovery (blueprint/discovery.h) produces these; collectors
-// (blueprint/collector.h) gather their evidence; the store
-// (blueprint/store.h) keys everything it writes on `key`. An Attempt is a
+// Discovery (blueprint/discovery/discovery.h) produces these; collectors
+// (blueprint/collect/collector.h) gather their evidence; the store
+// (blueprint/store/store.h) keys everything it writes on `key`. An Attempt is a
 // plain value: copy it freely, no thread-safety concerns.
 #pragma once
 

@@ -17,7 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "blueprint/attempt.h"
-#include "blueprint/collector.h"
+#include "blueprint/collect/collector.h"
 #include "blueprint/config.h"
 #include "runtime/attributor.h"
 

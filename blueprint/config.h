@@ -8,67 +8,27 @@
 // file: tokens and passwords are named by `*_file` / `*_env` keys and read
 // when used, and a store URL that carries a password is refused.
 //
-// yaml-cpp is fenced here: no YAML type or exception leaves config.cpp.
-// Thread-safety: the result is a plain value.
+// config.cpp reads the top-level and shared sections (cluster, kubernetes,
+// attribution, store, output, watch) and hands each `discovery.*` and
+// `collectors.*` section to its connector's reader (blueprint/connector.h).
+// yaml-cpp is fenced in the configuration's readers: no YAML type leaves
+// them through this header, and no exception leaves load_config().
+// Thread-safety: the result is a value; copies share the connectors' configurations, which are
+// immutable once read.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "base/vocabulary.h"
-#include "blueprint/kube_client.h"
+#include "blueprint/connector.h"
+#include "blueprint/net/kube_client.h"
 #include "compiler/diagnostics.h"
 
 namespace culprit::blueprint {
-
-// A workload listed in the configuration (static discovery).
-struct StaticWorkloadConfig {
-  std::string id;
-  std::string scheduler = "static";
-  std::string cluster;
-  std::optional<int64_t> start, end;  // ns since the epoch
-  std::vector<std::string> nodes;     // expanded from the hostlist(s) given
-  std::string state;                  // upper case, "" when not given
-  std::optional<int64_t> exit_code;
-};
-
-struct StaticDiscoveryConfig {
-  bool enabled = false;
-  std::vector<std::string> bundles;   // bundle directories (globs already expanded, sorted)
-  std::vector<StaticWorkloadConfig> workloads;
-};
-
-struct SlurmDiscoveryConfig {
-  bool enabled = false;
-  std::string sacct = "sacct";        // the sacct executable (a name is looked up in PATH)
-  std::string slurm_conf;             // sets SLURM_CONF for sacct when not ""
-  std::vector<std::string> clusters;  // sacct -M; empty: the local cluster
-  // Terminal states to attribute; the rest (COMPLETED by default) are ignored.
-  std::vector<std::string> states = {vocab::state::kBootFail,    vocab::state::kCancelled, vocab::state::kDeadline,
-                                     vocab::state::kFailed,      vocab::state::kNodeFail,  vocab::state::kOutOfMemory,
-                                     vocab::state::kPreempted,   vocab::state::kRequeued,  vocab::state::kTimeout};
-  bool step_attempts = false;         // attempts: step (each srun step its own attempt) instead of job
-  int64_t lookback = 24LL * 3600 * 1000000000;   // --once, and the first --watch poll: jobs ended this recently
-  int64_t timeout = 60LL * 1000000000;           // a sacct call that takes longer is killed
-};
-
-// One `collectors.files` entry: where one log source lives.
-struct FileSourceConfig {
-  std::string source;                 // log source name: kernel, app, fabricmanager, ...
-  std::string path;                   // template with {node} {job_id} {source} {date} {cluster} {user} {work_dir}, globs
-  std::string host;                   // the host of files whose path has no {node}: a control-plane host, or "{batch_node}"
-  std::string format = "auto";        // auto | plain | gzip
-  int line = 0;                       // where it was configured (for messages)
-};
-
-struct FilesCollectorConfig {
-  std::vector<FileSourceConfig> sources;
-  uint64_t max_file_bytes = 0;        // 0: no limit; larger files are read up to this many bytes of the window
-};
 
 // How to reach the Kubernetes API (top-level `kubernetes`), shared by Kueue
 // discovery and the Kubernetes collector.
@@ -76,100 +36,6 @@ struct KubernetesConfig {
   bool enabled = false;
   KubeConnectionConfig connection;
 };
-
-// `discovery.kueue`: Kueue Workloads (kueue.x-k8s.io/v1beta1) that finished
-// or were evicted (blueprint/kueue_discovery.h).
-struct KueueDiscoveryConfig {
-  bool enabled = false;
-  std::vector<std::string> namespaces;  // empty: every namespace
-  std::string label_selector;           // Workloads to consider ("" = all)
-  // Terminal states to attribute (COMPLETED, from Finished/Succeeded, is not by default).
-  std::vector<std::string> states = {vocab::state::kCancelled, vocab::state::kEvicted, vocab::state::kFailed,
-                                     vocab::state::kPreempted, vocab::state::kTimeout};
-  int64_t lookback = 24LL * 3600 * 1000000000;
-  // The pods of a Workload: a label selector template with {owner_name},
-  // {owner_uid}, {workload}; "" = by the owner's kind (Job, JobSet, Kubeflow
-  // jobs, pod groups; see docs/blueprint-config.md).
-  std::string pod_selector;
-  bool events = true;                   // placement from Events when the pods are gone
-  int64_t placement_interval = 10LL * 1000000000;  // --record-placement --watch: between snapshots
-};
-
-// `collectors.kubernetes`: pod logs and Events (blueprint/kube_logs_collector.h).
-struct KubernetesCollectorConfig {
-  bool enabled = false;
-  bool logs = true;
-  std::string source = "app";           // the log source pod logs feed
-  std::vector<std::string> containers;  // empty: every container (init containers too)
-  bool previous = true;                 // also the previous instance of restarted containers
-  bool events = true;                   // pod/Workload Events and container terminations as evidence
-  std::string events_source = "k8s";
-  uint64_t max_bytes_per_container = 256ULL << 20;  // limitBytes per log request (0: none)
-};
-
-// TLS material for an HTTPS connector, as files.
-struct TlsFilesConfig {
-  std::string ca_file, cert_file, key_file, server_name;
-  bool insecure_skip_verify = false;
-};
-
-// The credentials of an HTTP connector (never the secrets themselves).
-struct HttpAuthConfig {
-  std::string token_file, token_env;         // bearer
-  std::string username, password_file, password_env;  // basic
-};
-
-// One `collectors.loki.streams` entry.
-struct LokiStreamConfig {
-  std::string selector;                 // a LogQL stream selector, e.g. {job="node-logs"}
-  std::string source;                   // the log source its lines feed, or:
-  std::string source_label;             // a stream label whose value names the source
-  std::map<std::string, std::string> source_map;  // label value -> source (values not listed are used as they are)
-  std::string host_label;               // overrides collectors.loki.host_label
-  int line = 0;
-};
-
-struct LokiCollectorConfig {
-  bool enabled = false;
-  std::string url;
-  std::string tenant;                   // X-Scope-OrgID ("" = none)
-  HttpAuthConfig auth;
-  TlsFilesConfig tls;
-  std::string host_label = "host";
-  std::vector<LokiStreamConfig> streams;
-  bool push_down = true;                // the catalog's atoms as a line filter
-  int limit = 5000;                     // entries per request (Loki's max_entries_limit_per_query defaults to 5000)
-  int64_t chunk = 3600LL * 1000000000;  // the window is queried in chunks of this length
-  int nodes_per_query = 50;             // node names per label matcher
-  int64_t timeout = 60LL * 1000000000;
-  int retries = 5;
-};
-
-// One `collectors.promql.queries` entry.
-struct PromQueryConfig {
-  std::string query;                    // a metric name, or PromQL with {nodes} / {hostname_label}
-  std::string name;                     // the metric name for results without __name__ ("" = the query's)
-  std::string hostname_label;           // "" = collectors.promql.hostname_label
-  std::vector<std::string> labels;      // labels to keep (besides the host); empty with labels_given=false: all
-  bool labels_given = false;
-  int line = 0;
-};
-
-struct PromqlCollectorConfig {
-  bool enabled = false;
-  std::string url;
-  HttpAuthConfig auth;
-  TlsFilesConfig tls;
-  std::string hostname_label = "Hostname";  // the DCGM exporter's
-  std::string source = "metrics";
-  int64_t step = 30LL * 1000000000;
-  std::vector<PromQueryConfig> queries;     // empty after loading means the defaults (default_promql_queries())
-  int64_t timeout = 60LL * 1000000000;
-  int retries = 5;
-};
-
-// The queries used when `collectors.promql.queries` is not given.
-std::vector<PromQueryConfig> default_promql_queries();
 
 struct ServiceClientConfig {
   std::string url;                    // http(s)://host:port of a `culprit serve`
@@ -202,22 +68,33 @@ struct WatchConfig {
   int64_t overlap = 10LL * 60 * 1000000000;  // each poll looks this far before the last one's end (sacct lags)
 };
 
+// A connector section that was given, and what its reader made of it.
+struct ConfiguredConnector {
+  const Connector* connector = nullptr;          // its registry entry
+  std::shared_ptr<const ConnectorConfig> config;  // never null
+};
+
 struct BlueprintConfig {
   std::string path;                   // the file, as given
   std::string dir;                    // its directory (absolute)
   std::string cluster;                // a name for this blueprint's cluster ("" when not given)
-  StaticDiscoveryConfig static_discovery;
-  SlurmDiscoveryConfig slurm;
   KubernetesConfig kubernetes;
-  KueueDiscoveryConfig kueue;
-  FilesCollectorConfig files;
-  KubernetesCollectorConfig kube_logs;
-  LokiCollectorConfig loki;
-  PromqlCollectorConfig promql;
+  // The discoveries and collectors configured, in registry order
+  // (blueprint/connector.h); each one's settings live with its code.
+  std::vector<ConfiguredConnector> connectors;
   AttributionConfig attribution;
   StoreConfig store;
   OutputConfig output;
   WatchConfig watch;
+
+  // The configuration of connector type T (LokiCollectorConfig, ...), or
+  // null when its section is not in the file.
+  template <class T>
+  const T* connector() const {
+    for (const auto& c : connectors)
+      if (const T* t = dynamic_cast<const T*>(c.config.get())) return t;
+    return nullptr;
+  }
 };
 
 // Reads and validates `path`. False when it has an error; `diags` holds

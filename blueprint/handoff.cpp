@@ -9,7 +9,7 @@
 #include "base/sha256.h"
 #include "base/text_util.h"
 #include "base/timestamp.h"
-#include "blueprint/http_client.h"
+#include "blueprint/net/http_client.h"
 #include "blueprint/process.h"
 #include "blueprint/shell_quote.h"
 

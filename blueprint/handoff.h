@@ -45,7 +45,7 @@
 
 #include "blueprint/attempt.h"
 #include "blueprint/recovery_policy.h"
-#include "blueprint/store.h"
+#include "blueprint/store/store.h"
 
 namespace culprit::blueprint {
 

@@ -10,14 +10,9 @@
 #include "base/text_util.h"
 #include "base/timestamp.h"
 #include "blueprint/config.h"
-#include "blueprint/files_collector.h"
-#include "blueprint/kube_client.h"
-#include "blueprint/kube_logs_collector.h"
-#include "blueprint/kueue_discovery.h"
-#include "blueprint/loki_collector.h"
-#include "blueprint/promql_collector.h"
-#include "blueprint/slurm_discovery.h"
-#include "blueprint/static_discovery.h"
+#include "blueprint/connector.h"
+#include "blueprint/net/kube_client.h"
+#include "blueprint/placement.h"
 
 namespace culprit::blueprint {
 
@@ -189,40 +184,24 @@ bool resume_handoffs(RunSetup& s, Progress& p, int& status, int64_t& deferred, s
 }  // namespace
 
 bool make_pipeline(const BlueprintConfig& c, RunSetup& s, std::string& error) {
-  std::shared_ptr<const KubeClient> kube;
-  if (c.kubernetes.enabled && (c.kueue.enabled || c.kube_logs.enabled)) {
+  ConnectorEnv env;
+  env.cluster = c.cluster;
+  bool wants_kube = false;
+  for (const auto& one : c.connectors) wants_kube = wants_kube || one.connector->needs_kubernetes;
+  if (c.kubernetes.enabled && wants_kube) {
     KubeEndpoint ep;
     if (!resolve_kube_endpoint(c.kubernetes.connection, ep, error)) {
       error = "kubernetes: " + error;
       return false;
     }
-    kube = std::make_shared<KubeClient>(std::move(ep), c.kubernetes.connection.page_size);
+    env.kube = std::make_shared<KubeClient>(std::move(ep), c.kubernetes.connection.page_size);
   }
-  auto secret = [&](const std::string& file, const std::string& env, const char* what, std::string& out) {
-    if (file.empty() && env.empty()) return true;
-    std::string err;
-    if (read_secret(file, env, out, err)) return true;
-    error = fmt::format("{}: {}", what, err);
-    return false;
-  };
-  if (c.static_discovery.enabled) s.discoveries.push_back(std::make_unique<StaticDiscovery>(c.static_discovery, c.cluster));
-  if (c.slurm.enabled) s.discoveries.push_back(std::make_unique<SlurmDiscovery>(c.slurm));
-  if (c.kueue.enabled) s.discoveries.push_back(std::make_unique<KueueDiscovery>(c.kueue, c.cluster, kube));
-  if (!c.files.sources.empty()) s.collectors.push_back(std::make_unique<FilesCollector>(c.files));
-  if (c.kube_logs.enabled) s.collectors.push_back(std::make_unique<KubeLogsCollector>(c.kube_logs, kube));
-  if (c.loki.enabled) {
-    std::string token, password;
-    if (!secret(c.loki.auth.token_file, c.loki.auth.token_env, "collectors.loki token", token) ||
-        !secret(c.loki.auth.password_file, c.loki.auth.password_env, "collectors.loki password", password))
-      return false;
-    s.collectors.push_back(std::make_unique<LokiCollector>(c.loki, token, password));
-  }
-  if (c.promql.enabled) {
-    std::string token, password;
-    if (!secret(c.promql.auth.token_file, c.promql.auth.token_env, "collectors.promql token", token) ||
-        !secret(c.promql.auth.password_file, c.promql.auth.password_env, "collectors.promql password", password))
-      return false;
-    s.collectors.push_back(std::make_unique<PromqlCollector>(c.promql, token, password));
+  // Registry order: discoveries first, then collectors (connectors.cpp).
+  for (const auto& one : c.connectors) {
+    ConnectorParts parts;
+    if (!one.connector->make(*one.config, env, parts, error)) return false;
+    if (parts.discovery) s.discoveries.push_back(std::move(parts.discovery));
+    if (parts.collector) s.collectors.push_back(std::move(parts.collector));
   }
   return true;
 }
@@ -232,10 +211,11 @@ namespace {
 // One placement snapshot of every discovery that records placement.
 void record_placements(RunSetup& s, Progress& p, const std::atomic<bool>& stop) {
   for (auto& d : s.discoveries) {
-    if (stop.load() || !d->records_placement()) continue;
+    auto* recorder = dynamic_cast<PlacementRecorder*>(d.get());
+    if (stop.load() || !recorder) continue;
     int64_t n = 0;
     std::string err;
-    if (!d->record_placement(*s.store, n, err)) p.line(fmt::format("{} placement: {}", d->name(), err));
+    if (!recorder->record_placement(*s.store, n, err)) p.line(fmt::format("{} placement: {}", d->name(), err));
     else if (n) p.line(fmt::format("{} placement: {} pod{} placed", d->name(), n, n == 1 ? "" : "s"));
   }
 }
@@ -250,11 +230,14 @@ int run_blueprint(RunSetup& s, const std::atomic<bool>& stop) {
   std::string err;
   p.line(fmt::format("store {} (schema v{}), attribution {}, {}", s.store->url(), s.store->schema_version(),
                      s.attribution->describe(), s.watch ? fmt::format("watching every {}", format_duration(cfg.watch.interval)) : "once"));
-  for (auto& d : s.discoveries) d->set_placement_book(s.store.get());
+  // Placement is a capability of some discoveries (Kueue's), not of all.
   int64_t placement_every = 0;
   for (auto& d : s.discoveries)
-    if (d->records_placement() && d->placement_interval() > 0)
-      placement_every = placement_every ? std::min(placement_every, d->placement_interval()) : d->placement_interval();
+    if (auto* recorder = dynamic_cast<PlacementRecorder*>(d.get())) {
+      recorder->set_placement_book(s.store.get());
+      int64_t every = recorder->placement_interval();
+      if (every > 0) placement_every = placement_every ? std::min(placement_every, every) : every;
+    }
   while (!stop.load()) {
     ++polls;
     int64_t run_id = 0;

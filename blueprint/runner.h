@@ -46,11 +46,11 @@
 #include <vector>
 
 #include "blueprint/attribution.h"
-#include "blueprint/collector.h"
+#include "blueprint/collect/collector.h"
 #include "blueprint/config.h"
-#include "blueprint/discovery.h"
+#include "blueprint/discovery/discovery.h"
 #include "blueprint/handoff.h"
-#include "blueprint/store.h"
+#include "blueprint/store/store.h"
 
 namespace culprit::blueprint {
 

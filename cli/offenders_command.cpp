@@ -1,5 +1,5 @@
 // `culprit offenders`: the store read-only through the dashboard's reader
-// (blueprint/store_reader.h), the same window parser and JSON document as
+// (blueprint/store/store_reader.h), the same window parser and JSON document as
 // the dashboard's GET /api/offenders, so both always agree.
 #include "cli/offenders_command.h"
 
@@ -12,7 +12,7 @@
 #include "base/text_util.h"
 #include "base/timestamp.h"
 #include "blueprint/config.h"
-#include "blueprint/store_reader.h"
+#include "blueprint/store/store_reader.h"
 #include "cli/args.h"
 #include "cli/dashboard_command.h"
 #include "dashboard/pages.h"

@@ -14,8 +14,15 @@
 #include <optional>
 
 #include "base/timestamp.h"
+#include "blueprint/collect/files_collector.h"
+#include "blueprint/collect/kube_logs_collector.h"
+#include "blueprint/collect/loki_collector.h"
+#include "blueprint/collect/promql_collector.h"
 #include "blueprint/config.h"
-#include "blueprint/push_down.h"
+#include "blueprint/discovery/kueue_discovery.h"
+#include "blueprint/discovery/slurm_discovery.h"
+#include "blueprint/discovery/static_discovery.h"
+#include "blueprint/collect/push_down.h"
 #include "blueprint/recovery_policy.h"
 #include "blueprint/runner.h"
 #include "cli/args.h"
@@ -153,7 +160,10 @@ int cmd_run(int argc, char** argv) {
     cfg.attribution.service->token_file = *t;
     cfg.attribution.service->token_env.clear();
   }
-  if (a.has("record-placement") && !cfg.kueue.enabled)
+  const auto* kueue = cfg.connector<blueprint::KueueDiscoveryConfig>();
+  const auto* slurm = cfg.connector<blueprint::SlurmDiscoveryConfig>();
+  const auto* loki = cfg.connector<blueprint::LokiCollectorConfig>();
+  if (a.has("record-placement") && !kueue)
     return usage("--record-placement needs discovery.kueue in the configuration");
   std::optional<blueprint::RecoveryPolicy> policy;
   if (auto pf = a.last("policy")) {
@@ -171,7 +181,7 @@ int cmd_run(int argc, char** argv) {
       return 2;
     }
   }
-  if (a.has("apply") && !cfg.slurm.enabled)
+  if (a.has("apply") && !slurm)
     return usage("--apply runs Slurm drain commands: it needs discovery.slurm in the configuration");
   auto emit = a.last("emit-recommendations");
   if (emit && *emit == "-" && cfg.output.stdout_format != "none")
@@ -190,24 +200,27 @@ int cmd_run(int argc, char** argv) {
     hcfg.webhook_timeout_ns = d;
   }
   hcfg.apply = a.has("apply");
-  hcfg.slurm_conf = cfg.slurm.slurm_conf;
+  if (slurm) hcfg.slurm_conf = slurm->slurm_conf;
   if (a.has("check")) {
     std::vector<std::string> remote;
-    if (cfg.kube_logs.enabled) remote.push_back("Kubernetes pod logs and events");
-    if (cfg.loki.enabled) remote.push_back(fmt::format("Loki ({} stream{})", cfg.loki.streams.size(), cfg.loki.streams.size() == 1 ? "" : "s"));
-    if (cfg.promql.enabled) remote.push_back(fmt::format("PromQL ({} quer{})", cfg.promql.queries.size(), cfg.promql.queries.size() == 1 ? "y" : "ies"));
+    const auto* statics = cfg.connector<blueprint::StaticDiscoveryConfig>();
+    const auto* files = cfg.connector<blueprint::FilesCollectorConfig>();
+    const auto* promql = cfg.connector<blueprint::PromqlCollectorConfig>();
+    size_t file_sources = files ? files->sources.size() : 0;
+    if (cfg.connector<blueprint::KubernetesCollectorConfig>()) remote.push_back("Kubernetes pod logs and events");
+    if (loki) remote.push_back(fmt::format("Loki ({} stream{})", loki->streams.size(), loki->streams.size() == 1 ? "" : "s"));
+    if (promql) remote.push_back(fmt::format("PromQL ({} quer{})", promql->queries.size(), promql->queries.size() == 1 ? "y" : "ies"));
     if (policy)
       std::cout << fmt::format("ok: {}: {} rule{}{}, default {}\n", *a.last("policy"), policy->rules.size(),
                                policy->rules.size() == 1 ? "" : "s",
                                policy->replace_suspect ? ", replace_suspect after repeated faults" : "",
                                policy->default_decision);
     std::cout << fmt::format("ok: {}: {}{}{}{} file source{}{}, store {}, attribution {}\n", *config_path,
-                             cfg.static_discovery.enabled ? fmt::format("static discovery ({} bundles, {} workloads), ",
-                                                                         cfg.static_discovery.bundles.size(),
-                                                                         cfg.static_discovery.workloads.size())
-                                                          : "",
-                             cfg.slurm.enabled ? "Slurm discovery, " : "", cfg.kueue.enabled ? "Kueue discovery, " : "",
-                             cfg.files.sources.size(), cfg.files.sources.size() == 1 ? "" : "s",
+                             statics ? fmt::format("static discovery ({} bundles, {} workloads), ", statics->bundles.size(),
+                                                   statics->workloads.size())
+                                     : "",
+                             slurm ? "Slurm discovery, " : "", kueue ? "Kueue discovery, " : "",
+                             file_sources, file_sources == 1 ? "" : "s",
                              remote.empty() ? "" : fmt::format(", {}", fmt::join(remote, ", ")),
                              blueprint::redact_url(cfg.store.url),
                              cfg.attribution.service ? cfg.attribution.service->url : "in-process");
@@ -239,7 +252,7 @@ int cmd_run(int argc, char** argv) {
       std::cerr << "culprit run: " << escape_for_terminal(err) << "\n";
       return 2;
     }
-    if (cfg.loki.enabled && cfg.loki.push_down) {
+    if (loki && loki->push_down) {
       // Push-down needs the catalog's atoms: use the local catalog only when
       // it is the one the service runs (same digest), else read unfiltered.
       std::string digest;

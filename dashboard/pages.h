@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "blueprint/store_reader.h"
+#include "blueprint/store/store_reader.h"
 #include "dashboard/html.h"
 #include "dashboard/query.h"
 #include "dashboard/verdict_view.h"

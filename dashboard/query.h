@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "base/checked_int.h"
-#include "blueprint/store_reader.h"
+#include "blueprint/store/store_reader.h"
 
 namespace culprit::dashboard {
 

@@ -20,7 +20,7 @@
 #include "base/sha256.h"
 #include "base/stop_signals.h"
 #include "base/timestamp.h"
-#include "blueprint/store_reader.h"
+#include "blueprint/store/store_reader.h"
 #include "dashboard/assets.h"
 #include "dashboard/host_allow.h"
 #include "dashboard/pages.h"

@@ -2,6 +2,9 @@
 // file:line:col, unknown keys name their nearest neighbour, secrets are
 // refused in the file, relative paths follow the file.
 #include "blueprint/config.h"
+#include "blueprint/collect/files_collector.h"
+#include "blueprint/discovery/slurm_discovery.h"
+#include "blueprint/discovery/static_discovery.h"
 #include "base/operator_file.h"
 
 #include <doctest/doctest.h>
@@ -120,17 +123,21 @@ TEST_CASE("config: values, hostlists and paths relative to the file") {
   Diagnostics d;
   REQUIRE_MESSAGE(parse_config((dir.path() / "c.yaml").string(), text, cfg, d), d.render());
   CHECK(cfg.cluster == "c1");
-  REQUIRE(cfg.static_discovery.bundles.size() == 1);
-  CHECK(cfg.static_discovery.bundles[0] == (dir.path() / "b1").string());
-  REQUIRE(cfg.static_discovery.workloads.size() == 1);
-  const auto& w = cfg.static_discovery.workloads[0];
+  const auto* statics = cfg.connector<StaticDiscoveryConfig>();
+  REQUIRE(statics);
+  REQUIRE(statics->bundles.size() == 1);
+  CHECK(statics->bundles[0] == (dir.path() / "b1").string());
+  REQUIRE(statics->workloads.size() == 1);
+  const auto& w = statics->workloads[0];
   CHECK(w.nodes == std::vector<std::string>{"gpu01", "gpu02", "gpu03", "login1"});
   CHECK(w.state == "FAILED");
   CHECK(w.exit_code == 3);
   CHECK(*w.end - *w.start == 3600LL * 1000000000);
-  REQUIRE(cfg.files.sources.size() == 2);
-  CHECK(cfg.files.sources[0].path == (dir.path() / "logs/{node}/kern.log*").string());
-  CHECK(cfg.files.sources[1].path == "{work_dir}/slurm-{job_id}.out");  // absolute once filled
+  const auto* files = cfg.connector<FilesCollectorConfig>();
+  REQUIRE(files);
+  REQUIRE(files->sources.size() == 2);
+  CHECK(files->sources[0].path == (dir.path() / "logs/{node}/kern.log*").string());
+  CHECK(files->sources[1].path == "{work_dir}/slurm-{job_id}.out");  // absolute once filled
   CHECK(cfg.store.url == "sqlite:" + (dir.path() / "state/culprit.db").string());
   CHECK(cfg.watch.interval == 30LL * 1000000000);
 }
@@ -194,7 +201,8 @@ TEST_CASE("config: a duration out of range is refused, naming the key") {
   BlueprintConfig cfg;
   Diagnostics d;
   CHECK(parse_config("c.yaml", "discovery: {slurm: {lookback: 3650d}}\nattribution: {slack_after: 1d}\n", cfg, d));
-  CHECK(cfg.slurm.lookback == 3650LL * 86400 * 1000000000);
+  REQUIRE(cfg.connector<SlurmDiscoveryConfig>());
+  CHECK(cfg.connector<SlurmDiscoveryConfig>()->lookback == 3650LL * 86400 * 1000000000);
   // Not a duration at all keeps its own message.
   CHECK(errors_of("discovery: {slurm: {lookback: 5 days}}\n").find("'lookback' must be a duration such as 90s") !=
         std::string::npos);

@@ -1,7 +1,7 @@
 // Path templates under hostile values and job directories (issue 38): the
 // files collector reads only regular files inside the directory a template
-// names, refuses the rest and says so (blueprint/confined_path.h).
-#include "blueprint/confined_path.h"
+// names, refuses the rest and says so (blueprint/collect/confined_path.h).
+#include "blueprint/collect/confined_path.h"
 
 #include <doctest/doctest.h>
 #include <sys/stat.h>
@@ -10,7 +10,7 @@
 #include <filesystem>
 
 #include "base/timestamp.h"
-#include "blueprint/files_collector.h"
+#include "blueprint/collect/files_collector.h"
 #include "tests/support/test_support.h"
 
 using namespace culprit;

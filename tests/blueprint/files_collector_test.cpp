@@ -1,6 +1,6 @@
 // The files collector: templates, globs over rotations, gzip, and reading
 // only the workload's window with the file's own line numbers and offsets.
-#include "blueprint/files_collector.h"
+#include "blueprint/collect/files_collector.h"
 
 #include <doctest/doctest.h>
 #include <zlib.h>

@@ -1,5 +1,5 @@
-// libcurl and libpq are loaded at first use (blueprint/curl_library.h,
-// blueprint/pq_library.h): a library that is missing, or that lacks a
+// libcurl and libpq are loaded at first use (blueprint/net/curl_library.h,
+// blueprint/store/pq_library.h): a library that is missing, or that lacks a
 // function, is an error value naming it, never a crash. The installed ones
 // load with every function resolved. The requests and queries through them
 // are tested against real servers (check_loki.sh, check_promql.sh,
@@ -8,8 +8,8 @@
 
 #include <string>
 
-#include "blueprint/curl_library.h"
-#include "blueprint/pq_library.h"
+#include "blueprint/net/curl_library.h"
+#include "blueprint/store/pq_library.h"
 
 using namespace culprit::blueprint;
 

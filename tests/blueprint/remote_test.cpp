@@ -9,11 +9,11 @@
 #include <nlohmann/json.hpp>
 
 #include "base/timestamp.h"
-#include "blueprint/kube_client.h"
-#include "blueprint/kueue_discovery.h"
-#include "blueprint/loki_collector.h"
-#include "blueprint/promql_collector.h"
-#include "blueprint/push_down.h"
+#include "blueprint/net/kube_client.h"
+#include "blueprint/discovery/kueue_discovery.h"
+#include "blueprint/collect/loki_collector.h"
+#include "blueprint/collect/promql_collector.h"
+#include "blueprint/collect/push_down.h"
 
 using namespace culprit;
 using namespace culprit::blueprint;
@@ -146,7 +146,6 @@ json pod(const std::string& name, const std::string& node) {
 
 TEST_CASE("kueue: Finished and Evicted conditions map to attempt states, keyed by namespace, name and end") {
   KueueDiscoveryConfig cfg;
-  cfg.enabled = true;
   struct Case {
     const char *type, *reason, *state;
   } cases[] = {{"Finished", "Failed", "FAILED"}, {"Evicted", "Preempted", "PREEMPTED"},
@@ -173,7 +172,6 @@ TEST_CASE("kueue: Finished and Evicted conditions map to attempt states, keyed b
 
 TEST_CASE("kueue: a pod's nodeName is held to the context's node-name rule (issue 38)") {
   KueueDiscoveryConfig cfg;
-  cfg.enabled = true;
   // spec.nodeName fills {node} in path templates and the drain command.
   for (const char* bad : {"../../etc", "n$(touch PWNED)", "-n", "n\\u001b]0;x\\u0007"}) {
     CAPTURE(bad);

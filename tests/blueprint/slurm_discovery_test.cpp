@@ -2,7 +2,7 @@
 // 22.05.8 (check_slurm.sh's cluster) with kSacctFields, '|' shown in place
 // of the unit-separator delimiter; array and multi-node records follow the
 // same shapes.
-#include "blueprint/slurm_discovery.h"
+#include "blueprint/discovery/slurm_discovery.h"
 
 #include <doctest/doctest.h>
 

@@ -1,7 +1,7 @@
-// The store reader (blueprint/store_reader.h) over a SQLite store written by
+// The store reader (blueprint/store/store_reader.h) over a SQLite store written by
 // the blueprint's own Store: filters, sorting, pages, the job-id prefix,
 // the fleet's counts, and that every list page is found through an index.
-#include "blueprint/store_reader.h"
+#include "blueprint/store/store_reader.h"
 
 #include <doctest/doctest.h>
 #include <sys/stat.h>
@@ -13,7 +13,7 @@
 #include <memory>
 #include <thread>
 
-#include "blueprint/store.h"
+#include "blueprint/store/store.h"
 
 using namespace culprit::blueprint;
 using ojson = nlohmann::ordered_json;

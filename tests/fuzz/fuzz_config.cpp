@@ -11,12 +11,24 @@
 #include <string>
 
 #include "base/limits.h"
+#include "blueprint/collect/loki_collector.h"
+#include "blueprint/collect/promql_collector.h"
 #include "blueprint/config.h"
+#include "blueprint/discovery/kueue_discovery.h"
+#include "blueprint/discovery/slurm_discovery.h"
+#include "blueprint/discovery/static_discovery.h"
 #include "tests/fuzz/fuzz_support.h"
 
 namespace {
 
 bool duration_ok(int64_t d) { return d >= 0 && d <= culprit::limits::kMaxDurationNs; }
+
+// The connector's configuration as read, or its defaults when not given.
+template <class T>
+T or_default(const culprit::blueprint::BlueprintConfig& cfg) {
+  const T* given = cfg.connector<T>();
+  return given ? *given : T{};
+}
 
 }  // namespace
 
@@ -33,14 +45,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(ok || !rendered.empty());
   for (const auto& d : diags.all()) FUZZ_CHECK(d.code.size() == 5 && d.code[0] == 'B');
   if (ok) {
-    FUZZ_CHECK(cfg.static_discovery.enabled || cfg.slurm.enabled || cfg.kueue.enabled);
-    for (int64_t d : {cfg.slurm.lookback, cfg.slurm.timeout, cfg.kueue.lookback, cfg.kueue.placement_interval,
-                      cfg.loki.chunk, cfg.loki.timeout, cfg.promql.step, cfg.promql.timeout,
+    FUZZ_CHECK(cfg.connector<StaticDiscoveryConfig>() || cfg.connector<SlurmDiscoveryConfig>() ||
+               cfg.connector<KueueDiscoveryConfig>());
+    // A section not given reads as its defaults, which must hold too.
+    const auto slurm = or_default<SlurmDiscoveryConfig>(cfg);
+    const auto kueue = or_default<KueueDiscoveryConfig>(cfg);
+    const auto loki = or_default<LokiCollectorConfig>(cfg);
+    const auto promql = or_default<PromqlCollectorConfig>(cfg);
+    const auto statics = or_default<StaticDiscoveryConfig>(cfg);
+    for (int64_t d : {slurm.lookback, slurm.timeout, kueue.lookback, kueue.placement_interval,
+                      loki.chunk, loki.timeout, promql.step, promql.timeout,
                       cfg.attribution.slack_before, cfg.attribution.slack_after, cfg.watch.interval, cfg.watch.overlap,
                       cfg.kubernetes.connection.timeout})
       FUZZ_CHECK(duration_ok(d));
     size_t nodes = 0;
-    for (const auto& w : cfg.static_discovery.workloads) {
+    for (const auto& w : statics.workloads) {
       FUZZ_CHECK(!w.id.empty());
       FUZZ_CHECK(w.nodes.size() <= limits::kContextNodes);
       nodes += w.nodes.size();

@@ -18,7 +18,7 @@
 
 #include "base/limits.h"
 #include "base/timestamp.h"
-#include "blueprint/files_collector.h"
+#include "blueprint/collect/files_collector.h"
 #include "tests/fuzz/fuzz_support.h"
 
 namespace fs = std::filesystem;

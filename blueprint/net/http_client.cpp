@@ -1,0 +1,364 @@
+// libcurl is used only here, through the functions blueprint/net/curl_library.h
+// loads when the first client is made. Each request gets its own easy handle
+// (handles are not thread-safe); what makes paging cheap, the connection
+// cache, TLS sessions and DNS results, lives in one share per client, guarded
+// by the lock callbacks libcurl asks for.
+#include "base/operator_file.h"
+#include "blueprint/net/http_client.h"
+
+#include <curl/curl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <random>
+#include <thread>
+
+#include "blueprint/net/curl_library.h"
+
+namespace culprit::blueprint {
+
+namespace {
+
+struct Body {
+  std::string* data = nullptr;
+  const std::function<bool(std::string_view)>* on_body = nullptr;
+  bool stopped = false;
+  bool delivered = false;  // the callback saw data (the request can no longer be retried)
+  const std::atomic<bool>* stop = nullptr;
+  CURL* handle = nullptr;
+  const CurlLibrary* curl = nullptr;
+};
+
+size_t on_write(char* ptr, size_t size, size_t n, void* user) {
+  auto* b = static_cast<Body*>(user);
+  size_t len = size * n;
+  if (b->stop && b->stop->load()) {
+    b->stopped = true;
+    return 0;
+  }
+  long status = 0;
+  b->curl->easy_getinfo(b->handle, CURLINFO_RESPONSE_CODE, &status);
+  // Only a successful answer is streamed; an error's body is kept for the message.
+  if (b->on_body && *b->on_body && status >= 200 && status < 300) {
+    b->delivered = true;
+    if (!(*b->on_body)(std::string_view(ptr, len))) {
+      b->stopped = true;
+      return 0;  // libcurl aborts the transfer (CURLE_WRITE_ERROR)
+    }
+    return len;
+  }
+  b->data->append(ptr, len);
+  return len;
+}
+
+size_t on_header(char* ptr, size_t size, size_t n, void* user) {
+  auto* h = static_cast<std::map<std::string, std::string>*>(user);
+  std::string_view line(ptr, size * n);
+  if (line.rfind("HTTP/", 0) == 0) h->clear();  // a new response (after 100 Continue or a redirect)
+  size_t colon = line.find(':');
+  if (colon != std::string_view::npos) {
+    std::string name(line.substr(0, colon));
+    for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    std::string_view v = line.substr(colon + 1);
+    while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+    while (!v.empty() && (v.back() == '\r' || v.back() == '\n' || v.back() == ' ')) v.remove_suffix(1);
+    (*h)[name] = std::string(v);
+  }
+  return size * n;
+}
+
+bool sleep_unless_stopped(int64_t ns, const std::atomic<bool>* stop) {
+  auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(ns);
+  while (std::chrono::steady_clock::now() < until) {
+    if (stop && stop->load()) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(50, ns / 1000000 + 1)));
+  }
+  return !(stop && stop->load());
+}
+
+// scheme://host[:port] -> (host, port), for CONNECT_TO.
+bool split_host_port(const std::string& url, std::string& host, std::string& port) {
+  size_t s = url.find("://");
+  if (s == std::string::npos) return false;
+  std::string scheme = url.substr(0, s);
+  size_t start = s + 3, end = url.find('/', start);
+  std::string hp = url.substr(start, end == std::string::npos ? std::string::npos : end - start);
+  size_t colon = hp.rfind(':');
+  if (!hp.empty() && hp[0] == '[') {  // [v6]:port
+    size_t close = hp.find(']');
+    host = hp.substr(0, close + 1);
+    port = close + 1 < hp.size() && hp[close + 1] == ':' ? hp.substr(close + 2) : "";
+  } else if (colon != std::string::npos) {
+    host = hp.substr(0, colon);
+    port = hp.substr(colon + 1);
+  } else {
+    host = hp;
+    port = "";
+  }
+  if (port.empty()) port = scheme == "https" ? "443" : "80";
+  return true;
+}
+
+}  // namespace
+
+std::string HttpResponse::describe() const {
+  if (!error.empty()) return error;
+  std::string first = body.substr(0, body.find('\n'));
+  if (first.size() > 300) first = first.substr(0, 300) + "...";
+  return first.empty() ? fmt::format("HTTP {}", status) : fmt::format("HTTP {}: {}", status, first);
+}
+
+struct HttpClient::Share {
+  const CurlLibrary* curl = nullptr;  // null when libcurl could not be loaded (load_error says why)
+  std::string load_error;
+  CURLSH* sh = nullptr;
+  std::mutex mu[CURL_LOCK_DATA_LAST];
+  static void lock(CURL*, curl_lock_data d, curl_lock_access, void* user) {
+    static_cast<Share*>(user)->mu[d].lock();
+  }
+  static void unlock(CURL*, curl_lock_data d, void* user) { static_cast<Share*>(user)->mu[d].unlock(); }
+};
+
+HttpClient::HttpClient(HttpClientConfig config) : config_(std::move(config)), share_(std::make_unique<Share>()) {
+  while (!config_.base_url.empty() && config_.base_url.back() == '/') config_.base_url.pop_back();
+  // Loads libcurl and runs curl_global_init on the process's first client.
+  share_->curl = curl_library(share_->load_error);
+  if (!share_->curl) return;  // every request answers with load_error
+  const CurlLibrary& curl = *share_->curl;
+  share_->sh = curl.share_init();
+  if (share_->sh) {
+    curl.share_setopt(share_->sh, CURLSHOPT_LOCKFUNC, &Share::lock);
+    curl.share_setopt(share_->sh, CURLSHOPT_UNLOCKFUNC, &Share::unlock);
+    curl.share_setopt(share_->sh, CURLSHOPT_USERDATA, share_.get());
+    curl.share_setopt(share_->sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+    curl.share_setopt(share_->sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+    curl.share_setopt(share_->sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+  }
+}
+
+HttpClient::~HttpClient() {
+  if (share_ && share_->sh) share_->curl->share_cleanup(share_->sh);
+}
+
+std::string HttpClient::escape(std::string_view s) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(s.size() * 3 / 2);
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') out += static_cast<char>(c);
+    else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+std::string form_encode(const std::vector<std::pair<std::string, std::string>>& fields) {
+  std::string out;
+  for (const auto& [k, v] : fields) {
+    if (!out.empty()) out += '&';
+    out += HttpClient::escape(k);
+    out += '=';
+    out += HttpClient::escape(v);
+  }
+  return out;
+}
+
+std::string HttpClient::bearer_token(std::string& error) const {
+  if (config_.token_file.empty()) return config_.token;
+  struct stat st {};
+  std::lock_guard<std::mutex> lock(token_mu_);
+  if (stat(config_.token_file.c_str(), &st) != 0) {
+    error = fmt::format("cannot read the token file {}: {}", config_.token_file, std::strerror(errno));
+    return "";
+  }
+  int64_t mtime = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  if (mtime != cached_token_mtime_) {
+    // A projected service-account token is rotated in place: read it the
+    // way every secret is read (regular file, bounded, first line).
+    std::string t;
+    if (!read_secret(config_.token_file, "", t, error)) return "";
+    cached_token_ = t;
+    cached_token_mtime_ = mtime;
+  }
+  return cached_token_;
+}
+
+HttpResponse HttpClient::get(const std::string& path, const std::atomic<bool>* stop,
+                             const std::function<bool(std::string_view)>& on_body) const {
+  return perform("GET", path, "", stop, on_body);
+}
+
+HttpResponse HttpClient::post_form(const std::string& path, const std::string& form, const std::atomic<bool>* stop) const {
+  return perform("POST", path, form, stop, {});
+}
+
+HttpResponse HttpClient::post_json(const std::string& path, const std::string& json, const std::atomic<bool>* stop) const {
+  return perform("POST", path, json, stop, {}, "application/json");
+}
+
+HttpResponse HttpClient::perform(const std::string& method, const std::string& path, const std::string& body,
+                                 const std::atomic<bool>* stop, const std::function<bool(std::string_view)>& on_body,
+                                 const char* content_type) const {
+  HttpResponse res;
+  std::string url = config_.base_url + path;
+  std::string connect_to;
+  if (!config_.tls.server_name.empty()) {
+    // Verify the certificate for tls-server-name while connecting to the
+    // configured address: ask for the name, route it to the address.
+    std::string host, port;
+    if (split_host_port(config_.base_url, host, port)) {
+      size_t s = url.find("://") + 3;
+      size_t e = url.find_first_of(":/", s);
+      if (!host.empty() && host[0] == '[') e = url.find(']', s) + 1;
+      url = url.substr(0, s) + config_.tls.server_name + url.substr(e);
+      connect_to = fmt::format("{}:{}:{}:{}", config_.tls.server_name, port, host, port);
+    }
+  }
+  if (!share_->curl) {
+    res.attempts = 1;
+    res.error = share_->load_error;  // not retried: the library does not appear by waiting
+    return res;
+  }
+  const CurlLibrary& curl = *share_->curl;
+  std::mt19937_64 rng(std::random_device{}());
+  int64_t backoff = config_.backoff_base_ns;
+  for (int attempt = 0;; ++attempt) {
+    res.attempts = attempt + 1;
+    res.status = 0;
+    res.error.clear();
+    res.body.clear();
+    res.headers.clear();
+    std::string token_error;
+    std::string token = bearer_token(token_error);
+    if (!token_error.empty()) {
+      res.error = token_error;
+      return res;
+    }
+    CURL* h = curl.easy_init();
+    if (!h) {
+      res.error = "cannot create an HTTP request (libcurl)";
+      return res;
+    }
+    char errbuf[CURL_ERROR_SIZE] = {0};
+    Body sink{&res.body, on_body ? &on_body : nullptr, false, false, stop, h, &curl};
+    curl.easy_setopt(h, CURLOPT_URL, url.c_str());
+    curl.easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+    curl.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl.easy_setopt(h, CURLOPT_SHARE, share_->sh);
+    curl.easy_setopt(h, CURLOPT_WRITEFUNCTION, &on_write);
+    curl.easy_setopt(h, CURLOPT_WRITEDATA, &sink);
+    curl.easy_setopt(h, CURLOPT_HEADERFUNCTION, &on_header);
+    curl.easy_setopt(h, CURLOPT_HEADERDATA, &res.headers);
+    curl.easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(config_.timeout_ns / 1000000));
+    curl.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(config_.connect_timeout_ns / 1000000));
+    curl.easy_setopt(h, CURLOPT_USERAGENT, "culprit-blueprint");
+    curl.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_slist* connect_list = nullptr;
+    if (!connect_to.empty()) {
+      connect_list = curl.slist_append(connect_list, connect_to.c_str());
+      curl.easy_setopt(h, CURLOPT_CONNECT_TO, connect_list);
+    }
+    // TLS.
+    const TlsConfig& t = config_.tls;
+    curl_blob ca{}, cert{}, key{};
+    if (!t.ca_pem.empty()) {
+      ca = {const_cast<char*>(t.ca_pem.data()), t.ca_pem.size(), CURL_BLOB_NOCOPY};
+      curl.easy_setopt(h, CURLOPT_CAINFO_BLOB, &ca);
+    } else if (!t.ca_file.empty()) {
+      curl.easy_setopt(h, CURLOPT_CAINFO, t.ca_file.c_str());
+    }
+    if (!t.cert_pem.empty()) {
+      cert = {const_cast<char*>(t.cert_pem.data()), t.cert_pem.size(), CURL_BLOB_NOCOPY};
+      curl.easy_setopt(h, CURLOPT_SSLCERT_BLOB, &cert);
+      curl.easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
+    } else if (!t.cert_file.empty()) {
+      curl.easy_setopt(h, CURLOPT_SSLCERT, t.cert_file.c_str());
+    }
+    if (!t.key_pem.empty()) {
+      key = {const_cast<char*>(t.key_pem.data()), t.key_pem.size(), CURL_BLOB_NOCOPY};
+      curl.easy_setopt(h, CURLOPT_SSLKEY_BLOB, &key);
+      curl.easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
+    } else if (!t.key_file.empty()) {
+      curl.easy_setopt(h, CURLOPT_SSLKEY, t.key_file.c_str());
+    }
+    if (t.insecure_skip_verify) {
+      curl.easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+      curl.easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+    }
+    // Authentication and headers.
+    curl_slist* headers = nullptr;
+    std::string auth;
+    if (!token.empty()) {
+      auth = "Authorization: Bearer " + token;
+      headers = curl.slist_append(headers, auth.c_str());
+    } else if (!config_.username.empty()) {
+      curl.easy_setopt(h, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
+      curl.easy_setopt(h, CURLOPT_USERNAME, config_.username.c_str());
+      curl.easy_setopt(h, CURLOPT_PASSWORD, config_.password.c_str());
+    }
+    std::vector<std::string> lines;
+    for (const auto& [k, v] : config_.headers) lines.push_back(k + ": " + v);
+    for (const auto& l : lines) headers = curl.slist_append(headers, l.c_str());
+    headers = curl.slist_append(headers, "Accept: application/json, */*");
+    if (method == "POST") {
+      headers = curl.slist_append(headers, (std::string("Content-Type: ") + content_type).c_str());
+      curl.easy_setopt(h, CURLOPT_POST, 1L);
+      curl.easy_setopt(h, CURLOPT_POSTFIELDS, body.data());
+      curl.easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+    }
+    curl.easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+
+    CURLcode rc = curl.easy_perform(h);
+    long status = 0;
+    curl.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    long req_size = 0, header_size = 0;
+    curl_off_t down = 0;
+    curl.easy_getinfo(h, CURLINFO_REQUEST_SIZE, &req_size);
+    curl.easy_getinfo(h, CURLINFO_HEADER_SIZE, &header_size);
+    curl.easy_getinfo(h, CURLINFO_SIZE_DOWNLOAD_T, &down);
+    res.wire_bytes += req_size + header_size + static_cast<int64_t>(down);
+    curl.slist_free_all(headers);
+    curl.slist_free_all(connect_list);
+    curl.easy_cleanup(h);
+
+    if (sink.stopped) {
+      res.stopped = true;
+      res.status = status;
+      return res;
+    }
+    bool transport_failed = rc != CURLE_OK;
+    if (transport_failed) {
+      res.error = fmt::format("{}: {}", config_.base_url, errbuf[0] ? errbuf : curl.easy_strerror(rc));
+    } else {
+      res.status = status;
+    }
+    bool retryable = transport_failed || status == 429 || (status >= 500 && status <= 599);
+    // Certificate and option problems do not get better by trying again.
+    if (transport_failed && (rc == CURLE_SSL_CACERT_BADFILE || rc == CURLE_PEER_FAILED_VERIFICATION ||
+                             rc == CURLE_SSL_CERTPROBLEM || rc == CURLE_URL_MALFORMAT || rc == CURLE_UNSUPPORTED_PROTOCOL ||
+                             rc == CURLE_SSL_CONNECT_ERROR))
+      retryable = false;
+    if (!retryable || sink.delivered || attempt >= config_.retries) return res;
+    int64_t wait = backoff + static_cast<int64_t>(rng() % static_cast<uint64_t>(std::max<int64_t>(1, backoff / 4)));
+    auto ra = res.headers.find("retry-after");
+    if (ra != res.headers.end()) {
+      char* end = nullptr;
+      long secs = std::strtol(ra->second.c_str(), &end, 10);
+      if (end && *end == 0 && secs >= 0) wait = std::max<int64_t>(wait, secs * 1000000000LL);
+    }
+    wait = std::min(wait, config_.backoff_max_ns);
+    backoff = std::min(backoff * 2, config_.backoff_max_ns);
+    if (!sleep_unless_stopped(wait, stop)) {
+      res.stopped = true;
+      return res;
+    }
+  }
+}
+
+}  // namespace culprit::blueprint

@@ -1,0 +1,120 @@
+// HTTP(S) for the remote collectors and Kubernetes discovery (Loki,
+// Prometheus, the Kubernetes API), over libcurl.
+//
+// One HttpClient holds what every request to one server shares: the base
+// URL, TLS material (a CA, a client certificate and key, as files or as
+// PEM text from a kubeconfig), the authentication (a bearer token, read
+// again from its file when it changes, as Kubernetes rotates service-account
+// tokens; or basic auth), extra headers (Loki's X-Scope-OrgID) and the
+// retry policy. Connections, DNS results and TLS sessions are shared
+// between requests (a libcurl share), so paging through a result reuses
+// one connection.
+//
+// Retries: a transport failure (refused, reset, timed out), 429 and 5xx
+// are retried with exponential backoff (0.5 s, 1 s, 2 s, ... up to 30 s,
+// jittered, at most `retries` times), honouring Retry-After; other answers
+// are returned as they are. The `stop` flag ends waiting and retrying.
+//
+// Every response counts the bytes that crossed the network (request,
+// response headers and body as received), which is how the Loki collector
+// measures what its push-down saves.
+//
+// libcurl is loaded when the process makes its first HttpClient
+// (blueprint/net/curl_library.h), not at start. When it cannot be loaded, every
+// request of every client fails at once, without retries, with an error
+// naming the library and its Debian package.
+//
+// Thread-safety: an HttpClient may be used from several threads at once.
+// No exception escapes: failures are values.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace culprit::blueprint {
+
+struct TlsConfig {
+  std::string ca_file, ca_pem;      // trust these CAs (else the system's)
+  std::string cert_file, cert_pem;  // client certificate (mutual TLS)
+  std::string key_file, key_pem;    // its private key
+  bool insecure_skip_verify = false;
+  std::string server_name;          // verify the server's certificate for this name (kubeconfig tls-server-name)
+};
+
+struct HttpClientConfig {
+  std::string base_url;             // scheme://host[:port][/prefix], no trailing slash
+  TlsConfig tls;
+  std::string token;                // bearer token (used when token_file is "")
+  std::string token_file;           // re-read when its modification time changes
+  std::string username, password;   // basic auth (when no token)
+  std::vector<std::pair<std::string, std::string>> headers;  // sent with every request
+  int64_t timeout_ns = 60LL * 1000000000;          // per attempt of a request
+  int64_t connect_timeout_ns = 10LL * 1000000000;
+  int retries = 5;                  // of a request that failed with a transport error, 429 or 5xx
+  int64_t backoff_base_ns = 500000000;             // first wait; doubles each retry
+  int64_t backoff_max_ns = 30LL * 1000000000;
+};
+
+struct HttpResponse {
+  long status = 0;                  // 0: no HTTP answer (see error)
+  std::map<std::string, std::string> headers;   // lower-case names; the last value of a repeated header
+  std::string body;                 // empty when a body callback consumed it
+  std::string error;                // transport error, "" when an answer came
+  int attempts = 0;                 // 1 + retries made
+  int64_t wire_bytes = 0;           // request + response headers + body, summed over the attempts
+  bool stopped = false;             // the body callback asked to stop, or `stop` was set
+  bool ok() const { return error.empty() && status >= 200 && status < 300; }
+  // "HTTP 404: <first line of the body>" or the transport error, for messages.
+  std::string describe() const;
+};
+
+class HttpClient {
+ public:
+  explicit HttpClient(HttpClientConfig config);
+  ~HttpClient();
+  HttpClient(const HttpClient&) = delete;
+  HttpClient& operator=(const HttpClient&) = delete;
+
+  const std::string& base_url() const { return config_.base_url; }
+
+  // GET base_url + path_and_query. With `on_body`, the body of a 2xx answer
+  // is handed over as it arrives (chunked pod logs) instead of being kept
+  // (an error's body is kept in `body`); returning false stops the transfer
+  // (response.stopped). A request whose body callback has run is not
+  // retried (its data was already taken).
+  HttpResponse get(const std::string& path_and_query, const std::atomic<bool>* stop = nullptr,
+                   const std::function<bool(std::string_view)>& on_body = {}) const;
+  // POST an application/x-www-form-urlencoded body (Prometheus, Loki series).
+  HttpResponse post_form(const std::string& path, const std::string& form, const std::atomic<bool>* stop = nullptr) const;
+  // POST a JSON document (webhooks). Retried as any request is: a transport
+  // error, 429 or 5xx, up to `retries` times with backoff.
+  HttpResponse post_json(const std::string& path, const std::string& json, const std::atomic<bool>* stop = nullptr) const;
+
+  // Percent-encodes one query-string value or form field.
+  static std::string escape(std::string_view s);
+
+ private:
+  HttpResponse perform(const std::string& method, const std::string& path, const std::string& body,
+                       const std::atomic<bool>* stop, const std::function<bool(std::string_view)>& on_body,
+                       const char* content_type = "application/x-www-form-urlencoded") const;
+  std::string bearer_token(std::string& error) const;
+
+  HttpClientConfig config_;
+  struct Share;
+  std::unique_ptr<Share> share_;
+  mutable std::mutex token_mu_;
+  mutable std::string cached_token_;
+  mutable int64_t cached_token_mtime_ = -1;
+};
+
+// "a=b&c=d" from pairs, each value escaped.
+std::string form_encode(const std::vector<std::pair<std::string, std::string>>& fields);
+
+}  // namespace culprit::blueprint
