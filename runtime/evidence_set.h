@@ -1,7 +1,7 @@
 // EvidenceSet: what was gathered for one workload attempt, whoever gathered it.
 //
 // One record for every carrier. load_bundle (runtime/bundle.h) fills it from
-// a bundle directory, each blueprint collector (blueprint/collector.h) from
+// a bundle directory, each blueprint collector (blueprint/collect/collector.h) from
 // the cluster, the service from a request body; diagnose (runtime/diagnose.h)
 // consumes it. Because they share the record, what one carrier reports (an
 // ignored file, a refused link, a directory it could not list, a collector's

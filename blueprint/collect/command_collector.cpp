@@ -146,15 +146,16 @@ void CommandCollector::collect(const CollectRequest& req, Collected& out) const 
 
 bool CommandCollector::read_node_file(const fs::path& file, const std::string& node, uint64_t& budget, Collected& out,
                                       CollectorReport& rep) const {
+  // Read in blocks, not with getline: one line of gigabytes (a program gone
+  // wrong) must cost no more memory than limits::kLogLine, and reading stops
+  // as soon as the attempt's budget is spent.
   std::ifstream in(file, std::ios::binary);
   std::string line;
-  int64_t number = 0, offset = 0;
+  bool overlong = false;  // the rest of the current line is dropped
+  int64_t number = 0, offset = 0, line_start = 0;
   bool covered = false;
-  while (std::getline(in, line)) {
+  auto emit = [&]() -> bool {
     ++number;
-    int64_t at = offset;
-    offset += static_cast<int64_t>(line.size()) + 1;
-    if (line.size() > limits::kLogLine) line.resize(limits::kLogLine);
     if (line.size() > budget) return false;
     budget -= line.size();
     Observation o;
@@ -162,8 +163,9 @@ bool CommandCollector::read_node_file(const fs::path& file, const std::string& n
     o.source = config_.source;
     o.file = "command:" + node;
     o.line = number;
-    o.offset = at;
+    o.offset = line_start;
     o.text = std::move(line);
+    line.clear();
     rep.bytes += static_cast<int64_t>(o.text.size());
     ++rep.observations;
     out.observations.push_back(std::move(o));
@@ -171,7 +173,25 @@ bool CommandCollector::read_node_file(const fs::path& file, const std::string& n
       rep.nodes_covered.insert(std::upper_bound(rep.nodes_covered.begin(), rep.nodes_covered.end(), node), node);
       covered = true;
     }
+    return true;
+  };
+  std::vector<char> block(1 << 16);
+  while (in.read(block.data(), static_cast<std::streamsize>(block.size())) || in.gcount() > 0) {
+    size_t n = static_cast<size_t>(in.gcount());
+    for (size_t i = 0; i < n; ++i) {
+      char c = block[i];
+      ++offset;
+      if (c == '\n') {
+        if (!emit()) return false;
+        overlong = false;
+        line_start = offset;
+      } else if (!overlong) {
+        line.push_back(c);
+        if (line.size() >= limits::kLogLine) overlong = true;
+      }
+    }
   }
+  if (!line.empty() && !emit()) return false;
   return true;
 }
 

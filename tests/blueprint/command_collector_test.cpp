@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <string>
 
+#include "base/limits.h"
 #include "blueprint/config.h"
 #include "blueprint/runner.h"
 #include "tests/support/test_support.h"
@@ -112,4 +113,33 @@ TEST_CASE("command collector: its section is validated like every other") {
   CHECK(out.find("error[B0105]: 'collectors.command' needs the key 'run'") != std::string::npos);
   CHECK(out.find("'source' must be a lowercase name") != std::string::npos);
   CHECK(out.find("unknown key 'timout' in 'collectors.command'") != std::string::npos);
+}
+
+TEST_CASE("command collector: an overlong line is cut at kLogLine, and max_bytes stops the reading") {
+  culprit::testing::TempDir dir;
+  BlueprintConfig cfg;
+  // n1: one 3 MiB line then a short one; n2: 200 short lines over a 1 KiB budget.
+  auto c = build(dir,
+                 "collectors:\n"
+                 "  command:\n"
+                 "    run: [sh, -c, 'head -c 3145728 /dev/zero | tr \"\\\\0\" x > \"$CULPRIT_OUTPUT_DIR/n1\"; "
+                 "printf \"\\\\nafter\\\\n\" >> \"$CULPRIT_OUTPUT_DIR/n1\"; "
+                 "i=0; while [ $i -lt 200 ]; do echo line-$i; i=$((i+1)); done > \"$CULPRIT_OUTPUT_DIR/n2\"']\n"
+                 "    max_bytes: 1049600\n",
+                 cfg);
+  REQUIRE(c);
+  Collected out = collect(*c);
+  REQUIRE(out.observations.size() >= 2);
+  CHECK(out.observations[0].host == "n1");
+  CHECK(out.observations[0].text.size() == limits::kLogLine);
+  CHECK(out.observations[1].text == "after");
+  CHECK(out.observations[1].line == 2);
+  CHECK(out.observations[1].offset == 3145729);
+  // 1 MiB + 1,024 bytes: n1 takes 1 MiB + 5, n2 fits 1,019 bytes of lines.
+  size_t n2 = 0;
+  for (const auto& o : out.observations) n2 += o.host == "n2";
+  CHECK(n2 > 100);
+  CHECK(n2 < 200);
+  REQUIRE(out.collectors.size() == 1);
+  CHECK(out.collectors[0].status == "partial");
 }
