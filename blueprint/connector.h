@@ -43,6 +43,8 @@ struct ConnectorConfig {
 };
 
 // TLS material for an HTTPS connector, as files.
+struct HttpClientConfig;
+
 struct TlsFilesConfig {
   std::string ca_file, cert_file, key_file, server_name;
   bool insecure_skip_verify = false;
@@ -88,5 +90,10 @@ std::span<const Connector> connectors();
 // configured. False with "SECTION token: why" (or "password").
 bool read_http_credentials(const HttpAuthConfig& auth, const char* section, std::string& token, std::string& password,
                            std::string& error);
+
+// Fills the credentials and TLS files of `client` from an HTTP connector's
+// configuration and the secrets read_http_credentials returned.
+void set_http_access(const HttpAuthConfig& auth, const TlsFilesConfig& tls, const std::string& token,
+                     const std::string& password, HttpClientConfig& client);
 
 }  // namespace culprit::blueprint

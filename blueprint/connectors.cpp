@@ -3,6 +3,7 @@
 // table and know no connector by name. The order is the order of the
 // known-keys lists in messages and the order the runner builds them in.
 #include "blueprint/connector.h"
+#include "blueprint/net/http_client.h"
 
 #include <fmt/format.h>
 
@@ -52,6 +53,18 @@ bool read_http_credentials(const HttpAuthConfig& auth, const char* section, std:
   };
   return one(auth.token_file, auth.token_env, "token", token) &&
          one(auth.password_file, auth.password_env, "password", password);
+}
+
+void set_http_access(const HttpAuthConfig& auth, const TlsFilesConfig& tls, const std::string& token,
+                     const std::string& password, HttpClientConfig& client) {
+  client.token = token;
+  client.username = auth.username;
+  client.password = password;
+  client.tls.ca_file = tls.ca_file;
+  client.tls.cert_file = tls.cert_file;
+  client.tls.key_file = tls.key_file;
+  client.tls.server_name = tls.server_name;
+  client.tls.insecure_skip_verify = tls.insecure_skip_verify;
 }
 
 }  // namespace culprit::blueprint

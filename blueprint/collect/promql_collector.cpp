@@ -123,14 +123,7 @@ PromqlCollector::PromqlCollector(PromqlCollectorConfig config, const std::string
     : config_(std::move(config)) {
   HttpClientConfig h;
   h.base_url = config_.url;
-  h.token = token;
-  h.username = config_.auth.username;
-  h.password = password;
-  h.tls.ca_file = config_.tls.ca_file;
-  h.tls.cert_file = config_.tls.cert_file;
-  h.tls.key_file = config_.tls.key_file;
-  h.tls.server_name = config_.tls.server_name;
-  h.tls.insecure_skip_verify = config_.tls.insecure_skip_verify;
+  set_http_access(config_.auth, config_.tls, token, password, h);
   h.timeout_ns = config_.timeout;
   h.retries = config_.retries;
   http_ = std::make_unique<HttpClient>(h);
