@@ -202,26 +202,20 @@ int cmd_run(int argc, char** argv) {
   hcfg.apply = a.has("apply");
   if (slurm) hcfg.slurm_conf = slurm->slurm_conf;
   if (a.has("check")) {
-    std::vector<std::string> remote;
-    const auto* statics = cfg.connector<blueprint::StaticDiscoveryConfig>();
-    const auto* files = cfg.connector<blueprint::FilesCollectorConfig>();
-    const auto* promql = cfg.connector<blueprint::PromqlCollectorConfig>();
-    size_t file_sources = files ? files->sources.size() : 0;
-    if (cfg.connector<blueprint::KubernetesCollectorConfig>()) remote.push_back("Kubernetes pod logs and events");
-    if (loki) remote.push_back(fmt::format("Loki ({} stream{})", loki->streams.size(), loki->streams.size() == 1 ? "" : "s"));
-    if (promql) remote.push_back(fmt::format("PromQL ({} quer{})", promql->queries.size(), promql->queries.size() == 1 ? "y" : "ies"));
     if (policy)
       std::cout << fmt::format("ok: {}: {} rule{}{}, default {}\n", *a.last("policy"), policy->rules.size(),
                                policy->rules.size() == 1 ? "" : "s",
                                policy->replace_suspect ? ", replace_suspect after repeated faults" : "",
                                policy->default_decision);
-    std::cout << fmt::format("ok: {}: {}{}{}{} file source{}{}, store {}, attribution {}\n", *config_path,
-                             statics ? fmt::format("static discovery ({} bundles, {} workloads), ", statics->bundles.size(),
-                                                   statics->workloads.size())
-                                     : "",
-                             slurm ? "Slurm discovery, " : "", kueue ? "Kueue discovery, " : "",
-                             file_sources, file_sources == 1 ? "" : "s",
-                             remote.empty() ? "" : fmt::format(", {}", fmt::join(remote, ", ")),
+    // One entry per configured connector, in registry order, each saying
+    // what it will do: the registry knows them, this command does not.
+    std::vector<std::string> parts;
+    for (const auto& c : cfg.connectors) {
+      auto what = c.config->summary();
+      parts.push_back(what.empty() ? std::string(c.connector->section) : fmt::format("{} ({})", c.connector->section, what));
+    }
+    if (parts.empty()) parts.push_back("no connectors");
+    std::cout << fmt::format("ok: {}: {}, store {}, attribution {}\n", *config_path, fmt::join(parts, ", "),
                              blueprint::redact_url(cfg.store.url),
                              cfg.attribution.service ? cfg.attribution.service->url : "in-process");
     return 0;

@@ -50,6 +50,7 @@ struct CommandCollectorConfig : ConnectorConfig {
   std::string source = "command";           // the log source its lines feed
   int64_t timeout = 60LL * 1000000000;      // a run that takes longer is killed
   uint64_t max_bytes = 64ULL << 20;         // evidence kept per attempt
+  std::string summary() const override;
 };
 
 class CommandCollector final : public Collector {
@@ -198,6 +199,10 @@ bool CommandCollector::read_node_file(const fs::path& file, const std::string& n
 }  // namespace
 
 // Configuration: the `collectors.command` section.
+
+std::string CommandCollectorConfig::summary() const {
+  return run.empty() ? std::string() : run.front();
+}
 
 std::shared_ptr<ConnectorConfig> read_command_collector_config(ConfigReader& r, const YAML::Node& n) {
   auto config = std::make_shared<CommandCollectorConfig>();

@@ -658,6 +658,10 @@ void FilesCollector::collect(const CollectRequest& req, Collected& out) const {
 // Configuration: the `collectors.files` section (blueprint/connector.h). It lives here,
 // with the code that uses it, so that the connector is one file.
 
+std::string FilesCollectorConfig::summary() const {
+  return fmt::format("{} source{}", sources.size(), sources.size() == 1 ? "" : "s");
+}
+
 std::shared_ptr<ConnectorConfig> read_files_collector_config(ConfigReader& r, const YAML::Node& n) {
   auto config = std::make_shared<FilesCollectorConfig>();
   FilesCollectorConfig& out = *config;

@@ -69,6 +69,7 @@ struct FileSourceConfig {
 struct FilesCollectorConfig : ConnectorConfig {
   std::vector<FileSourceConfig> sources;
   uint64_t max_file_bytes = 0;        // 0: no limit; larger files are read up to this many bytes of the window
+  std::string summary() const override;
 };
 
 // The `collectors.files` section (registered in blueprint/connectors.cpp): its reader,

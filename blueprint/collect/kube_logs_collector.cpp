@@ -364,6 +364,11 @@ void KubeLogsCollector::collect_events(const CollectRequest& req, Collected& out
 // Configuration: the `collectors.kubernetes` section (blueprint/connector.h). It lives here,
 // with the code that uses it, so that the connector is one file.
 
+std::string KubernetesCollectorConfig::summary() const {
+  if (logs && events) return "pod logs and events";
+  return logs ? "pod logs" : events ? "events" : "nothing";
+}
+
 std::shared_ptr<ConnectorConfig> read_kube_logs_collector_config(ConfigReader& r, const YAML::Node& n) {
   auto config = std::make_shared<KubernetesCollectorConfig>();
   KubernetesCollectorConfig& out = *config;

@@ -50,6 +50,7 @@ struct KubernetesCollectorConfig : ConnectorConfig {
   bool events = true;                   // pod/Workload Events and container terminations as evidence
   std::string events_source = "k8s";
   uint64_t max_bytes_per_container = 256ULL << 20;  // limitBytes per log request (0: none)
+  std::string summary() const override;
 };
 
 // The `collectors.kubernetes` section (registered in blueprint/connectors.cpp): its reader,

@@ -375,6 +375,10 @@ bool stream_selector_ok(const std::string& s) {
 
 }  // namespace
 
+std::string LokiCollectorConfig::summary() const {
+  return fmt::format("{} stream{}", streams.size(), streams.size() == 1 ? "" : "s");
+}
+
 std::shared_ptr<ConnectorConfig> read_loki_collector_config(ConfigReader& r, const YAML::Node& n) {
   auto config = std::make_shared<LokiCollectorConfig>();
   LokiCollectorConfig& out = *config;

@@ -63,6 +63,7 @@ struct LokiCollectorConfig : ConnectorConfig {
   int nodes_per_query = 50;             // node names per label matcher
   int64_t timeout = 60LL * 1000000000;
   int retries = 5;
+  std::string summary() const override;
 };
 
 // The `collectors.loki` section (registered in blueprint/connectors.cpp): its reader,

@@ -233,6 +233,11 @@ void PromqlCollector::collect(const CollectRequest& req, Collected& out) const {
 // Configuration: the `collectors.promql` section (blueprint/connector.h). It lives here,
 // with the code that uses it, so that the connector is one file.
 
+std::string PromqlCollectorConfig::summary() const {
+  size_t n = queries.empty() ? default_promql_queries().size() : queries.size();
+  return fmt::format("{} quer{}", n, n == 1 ? "y" : "ies");
+}
+
 std::shared_ptr<ConnectorConfig> read_promql_collector_config(ConfigReader& r, const YAML::Node& n) {
   auto config = std::make_shared<PromqlCollectorConfig>();
   PromqlCollectorConfig& out = *config;

@@ -59,6 +59,7 @@ struct PromqlCollectorConfig : ConnectorConfig {
   std::vector<PromQueryConfig> queries;     // empty after loading means the defaults (default_promql_queries())
   int64_t timeout = 60LL * 1000000000;
   int retries = 5;
+  std::string summary() const override;
 };
 
 // The queries used when `collectors.promql.queries` is not given.

@@ -519,6 +519,11 @@ bool KueueDiscovery::record_placement(PlacementBook& book, int64_t& recorded, st
 // Configuration: the `discovery.kueue` section (blueprint/connector.h). It lives here,
 // with the code that uses it, so that the connector is one file.
 
+std::string KueueDiscoveryConfig::summary() const {
+  return namespaces.empty() ? std::string("every namespace")
+                            : fmt::format("{} namespace{}", namespaces.size(), namespaces.size() == 1 ? "" : "s");
+}
+
 std::shared_ptr<ConnectorConfig> read_kueue_discovery_config(ConfigReader& r, const YAML::Node& n) {
   auto config = std::make_shared<KueueDiscoveryConfig>();
   KueueDiscoveryConfig& out = *config;

@@ -61,6 +61,7 @@ struct KueueDiscoveryConfig : ConnectorConfig {
   std::string pod_selector;
   bool events = true;                   // placement from Events when the pods are gone
   int64_t placement_interval = 10LL * 1000000000;  // --record-placement --watch: between snapshots
+  std::string summary() const override;
 };
 
 // The `discovery.kueue` section (registered in blueprint/connectors.cpp): its reader,

@@ -1,6 +1,7 @@
 #include "blueprint/discovery/slurm_discovery.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
@@ -237,6 +238,11 @@ bool SlurmDiscovery::discover(const DiscoveryWindow& window, DiscoveryResult& ou
 
 // Configuration: the `discovery.slurm` section (blueprint/connector.h). It lives here,
 // with the code that uses it, so that the connector is one file.
+
+std::string SlurmDiscoveryConfig::summary() const {
+  return fmt::format("{}, {} state{}", clusters.empty() ? "the local cluster" : fmt::format("sacct -M {}", fmt::join(clusters, ",")),
+                     states.size(), states.size() == 1 ? "" : "s");
+}
 
 std::shared_ptr<ConnectorConfig> read_slurm_discovery_config(ConfigReader& r, const YAML::Node& n) {
   auto config = std::make_shared<SlurmDiscoveryConfig>();

@@ -41,6 +41,7 @@ struct SlurmDiscoveryConfig : ConnectorConfig {
   bool step_attempts = false;         // attempts: step (each srun step its own attempt) instead of job
   int64_t lookback = 24LL * 3600 * 1000000000;   // --once, and the first --watch poll: jobs ended this recently
   int64_t timeout = 60LL * 1000000000;           // a sacct call that takes longer is killed
+  std::string summary() const override;
 };
 
 // The `discovery.slurm` section (registered in blueprint/connectors.cpp): its reader,

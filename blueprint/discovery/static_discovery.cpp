@@ -85,6 +85,11 @@ void BundleCollector::collect(const CollectRequest& req, Collected& out) const {
 // Configuration: the `discovery.static` section (blueprint/connector.h). It lives here,
 // with the code that uses it, so that the connector is one file.
 
+std::string StaticDiscoveryConfig::summary() const {
+  return fmt::format("{} bundle{}, {} workload{}", bundles.size(), bundles.size() == 1 ? "" : "s", workloads.size(),
+                     workloads.size() == 1 ? "" : "s");
+}
+
 std::shared_ptr<ConnectorConfig> read_static_discovery_config(ConfigReader& r, const YAML::Node& n) {
   auto config = std::make_shared<StaticDiscoveryConfig>();
   StaticDiscoveryConfig& out = *config;

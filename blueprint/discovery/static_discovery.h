@@ -28,6 +28,7 @@ struct StaticWorkloadConfig {
 struct StaticDiscoveryConfig : ConnectorConfig {
   std::vector<std::string> bundles;   // bundle directories (globs already expanded, sorted)
   std::vector<StaticWorkloadConfig> workloads;
+  std::string summary() const override;
 };
 
 // The `discovery.static` section (registered in blueprint/connectors.cpp): its reader,

@@ -105,7 +105,7 @@ collectors:
 output:
   stdout: jsonl
 CONF
-grep -q "Kueue discovery, .*Kubernetes pod logs and events" <<< "$("$CULPRIT" run --config "$D/kube.yaml" --check)" || fail "--check: $("$CULPRIT" run --config "$D/kube.yaml" --check)"
+grep -q "discovery.kueue (1 namespace), collectors.kubernetes (pod logs and events)" <<< "$("$CULPRIT" run --config "$D/kube.yaml" --check)" || fail "--check: $("$CULPRIT" run --config "$D/kube.yaml" --check)"
 "$CULPRIT" run --config "$D/kube.yaml" --once --record-placement --store "sqlite:$D/k.db" > "$D/k.jsonl" 2> "$D/k.err" || { cat "$D/k.err"; fail "culprit run exited $?"; }
 python3 - "$D/k.jsonl" "$ROOT/examples/cuda-oom-one-rank/expected-verdict.json" <<'PY' || { cat "$D/k.err"; fail "verdicts"; }
 import json, sys

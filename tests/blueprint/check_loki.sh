@@ -106,7 +106,7 @@ print(len(q), sum(x['bytes'] for x in q), sum(x['bytes'] for x in r))" "$1"
 # --- push-down (the default)
 start_loki "$D/req-filtered.log"
 config "$D/loki.yaml"
-grep -q "Loki (1 stream)" <<< "$("$CULPRIT" run --config "$D/loki.yaml" --check)" || fail "--check"
+grep -q "collectors.loki (1 stream)" <<< "$("$CULPRIT" run --config "$D/loki.yaml" --check)" || fail "--check"
 t0=$(date +%s.%N)
 "$CULPRIT" run --config "$D/loki.yaml" --once --store "sqlite:$D/f.db" > "$D/f.jsonl" 2> "$D/f.err" || { cat "$D/f.err"; fail "run with push-down"; }
 t1=$(date +%s.%N)

@@ -82,7 +82,7 @@ CONF
 
 # --- the default queries (DCGM and InfiniBand fields)
 config "$D/prom.yaml" "http://127.0.0.1:$PORT"
-grep -q "PromQL (12 queries)" <<< "$("$CULPRIT" run --config "$D/prom.yaml" --check)" || fail "--check: $("$CULPRIT" run --config "$D/prom.yaml" --check)"
+grep -q "collectors.promql (12 queries)" <<< "$("$CULPRIT" run --config "$D/prom.yaml" --check)" || fail "--check: $("$CULPRIT" run --config "$D/prom.yaml" --check)"
 "$CULPRIT" run --config "$D/prom.yaml" --once --store "sqlite:$D/a.db" > "$D/a.jsonl" 2> "$D/a.err" || { cat "$D/a.err"; fail "culprit run exited $?"; }
 python3 - "$D/a.jsonl" <<'PY' || fail "metric-only verdict"
 import json, sys
