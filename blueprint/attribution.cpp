@@ -1,7 +1,6 @@
 #include "blueprint/attribution.h"
 
 #include <fmt/format.h>
-#include <httplib.h>
 
 #include <fstream>
 
@@ -39,67 +38,73 @@ std::unique_ptr<ServiceAttribution> ServiceAttribution::make(const ServiceClient
   auto s = std::unique_ptr<ServiceAttribution>(new ServiceAttribution());
   s->url_ = c.url;
   while (!s->url_.empty() && s->url_.back() == '/') s->url_.pop_back();
-  s->timeout_ns_ = c.timeout;
-  s->explain_ = explain;
-  if (!c.token_file.empty() || !c.token_env.empty())
-    if (!read_secret(c.token_file, c.token_env, s->token_, error)) return nullptr;
-  httplib::Client probe(s->url_);
-  if (!probe.is_valid()) {
-    error = fmt::format("'{}' is not a usable service URL (http://HOST:PORT or https://...)", c.url);
+  std::string why;
+  if (!HttpClient::usable_base_url(s->url_, why)) {
+    error = fmt::format("'{}' is not a usable service URL (http://HOST:PORT or https://...): {}", c.url, why);
     return nullptr;
   }
+  HttpClientConfig hc;
+  hc.base_url = s->url_;
+  if (!c.token_file.empty() || !c.token_env.empty())
+    if (!read_secret(c.token_file, c.token_env, hc.token, error)) return nullptr;
+  hc.timeout_ns = c.timeout;
+  hc.retries = 0;
+  s->client_ = std::make_unique<HttpClient>(std::move(hc));
+  s->explain_ = explain;
   return s;
 }
 
+namespace {
+
+// The start-up probes answer at once or not at all: a short limit, so a
+// service that accepts and never answers fails `culprit run` quickly.
+constexpr int64_t kProbeTimeout = 30LL * 1000000000;
+
+HttpRequest probe(const char* path) {
+  HttpRequest r;
+  r.path = path;
+  r.timeout_ns = kProbeTimeout;
+  return r;
+}
+
+}  // namespace
+
 bool ServiceAttribution::ready(std::string& error) const {
-  httplib::Client c(url_);
-  c.set_connection_timeout(5, 0);
-  c.set_read_timeout(10, 0);
-  auto r = c.Get("/readyz");
-  if (!r) {
-    error = fmt::format("cannot reach {}: {}", url_, httplib::to_string(r.error()));
+  auto r = client_->send(probe("/readyz"));
+  if (!r.error.empty()) {
+    error = fmt::format("cannot reach {}: {}", url_, r.transport_problem());
     return false;
   }
-  if (r->status != 200) {
-    error = fmt::format("{} is not ready (HTTP {})", url_, r->status);
+  if (r.status != 200) {
+    error = fmt::format("{} is not ready (HTTP {})", url_, r.status);
     return false;
   }
   return true;
 }
 
 bool ServiceAttribution::authorized(std::string& error) const {
-  httplib::Client c(url_);
-  c.set_connection_timeout(5, 0);
-  c.set_read_timeout(10, 0);
-  httplib::Headers headers;
-  if (!token_.empty()) headers.emplace("Authorization", "Bearer " + token_);
-  auto r = c.Get("/v1/catalog", headers);
-  if (!r) {
-    error = fmt::format("cannot reach {}: {}", url_, httplib::to_string(r.error()));
+  auto r = client_->send(probe("/v1/catalog"));
+  if (!r.error.empty()) {
+    error = fmt::format("cannot reach {}: {}", url_, r.transport_problem());
     return false;
   }
-  if (r->status == 401) {
+  if (r.status == 401) {
     error = fmt::format("{} refused {} (HTTP 401): give its token with --token-file or attribution.service.token_file",
-                        url_, token_.empty() ? "a request without a token" : "the token");
+                        url_, client_->has_token() ? "the token" : "a request without a token");
     return false;
   }
   return true;
 }
 
 bool ServiceAttribution::catalog_digest(std::string& digest, std::string& error) const {
-  httplib::Client c(url_);
-  c.set_connection_timeout(5, 0);
-  c.set_read_timeout(30, 0);
-  httplib::Headers headers;
-  if (!token_.empty()) headers.emplace("Authorization", "Bearer " + token_);
-  auto r = c.Get("/v1/catalog", headers);
-  if (!r || r->status != 200) {
-    error = fmt::format("{}/v1/catalog: {}", url_, r ? fmt::format("HTTP {}", r->status) : httplib::to_string(r.error()));
+  auto r = client_->send(probe("/v1/catalog"));
+  if (!r.ok()) {
+    error = fmt::format("{}/v1/catalog: {}", url_, r.error.empty() ? fmt::format("HTTP {}", r.status) : r.transport_problem());
     return false;
   }
   nlohmann::json j;
   std::string why;
-  if (!parse_remote_json(r->body, j, why) || string_member_or(j, "digest").empty()) {
+  if (!parse_remote_json(r.body, j, why) || string_member_or(j, "digest").empty()) {
     error = fmt::format("{}/v1/catalog: no catalog digest in the answer{}", url_, why.empty() ? "" : " (" + why + ")");
     return false;
   }
@@ -128,49 +133,40 @@ bool ServiceAttribution::attribute(const Attempt& attempt, Collected&& ev, ojson
   }
   // The head line, then the evidence streamed in chunks of about 1 MiB
   // (the same lines `diagnose --server` sends for a bundle).
-  auto writer = std::make_shared<NdjsonObservationWriter>(std::move(ev.observations), std::move(ev.files));
-  auto head_line = std::make_shared<std::string>(head.dump() + "\n");
-  httplib::Client c(url_);
-  int64_t secs = std::max<int64_t>(1, timeout_ns_ / 1000000000);
-  c.set_connection_timeout(10, 0);
-  c.set_read_timeout(static_cast<time_t>(secs), 0);
-  c.set_write_timeout(static_cast<time_t>(secs), 0);
-  httplib::Headers headers;
-  if (!token_.empty()) headers.emplace("Authorization", "Bearer " + token_);
-  std::string path = std::string("/v1/attributions?explain=") + (explain_ ? "true" : "false");
-  auto r = c.Post(
-      path.c_str(), headers,
-      [writer, head_line](size_t, httplib::DataSink& sink) {
-        if (!head_line->empty()) {
-          std::string line = std::move(*head_line);
-          head_line->clear();
-          return sink.write(line.data(), line.size());
-        }
-        std::string chunk;
-        if (writer->next(chunk, 1u << 20)) return sink.write(chunk.data(), chunk.size());
-        if (!writer->error().empty()) return false;
-        sink.done();
-        return true;
-      },
-      "application/x-ndjson");
-  if (!writer->error().empty()) {
-    error = {writer->error(), true};
+  NdjsonObservationWriter writer(std::move(ev.observations), std::move(ev.files));
+  std::string head_line = head.dump() + "\n";
+  HttpRequest req;
+  req.method = "POST";
+  req.path = std::string("/v1/attributions?explain=") + (explain_ ? "true" : "false");
+  req.content_type = "application/x-ndjson";
+  req.body_source = [&](std::string& piece) {
+    if (!head_line.empty()) {
+      piece = std::move(head_line);
+      head_line.clear();
+      return true;
+    }
+    if (writer.next(piece, 1u << 20)) return true;
+    return writer.error().empty();  // an empty piece ends the body
+  };
+  auto r = client_->send(req);
+  if (!writer.error().empty()) {
+    error = {writer.error(), true};
     return false;
   }
-  if (!r) {
-    error = {fmt::format("cannot reach the service {}: {}", url_, httplib::to_string(r.error())), true};
+  if (!r.error.empty()) {
+    error = {fmt::format("cannot reach the service {}: {}", url_, r.transport_problem()), true};
     return false;
   }
-  if (r->status != 200) {
+  if (r.status != 200) {
     nlohmann::json j;
-    std::string why, msg = r->body.substr(0, 300);
-    if (parse_remote_json(r->body, j, why) && j.contains("error")) msg = string_member_or(j["error"], "message", msg);
-    error = {fmt::format("the service answered {}: {}", r->status, msg),
-             r->status == 429 || r->status == 503 || r->status >= 500 || r->status == 401};
+    std::string why, msg = r.body.substr(0, 300);
+    if (parse_remote_json(r.body, j, why) && j.contains("error")) msg = string_member_or(j["error"], "message", msg);
+    error = {fmt::format("the service answered {}: {}", r.status, msg),
+             r.status == 429 || r.status == 503 || r.status >= 500 || r.status == 401};
     return false;
   }
   std::string why;
-  if (!parse_remote_json(r->body, verdict, why)) {
+  if (!parse_remote_json(r.body, verdict, why)) {
     error = {"the service's verdict is not usable: " + why, true};
     return false;
   }

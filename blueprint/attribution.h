@@ -19,6 +19,7 @@
 #include "blueprint/attempt.h"
 #include "blueprint/collect/collector.h"
 #include "blueprint/config.h"
+#include "blueprint/net/http_client.h"
 #include "runtime/attributor.h"
 
 namespace culprit::blueprint {
@@ -70,8 +71,8 @@ class ServiceAttribution final : public Attribution {
   bool catalog_digest(std::string& digest, std::string& error) const;
 
  private:
-  std::string url_, token_;
-  int64_t timeout_ns_ = 0;
+  std::string url_;
+  std::unique_ptr<HttpClient> client_;  // no retries: the runner decides when to try an attempt again
   bool explain_ = false;
 };
 

@@ -4,12 +4,8 @@
 #include "cli/remote_diagnose.h"
 
 #include <fmt/format.h>
-#include <httplib.h>
-#include <netdb.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -18,6 +14,7 @@
 #include "runtime/json_input.h"
 #include "base/operator_file.h"
 #include "base/text_util.h"
+#include "blueprint/net/http_client.h"
 #include "cli/args.h"
 #include "cli/text_output.h"
 #include "runtime/bundle.h"
@@ -88,81 +85,21 @@ void warn_about_differences(const Bundle& b, const NdjsonObservationWriter& w, b
                              unread, unread == 1 ? "" : "s");
 }
 
-// Why a TCP connection to the URL's host and port fails, in the system's
-// words ("Connection refused"), or "" when it succeeds. cpp-httplib only
-// says "Connection"; the operator needs to know whether nothing listens,
-// the name does not resolve, or the network is unreachable.
-std::string connect_error(const std::string& url) {
-  std::string rest = url;
-  std::string port = "80";
-  if (rest.rfind("https://", 0) == 0) {
-    rest = rest.substr(8);
-    port = "443";
-  } else if (rest.rfind("http://", 0) == 0) {
-    rest = rest.substr(7);
-  }
-  rest = rest.substr(0, rest.find('/'));
-  std::string host = rest;
-  if (!rest.empty() && rest[0] == '[') {
-    size_t close = rest.find(']');
-    host = rest.substr(1, close == std::string::npos ? std::string::npos : close - 1);
-    if (close != std::string::npos && close + 1 < rest.size() && rest[close + 1] == ':') port = rest.substr(close + 2);
-  } else if (size_t colon = rest.rfind(':'); colon != std::string::npos) {
-    host = rest.substr(0, colon);
-    port = rest.substr(colon + 1);
-  }
-  addrinfo hints{}, *res = nullptr;
-  hints.ai_socktype = SOCK_STREAM;
-  if (int rc = getaddrinfo(host.c_str(), port.c_str(), &hints, &res); rc != 0) return gai_strerror(rc);
-  std::string why = "no address to connect to";
-  for (addrinfo* a = res; a; a = a->ai_next) {
-    int fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
-    if (fd < 0) continue;
-    timeval tv{10, 0};
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    int rc = connect(fd, a->ai_addr, a->ai_addrlen);
-    int err = errno;
-    close(fd);
-    if (rc == 0) {
-      why.clear();
-      break;
-    }
-    why = err == EINPROGRESS || err == EAGAIN ? "connection timed out" : std::strerror(err);
-  }
-  freeaddrinfo(res);
-  return why;
-}
-
-std::string describe(httplib::Error e) {
-  switch (e) {
-    case httplib::Error::Connection: return "cannot connect";
-    case httplib::Error::ConnectionTimeout: return "the connection timed out";
-    case httplib::Error::Read: return "the connection broke while reading the answer";
-    case httplib::Error::Write: return "the connection broke while sending the evidence";
-    case httplib::Error::SSLConnection: return "the TLS handshake failed";
-    case httplib::Error::SSLServerVerification: return "the server's TLS certificate is not trusted";
-    default: return httplib::to_string(e);
-  }
-}
-
-// Prints the service's error answer; returns the exit status.
-int report_error(const httplib::Result& r, const std::string& url) {
-  if (!r) {
-    std::string why = describe(r.error());
-    if (r.error() == httplib::Error::Connection || r.error() == httplib::Error::ConnectionTimeout) {
-      std::string sys = connect_error(url);
-      if (!sys.empty()) why += ": " + sys;
-    }
-    std::cerr << fmt::format("culprit diagnose: cannot reach the service at {}: {} (is 'culprit serve' running there?)\n", url, why);
+// Prints the service's error answer or the transport failure; returns the
+// exit status.
+int report_error(const blueprint::HttpResponse& r, const std::string& url) {
+  if (!r.error.empty()) {
+    std::cerr << fmt::format("culprit diagnose: cannot reach the service at {}: {} (is 'culprit serve' running there?)\n", url,
+                             escape_for_terminal(r.transport_problem()));
     return 3;
   }
   nlohmann::json j;
-  std::string why, msg = r->body;
-  if (parse_remote_json(r->body, j, why) && j.contains("error") && j["error"].is_object()) {
+  std::string why, msg = r.body;
+  if (parse_remote_json(r.body, j, why) && j.contains("error") && j["error"].is_object()) {
     msg = string_member_or(j["error"], "message", msg);
     if (j["error"].contains("details") && !j["error"]["details"].empty()) msg += " " + j["error"]["details"].dump();
   }
-  std::cerr << fmt::format("culprit diagnose: the service answered {}: {}\n", r->status, escape_for_terminal(msg));
+  std::cerr << fmt::format("culprit diagnose: the service answered {}: {}\n", r.status, escape_for_terminal(msg));
   return 2;
 }
 
@@ -217,14 +154,26 @@ int cmd_diagnose_remote(int argc, char** argv) {
   }
   NdjsonObservationWriter writer(std::move(observations), bundle.files);
 
-  httplib::Client client(url);
-  if (!client.is_valid()) return usage("--server must be a URL such as http://127.0.0.1:8080");
-  client.set_read_timeout(600, 0);
-  client.set_write_timeout(600, 0);
-  client.set_connection_timeout(10, 0);
-  httplib::Headers headers;
-  if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
-  if (format == "text") headers.emplace("Accept", "text/plain");
+  std::string why;
+  if (!blueprint::HttpClient::usable_base_url(url, why)) return usage("--server must be a URL such as http://127.0.0.1:8080: " + why);
+  blueprint::HttpClientConfig hc;
+  hc.base_url = url;
+  hc.token = token;
+  hc.timeout_ns = 0;                            // a large bundle takes as long as it takes,
+  hc.stall_timeout_ns = 600LL * 1000000000;     // but not with nothing moving for 10 minutes
+  hc.retries = 0;                               // POSTs create sessions: never repeated
+  blueprint::HttpClient client(std::move(hc));
+  std::vector<std::pair<std::string, std::string>> headers;
+  if (format == "text") headers.emplace_back("Accept", "text/plain");
+  auto request = [&](const char* method, const std::string& path, std::string body, const char* content_type) {
+    blueprint::HttpRequest r;
+    r.method = method;
+    r.path = path;
+    r.body = std::move(body);
+    r.content_type = content_type;
+    r.headers = headers;
+    return client.send(r);
+  };
   std::string query = a.has("explain") ? "?explain=true" : "?explain=false";
   if (schema) query += "&schema=" + *schema;
   if (format == "text") {
@@ -265,24 +214,23 @@ int cmd_diagnose_remote(int argc, char** argv) {
     body.reserve(body.size() + held_bytes);
     for (auto& c : held) body += c;
     held.clear();
-    auto r = client.Post(("/v1/attributions" + query).c_str(), headers, body, "application/x-ndjson");
-    if (!r || r->status != 200) return report_error(r, url);
-    verdict = r->body;
+    auto r = request("POST", "/v1/attributions" + query, std::move(body), "application/x-ndjson");
+    if (r.status != 200) return report_error(r, url);
+    verdict = std::move(r.body);
   } else {
-    auto c = client.Post("/v1/workloads", headers, context.dump(), "application/json");
-    if (!c || c->status != 201) return report_error(c, url);
+    auto c = request("POST", "/v1/workloads", context.dump(), "application/json");
+    if (c.status != 201) return report_error(c, url);
     nlohmann::json created;
-    std::string why;
-    if (!parse_remote_json(c->body, created, why) || string_member_or(created, "id").empty()) {
+    if (!parse_remote_json(c.body, created, why) || string_member_or(created, "id").empty()) {
       std::cerr << fmt::format("culprit diagnose: the service's answer to POST /v1/workloads has no id: {}\n",
-                               escape_for_terminal(why.empty() ? c->body.substr(0, 300) : why));
+                               escape_for_terminal(why.empty() ? c.body.substr(0, 300) : why));
       return 2;
     }
     auto id = string_member_or(created, "id");
     std::string base = "/v1/workloads/" + id;
     auto post = [&](const std::string& chunk) {
-      auto p = client.Post((base + "/observations").c_str(), headers, chunk, "application/x-ndjson");
-      if (!p || p->status != 200) {
+      auto p = request("POST", base + "/observations", chunk, "application/x-ndjson");
+      if (p.status != 200) {
         report_error(p, url);
         return false;
       }
@@ -300,13 +248,13 @@ int cmd_diagnose_remote(int argc, char** argv) {
       ok = false;
     }
     if (!ok) {
-      client.Delete(base.c_str(), headers);
+      request("DELETE", base, "", "");
       return 2;
     }
-    auto r = client.Post((base + "/attribute" + query).c_str(), headers, "", "application/json");
-    client.Delete(base.c_str(), headers);
-    if (!r || r->status != 200) return report_error(r, url);
-    verdict = r->body;
+    auto r = request("POST", base + "/attribute" + query, "", "application/json");
+    request("DELETE", base, "", "");
+    if (r.status != 200) return report_error(r, url);
+    verdict = std::move(r.body);
   }
   warn_about_differences(bundle, writer, ended);
   std::cout << verdict;

@@ -31,7 +31,7 @@
 
 namespace culprit::dashboard {
 
-using Params = std::multimap<std::string, std::string>;  // as cpp-httplib parses them
+using Params = std::multimap<std::string, std::string>;  // every key=value of the query, decoded, repeats kept
 
 struct ListQuery {
   blueprint::VerdictFilter filter;

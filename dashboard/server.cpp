@@ -134,8 +134,7 @@ const char* kSecurityPolicy =
 // answer with a 413, whatever Content-Length says.
 constexpr uint64_t kNoBodyLimit = uint64_t{1} << 62;
 
-// The query string of `target` as cpp-httplib parsed it before: every
-// `key=value` pair, percent-decoded ('+' a space), repeated keys kept.
+// The query string of `target`: every `key=value` pair, percent-decoded ('+' a space), repeated keys kept.
 Params query_params(const std::string& target) {
   Params out;
   size_t q = target.find('?');

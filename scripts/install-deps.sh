@@ -10,9 +10,9 @@ packages=(
   libpcre2-dev                          # fast captures where a regex means the same to PCRE2 (runtime/capture_regex.h)
   libmimalloc-dev                       # the culprit executable's malloc (cli/allocator.h)
   libfmt-dev nlohmann-json3-dev doctest-dev
-  libcpp-httplib-dev libsqlite3-dev
+  libsqlite3-dev
   libyaml-cpp-dev libpq-dev zlib1g-dev  # the blueprint: configuration, PostgreSQL store, gzip logs; gzip bodies of the service
-  libcurl4-openssl-dev                  # the blueprint's HTTP connectors (Loki, PromQL, Kubernetes)
+  libcurl4-openssl-dev                  # every outbound HTTP call (Loki, PromQL, Kubernetes, the service's clients)
   openssl                               # the Kubernetes test server's CA (tests/blueprint/check_kube.sh)
   prometheus                            # the PromQL collector's real-Prometheus test (tests/blueprint/check_promql.sh)
   slurm-wlm slurmdbd munge mariadb-server bc   # the blueprint's real-Slurm test (tests/blueprint/check_slurm.sh)

@@ -22,7 +22,7 @@ bool load_curl_library(const char* soname, CurlLibrary& lib, std::string& error)
   void* handle = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char* why = dlerror();
-    error = fmt::format("the blueprint's HTTP connectors (Loki, Prometheus, Kubernetes, webhooks) need {} "
+    error = fmt::format("HTTP calls (Loki, Prometheus, Kubernetes, webhooks, culprit serve's clients) need {} "
                         "(Debian package libcurl4): {}",
                         soname, why ? why : "it cannot be loaded");
     return false;

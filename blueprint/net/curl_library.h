@@ -4,8 +4,8 @@
 // Why: linking libcurl made every `culprit` process map and relocate it and
 // its dependencies (TLS, Kerberos, LDAP, SASL, SSH, IDN, nghttp2, ...), with
 // libpq about 20 ms of the start of `culprit --help`, although only the
-// blueprint's HTTP connectors (blueprint/net/http_client.cpp, the only caller:
-// Loki, Prometheus, Kubernetes, webhooks) use it. The library is opened with
+// HTTP clients (blueprint/net/http_client.cpp, the only caller: Loki,
+// Prometheus, Kubernetes, webhooks, the clients of `culprit serve`) use it. The library is opened with
 // dlopen and exactly the functions the client calls are resolved with dlsym.
 // <curl/curl.h> still declares them: every pointer below has the type of the
 // declared function (decltype), so a signature that does not match the header
@@ -50,8 +50,8 @@ struct CurlLibrary {
 
 // The process's libcurl ("libcurl.so.4"), loaded and initialized
 // (curl_global_init(CURL_GLOBAL_DEFAULT)) on the first call. nullptr and
-// `error` set when it cannot be loaded or initialized, e.g. "the blueprint's
-// HTTP connectors (Loki, Prometheus, Kubernetes, webhooks) need libcurl.so.4
+// `error` set when it cannot be loaded or initialized, e.g. "HTTP calls (Loki,
+// Prometheus, Kubernetes, webhooks, culprit serve's clients) need libcurl.so.4
 // (Debian package libcurl4): libcurl.so.4: cannot open shared object file:
 // No such file or directory".
 const CurlLibrary* curl_library(std::string& error);

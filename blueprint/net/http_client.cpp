@@ -8,6 +8,7 @@
 
 #include <curl/curl.h>
 #include <fmt/format.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -52,6 +53,58 @@ size_t on_write(char* ptr, size_t size, size_t n, void* user) {
   }
   b->data->append(ptr, len);
   return len;
+}
+
+// A streamed request body: pieces from the caller's source, handed to
+// libcurl as it asks for them.
+struct Upload {
+  const std::function<bool(std::string&)>* source = nullptr;
+  std::string piece;
+  size_t offset = 0;
+  bool called = false;   // the source has been read: the request cannot be retried
+  bool aborted = false;  // the source said stop
+  bool ended = false;
+};
+
+size_t on_read(char* buffer, size_t size, size_t n, void* user) {
+  auto* u = static_cast<Upload*>(user);
+  size_t room = size * n;
+  while (u->offset == u->piece.size() && !u->ended) {
+    u->piece.clear();
+    u->offset = 0;
+    u->called = true;
+    if (!(*u->source)(u->piece)) {
+      u->aborted = true;
+      return CURL_READFUNC_ABORT;
+    }
+    if (u->piece.empty()) u->ended = true;
+  }
+  size_t len = std::min(room, u->piece.size() - u->offset);
+  std::memcpy(buffer, u->piece.data() + u->offset, len);
+  u->offset += len;
+  return len;  // 0 once ended: the last chunk
+}
+
+HttpFailure failure_of(CURLcode rc) {
+  switch (rc) {
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY: return HttpFailure::resolve;
+    case CURLE_COULDNT_CONNECT: return HttpFailure::connect;
+    case CURLE_OPERATION_TIMEDOUT: return HttpFailure::timeout;
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_ENGINE_NOTFOUND: return HttpFailure::tls;
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CACERT_BADFILE: return HttpFailure::tls_untrusted;
+    case CURLE_SEND_ERROR:
+    case CURLE_READ_ERROR:
+    case CURLE_ABORTED_BY_CALLBACK: return HttpFailure::send;
+    case CURLE_RECV_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_PARTIAL_FILE: return HttpFailure::receive;
+    default: return HttpFailure::other;
+  }
 }
 
 size_t on_header(char* ptr, size_t size, size_t n, void* user) {
@@ -109,6 +162,21 @@ std::string HttpResponse::describe() const {
   std::string first = body.substr(0, body.find('\n'));
   if (first.size() > 300) first = first.substr(0, 300) + "...";
   return first.empty() ? fmt::format("HTTP {}", status) : fmt::format("HTTP {}: {}", status, first);
+}
+
+std::string HttpResponse::transport_problem() const {
+  switch (failure) {
+    case HttpFailure::none: return "";
+    case HttpFailure::resolve: return "the host name does not resolve";
+    case HttpFailure::connect: return os_error ? fmt::format("cannot connect: {}", std::strerror(os_error)) : "cannot connect";
+    case HttpFailure::timeout: return "the connection timed out";
+    case HttpFailure::tls: return "the TLS handshake failed";
+    case HttpFailure::tls_untrusted: return "the server's TLS certificate is not trusted";
+    case HttpFailure::send: return "the connection broke while sending the request";
+    case HttpFailure::receive: return "the connection broke while reading the answer";
+    case HttpFailure::other: break;
+  }
+  return error;
 }
 
 struct HttpClient::Share {
@@ -191,22 +259,55 @@ std::string HttpClient::bearer_token(std::string& error) const {
 
 HttpResponse HttpClient::get(const std::string& path, const std::atomic<bool>* stop,
                              const std::function<bool(std::string_view)>& on_body) const {
-  return perform("GET", path, "", stop, on_body);
+  HttpRequest r;
+  r.path = path;
+  r.on_body = on_body;
+  return send(r, stop);
 }
 
 HttpResponse HttpClient::post_form(const std::string& path, const std::string& form, const std::atomic<bool>* stop) const {
-  return perform("POST", path, form, stop, {});
+  HttpRequest r;
+  r.method = "POST";
+  r.path = path;
+  r.content_type = "application/x-www-form-urlencoded";
+  r.body = form;
+  return send(r, stop);
 }
 
 HttpResponse HttpClient::post_json(const std::string& path, const std::string& json, const std::atomic<bool>* stop) const {
-  return perform("POST", path, json, stop, {}, "application/json");
+  HttpRequest r;
+  r.method = "POST";
+  r.path = path;
+  r.content_type = "application/json";
+  r.body = json;
+  return send(r, stop);
 }
 
-HttpResponse HttpClient::perform(const std::string& method, const std::string& path, const std::string& body,
-                                 const std::atomic<bool>* stop, const std::function<bool(std::string_view)>& on_body,
-                                 const char* content_type) const {
+bool HttpClient::usable_base_url(std::string_view url, std::string& why) {
+  std::string_view rest;
+  if (url.rfind("http://", 0) == 0) rest = url.substr(7);
+  else if (url.rfind("https://", 0) == 0) rest = url.substr(8);
+  else {
+    why = "it must start with http:// or https://";
+    return false;
+  }
+  for (unsigned char c : url)
+    if (c <= ' ' || c == 0x7f) {
+      why = "it holds a space or a control character";
+      return false;
+    }
+  std::string_view host = rest.substr(0, rest.find_first_of("/?#"));
+  if (size_t at = host.rfind('@'); at != std::string_view::npos) host = host.substr(at + 1);
+  if (host.empty() || host[0] == ':') {
+    why = "it names no host";
+    return false;
+  }
+  return true;
+}
+
+HttpResponse HttpClient::send(const HttpRequest& request, const std::atomic<bool>* stop) const {
   HttpResponse res;
-  std::string url = config_.base_url + path;
+  std::string url = config_.base_url + request.path;
   std::string connect_to;
   if (!config_.tls.server_name.empty()) {
     // Verify the certificate for tls-server-name while connecting to the
@@ -223,6 +324,7 @@ HttpResponse HttpClient::perform(const std::string& method, const std::string& p
   if (!share_->curl) {
     res.attempts = 1;
     res.error = share_->load_error;  // not retried: the library does not appear by waiting
+    res.failure = HttpFailure::other;
     return res;
   }
   const CurlLibrary& curl = *share_->curl;
@@ -232,21 +334,27 @@ HttpResponse HttpClient::perform(const std::string& method, const std::string& p
     res.attempts = attempt + 1;
     res.status = 0;
     res.error.clear();
+    res.failure = HttpFailure::none;
+    res.os_error = 0;
     res.body.clear();
     res.headers.clear();
     std::string token_error;
     std::string token = bearer_token(token_error);
     if (!token_error.empty()) {
       res.error = token_error;
+      res.failure = HttpFailure::other;
       return res;
     }
     CURL* h = curl.easy_init();
     if (!h) {
       res.error = "cannot create an HTTP request (libcurl)";
+      res.failure = HttpFailure::other;
       return res;
     }
     char errbuf[CURL_ERROR_SIZE] = {0};
-    Body sink{&res.body, on_body ? &on_body : nullptr, false, false, stop, h, &curl};
+    Body sink{&res.body, request.on_body ? &request.on_body : nullptr, false, false, stop, h, &curl};
+    Upload upload;
+    upload.source = request.body_source ? &request.body_source : nullptr;
     curl.easy_setopt(h, CURLOPT_URL, url.c_str());
     curl.easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
     curl.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
@@ -255,7 +363,13 @@ HttpResponse HttpClient::perform(const std::string& method, const std::string& p
     curl.easy_setopt(h, CURLOPT_WRITEDATA, &sink);
     curl.easy_setopt(h, CURLOPT_HEADERFUNCTION, &on_header);
     curl.easy_setopt(h, CURLOPT_HEADERDATA, &res.headers);
-    curl.easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(config_.timeout_ns / 1000000));
+    int64_t timeout = request.timeout_ns >= 0 ? request.timeout_ns : config_.timeout_ns;
+    curl.easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout / 1000000));
+    if (config_.stall_timeout_ns > 0) {
+      // Under one byte a second for the whole period: the peer is gone.
+      curl.easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+      curl.easy_setopt(h, CURLOPT_LOW_SPEED_TIME, std::max(1L, static_cast<long>(config_.stall_timeout_ns / 1000000000)));
+    }
     curl.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(config_.connect_timeout_ns / 1000000));
     curl.easy_setopt(h, CURLOPT_USERAGENT, "culprit-blueprint");
     curl.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -303,15 +417,31 @@ HttpResponse HttpClient::perform(const std::string& method, const std::string& p
       curl.easy_setopt(h, CURLOPT_PASSWORD, config_.password.c_str());
     }
     std::vector<std::string> lines;
+    bool accept = false;
     for (const auto& [k, v] : config_.headers) lines.push_back(k + ": " + v);
-    for (const auto& l : lines) headers = curl.slist_append(headers, l.c_str());
-    headers = curl.slist_append(headers, "Accept: application/json, */*");
-    if (method == "POST") {
-      headers = curl.slist_append(headers, (std::string("Content-Type: ") + content_type).c_str());
-      curl.easy_setopt(h, CURLOPT_POST, 1L);
-      curl.easy_setopt(h, CURLOPT_POSTFIELDS, body.data());
-      curl.easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+    for (const auto& [k, v] : request.headers) {
+      lines.push_back(k + ": " + v);
+      accept = accept || strcasecmp(k.c_str(), "Accept") == 0;
     }
+    if (!accept) lines.push_back("Accept: application/json, */*");
+    if (request.method == "POST") {
+      lines.push_back("Content-Type: " + request.content_type);
+      // libcurl would wait up to a second for "100 Continue" before a large
+      // or streamed body; the servers here read the body either way.
+      lines.push_back("Expect:");
+      curl.easy_setopt(h, CURLOPT_POST, 1L);
+      if (upload.source) {
+        lines.push_back("Transfer-Encoding: chunked");
+        curl.easy_setopt(h, CURLOPT_READFUNCTION, &on_read);
+        curl.easy_setopt(h, CURLOPT_READDATA, &upload);
+      } else {
+        curl.easy_setopt(h, CURLOPT_POSTFIELDS, request.body.data());
+        curl.easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+      }
+    } else if (request.method != "GET") {
+      curl.easy_setopt(h, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+    }
+    for (const auto& l : lines) headers = curl.slist_append(headers, l.c_str());
     curl.easy_setopt(h, CURLOPT_HTTPHEADER, headers);
 
     CURLcode rc = curl.easy_perform(h);
@@ -319,6 +449,8 @@ HttpResponse HttpClient::perform(const std::string& method, const std::string& p
     curl.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
     long req_size = 0, header_size = 0;
     curl_off_t down = 0;
+    long os_error = 0;
+    curl.easy_getinfo(h, CURLINFO_OS_ERRNO, &os_error);
     curl.easy_getinfo(h, CURLINFO_REQUEST_SIZE, &req_size);
     curl.easy_getinfo(h, CURLINFO_HEADER_SIZE, &header_size);
     curl.easy_getinfo(h, CURLINFO_SIZE_DOWNLOAD_T, &down);
@@ -333,8 +465,15 @@ HttpResponse HttpClient::perform(const std::string& method, const std::string& p
       return res;
     }
     bool transport_failed = rc != CURLE_OK;
+    if (upload.aborted) {
+      res.error = fmt::format("{}: the request's body could not be produced", config_.base_url);
+      res.failure = HttpFailure::send;
+      return res;
+    }
     if (transport_failed) {
       res.error = fmt::format("{}: {}", config_.base_url, errbuf[0] ? errbuf : curl.easy_strerror(rc));
+      res.failure = failure_of(rc);
+      res.os_error = res.failure == HttpFailure::connect ? static_cast<int>(os_error) : 0;
     } else {
       res.status = status;
     }
@@ -344,7 +483,7 @@ HttpResponse HttpClient::perform(const std::string& method, const std::string& p
                              rc == CURLE_SSL_CERTPROBLEM || rc == CURLE_URL_MALFORMAT || rc == CURLE_UNSUPPORTED_PROTOCOL ||
                              rc == CURLE_SSL_CONNECT_ERROR))
       retryable = false;
-    if (!retryable || sink.delivered || attempt >= config_.retries) return res;
+    if (!retryable || sink.delivered || upload.called || attempt >= config_.retries) return res;
     int64_t wait = backoff + static_cast<int64_t>(rng() % static_cast<uint64_t>(std::max<int64_t>(1, backoff / 4)));
     auto ra = res.headers.find("retry-after");
     if (ra != res.headers.end()) {

@@ -1,5 +1,7 @@
-// HTTP(S) for the remote collectors and Kubernetes discovery (Loki,
-// Prometheus, the Kubernetes API), over libcurl.
+// HTTP(S) for every outbound call Culprit makes, over libcurl: the remote
+// collectors and Kubernetes discovery (Loki, Prometheus, the Kubernetes API),
+// webhooks, and the clients of `culprit serve` (`culprit run` with
+// attribution.service, `culprit diagnose --server`).
 //
 // One HttpClient holds what every request to one server shares: the base
 // URL, TLS material (a CA, a client certificate and key, as files or as
@@ -11,7 +13,8 @@
 // one connection.
 //
 // Retries: a transport failure (refused, reset, timed out), 429 and 5xx
-// are retried with exponential backoff (0.5 s, 1 s, 2 s, ... up to 30 s,
+// are retried (set `retries` to 0 for requests that must not be repeated,
+// such as a POST that creates something) with exponential backoff (0.5 s, 1 s, 2 s, ... up to 30 s,
 // jittered, at most `retries` times), honouring Retry-After; other answers
 // are returned as they are. The `stop` flag ends waiting and retrying.
 //
@@ -55,11 +58,43 @@ struct HttpClientConfig {
   std::string token_file;           // re-read when its modification time changes
   std::string username, password;   // basic auth (when no token)
   std::vector<std::pair<std::string, std::string>> headers;  // sent with every request
-  int64_t timeout_ns = 60LL * 1000000000;          // per attempt of a request
+  int64_t timeout_ns = 60LL * 1000000000;          // per attempt of a request; 0: no limit
+  int64_t stall_timeout_ns = 0;     // give up when no byte moved for this long; 0: never
   int64_t connect_timeout_ns = 10LL * 1000000000;
   int retries = 5;                  // of a request that failed with a transport error, 429 or 5xx
   int64_t backoff_base_ns = 500000000;             // first wait; doubles each retry
   int64_t backoff_max_ns = 30LL * 1000000000;
+};
+
+// What kind of transport failure ended a request, for callers that word
+// it themselves (`culprit diagnose --server`).
+enum class HttpFailure {
+  none,
+  resolve,        // the host name does not resolve
+  connect,        // no connection (os_error says why: refused, unreachable)
+  timeout,        // connecting or the whole request took too long
+  tls,            // the TLS handshake failed
+  tls_untrusted,  // the server's certificate is not trusted
+  send,           // the connection broke while sending, or the body source gave up
+  receive,        // the connection broke while reading the answer
+  other,
+};
+
+// One request, for what get/post_form/post_json do not cover.
+struct HttpRequest {
+  std::string method = "GET";       // GET, POST or DELETE
+  std::string path;                 // appended to base_url ("/v1/x?y=z")
+  std::string content_type;         // of a POST's body
+  std::string body;                 // a POST's body, unless body_source is set
+  // A POST's body, produced while it is sent (chunked transfer encoding):
+  // called for the next piece, which it appends to the (empty) string; an
+  // empty piece ends the body; false aborts the request (HttpFailure::send).
+  // A request whose source has been called is not retried.
+  std::function<bool(std::string& piece)> body_source;
+  std::vector<std::pair<std::string, std::string>> headers;  // besides the client's (an Accept here replaces the default)
+  // As for get(): the body of a 2xx answer, handed over as it arrives.
+  std::function<bool(std::string_view)> on_body;
+  int64_t timeout_ns = -1;          // per attempt; -1: the client's timeout_ns
 };
 
 struct HttpResponse {
@@ -67,12 +102,18 @@ struct HttpResponse {
   std::map<std::string, std::string> headers;   // lower-case names; the last value of a repeated header
   std::string body;                 // empty when a body callback consumed it
   std::string error;                // transport error, "" when an answer came
+  HttpFailure failure = HttpFailure::none;  // its kind
+  int os_error = 0;                 // errno of a failed connect (ECONNREFUSED), else 0
   int attempts = 0;                 // 1 + retries made
   int64_t wire_bytes = 0;           // request + response headers + body, summed over the attempts
   bool stopped = false;             // the body callback asked to stop, or `stop` was set
   bool ok() const { return error.empty() && status >= 200 && status < 300; }
   // "HTTP 404: <first line of the body>" or the transport error, for messages.
   std::string describe() const;
+  // A transport failure in words, without the URL: "cannot connect:
+  // Connection refused", "the server's TLS certificate is not trusted"; ""
+  // when an answer came.
+  std::string transport_problem() const;
 };
 
 class HttpClient {
@@ -83,6 +124,7 @@ class HttpClient {
   HttpClient& operator=(const HttpClient&) = delete;
 
   const std::string& base_url() const { return config_.base_url; }
+  bool has_token() const { return !config_.token.empty() || !config_.token_file.empty(); }
 
   // GET base_url + path_and_query. With `on_body`, the body of a 2xx answer
   // is handed over as it arrives (chunked pod logs) instead of being kept
@@ -97,13 +139,17 @@ class HttpClient {
   // error, 429 or 5xx, up to `retries` times with backoff.
   HttpResponse post_json(const std::string& path, const std::string& json, const std::atomic<bool>* stop = nullptr) const;
 
+  // Any request (DELETE, a streamed POST, per-request headers).
+  HttpResponse send(const HttpRequest& request, const std::atomic<bool>* stop = nullptr) const;
+
+  // True when `url` can be a base_url: http:// or https://, a host, no
+  // spaces or control characters. Otherwise false and `why`.
+  static bool usable_base_url(std::string_view url, std::string& why);
+
   // Percent-encodes one query-string value or form field.
   static std::string escape(std::string_view s);
 
  private:
-  HttpResponse perform(const std::string& method, const std::string& path, const std::string& body,
-                       const std::atomic<bool>* stop, const std::function<bool(std::string_view)>& on_body,
-                       const char* content_type = "application/x-www-form-urlencoded") const;
   std::string bearer_token(std::string& error) const;
 
   HttpClientConfig config_;
