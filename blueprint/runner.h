@@ -35,6 +35,10 @@
 // (workloads discovered/skipped/attributed/failed, bytes, rate, the attempt
 // in progress) with failures and poll summaries above it; otherwise plain
 // lines, one per stored or failed attempt and one per poll.
+//
+// Thread-safety: one Runner per process, run() from one thread; `stop` may
+// be set from any thread or a signal waiter. Errors are values and progress
+// lines; nothing throws out of run().
 #pragma once
 
 #include <atomic>

@@ -7,6 +7,9 @@
 // in load order, so it identifies the exact rule text that produced a verdict.
 //
 // No exception escapes: unreadable paths are E0002 diagnostics.
+//
+// Thread-safety: load_catalog() may run on several threads at once (parsing
+// takes the parser's lock); the catalog it returns is immutable and shared.
 #pragma once
 
 #include <memory>

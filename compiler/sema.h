@@ -10,6 +10,10 @@
 // of every operator and function, regexes in both Hyperscan and RE2, captures
 // referenced but not defined, actions allowed per stage, inline test shape
 // (both polarities per extractor, a target per test), scenario expectations.
+//
+// Thread-safety: analyze() keeps its state in the call (an Analyzer of its
+// own, sema_internal.h), so analyses may run on different threads at once.
+// The ir::Catalog returned is immutable.
 #pragma once
 
 #include <string>

@@ -11,6 +11,7 @@
 //   sema_rules.cpp       rules: stages, bindings, conditions, actions
 //   sema_scenarios.cpp   scenarios
 // Errors go to the Diagnostics given to the Analyzer; nothing throws.
+// Thread-safety: one Analyzer per analyze() call, used by that call only.
 #pragma once
 
 #include <algorithm>

@@ -1,6 +1,8 @@
 // The dashboard's web assets (dashboard/assets/), compiled into the binary
 // by dashboard/embed_assets.cmake: the server needs no files at run time and
 // no page loads anything from elsewhere.
+//
+// Thread-safety: the assets are constant data; read them from any thread.
 #pragma once
 
 #include <cstddef>

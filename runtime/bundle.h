@@ -19,6 +19,10 @@
 // half way) is a warning, and the rest of the bundle is still read: an
 // unreadable logs/<host> does not hide its siblings, and observations.jsonl
 // is found by name even when the bundle directory cannot be listed.
+//
+// Thread-safety: the functions below share no state; call them from any
+// thread. Errors are values (false and `error`, or refused_files and
+// warnings); nothing throws.
 #pragma once
 
 #include <string>

@@ -1,6 +1,9 @@
 // Collector reports as JSON: the objects of a verdict's
 // coverage.collectors (docs/verdict.schema.json) and of the service's
 // `collectors` request key (docs/service.md), one format for both.
+//
+// Thread-safety: pure functions. Reading is strict and never throws: a
+// malformed report is false with the key at fault.
 #pragma once
 
 #include <string>

@@ -5,6 +5,8 @@
 // and rendered by verdict_json.h / verdict_text.h. Ownership is by value; a
 // Verdict is self-contained (it copies the text of its evidence), so it can
 // outlive the catalog and the bundle it came from.
+// Thread-safety: plain data, no shared state; a const Verdict may be read
+// from several threads.
 #pragma once
 
 #include <cstdint>

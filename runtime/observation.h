@@ -7,6 +7,9 @@
 //    "value": 79, "labels": {"gpu": "3"}}
 // plus optional provenance "file", "line" and "offset" (docs/bundle.md, "Observations"). `ts` is optional for text (the
 // line's own timestamp is parsed as for files) and required for metrics.
+//
+// Thread-safety: pure functions over their arguments. Errors are values
+// naming the key at fault; nothing throws.
 #pragma once
 
 #include <cstdint>

@@ -11,6 +11,8 @@
 // Every key is optional. Reading is strict (unknown keys and wrong types are
 // errors naming the key) and bounded: at most limits::kUnreadEntries entries
 // in all, each string at most limits::kUnreadEntryBytes bytes.
+//
+// Thread-safety: pure functions; nothing throws.
 #pragma once
 
 #include <string>

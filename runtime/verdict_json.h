@@ -7,6 +7,8 @@
 // Keys are written in a fixed order and every list is sorted, so the same
 // Verdict always gives the same bytes. The derivation trail is included only
 // when asked (`--explain`), since it is for people, not for machines.
+//
+// Thread-safety: pure functions of a const Verdict; nothing throws.
 #pragma once
 
 #include <nlohmann/json.hpp>

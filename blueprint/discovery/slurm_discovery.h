@@ -18,6 +18,10 @@
 //
 // Records still running (End Unknown), outside [since, until], in a state
 // not configured, or that never ran (no nodes) are counted in `ignored`.
+//
+// Thread-safety: as every Discovery, discover() from one thread at a time;
+// parse_sacct() is a pure function. Errors are values (sacct that fails or
+// times out: false and its message); nothing throws.
 #pragma once
 
 #include <memory>

@@ -2,6 +2,9 @@
 // directories (docs/bundle.md) whose context.json is the attempt and whose
 // logs are its evidence (collected by BundleCollector, not by the
 // configured collectors).
+//
+// Thread-safety: as every Discovery, discover() from one thread at a time.
+// Errors are values (false and `error`); nothing throws.
 #pragma once
 
 #include <memory>

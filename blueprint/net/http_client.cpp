@@ -265,22 +265,25 @@ HttpResponse HttpClient::get(const std::string& path, const std::atomic<bool>* s
   return send(r, stop);
 }
 
-HttpResponse HttpClient::post_form(const std::string& path, const std::string& form, const std::atomic<bool>* stop) const {
+namespace {
+
+HttpRequest post_request(const std::string& path, const char* content_type, const std::string& body) {
   HttpRequest r;
   r.method = "POST";
   r.path = path;
-  r.content_type = "application/x-www-form-urlencoded";
-  r.body = form;
-  return send(r, stop);
+  r.content_type = content_type;
+  r.body = body;
+  return r;
+}
+
+}  // namespace
+
+HttpResponse HttpClient::post_form(const std::string& path, const std::string& form, const std::atomic<bool>* stop) const {
+  return send(post_request(path, "application/x-www-form-urlencoded", form), stop);
 }
 
 HttpResponse HttpClient::post_json(const std::string& path, const std::string& json, const std::atomic<bool>* stop) const {
-  HttpRequest r;
-  r.method = "POST";
-  r.path = path;
-  r.content_type = "application/json";
-  r.body = json;
-  return send(r, stop);
+  return send(post_request(path, "application/json", json), stop);
 }
 
 bool HttpClient::usable_base_url(std::string_view url, std::string& why) {

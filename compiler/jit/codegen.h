@@ -1,6 +1,10 @@
 // Internal to the JIT (compiler/jit/): IR -> LLVM IR. Includes LLVM, so it
 // must not be included outside compiler/jit/codegen.cpp and jit.cpp; the
 // rest of Culprit uses compiler/jit/jit.h.
+//
+// Thread-safety: generate() works on the LLVMContext it is given, which
+// must not be used by another thread meanwhile. Errors are values
+// (`error`); nothing throws.
 #pragma once
 
 #include <memory>
