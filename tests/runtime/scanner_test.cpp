@@ -359,7 +359,7 @@ TEST_CASE("scan_file: CRLF line endings") {
 // Regression: with CRLF line endings, a regex anchored with `$` never matches. The
 // scanner strips the '\r' before RE2 sees the line, but Hyperscan scans the raw
 // buffer, where `$` (multiline) matches only before '\n', i.e. after the '\r';
-// the line is never flagged, so the extractor never runs (runtime/scanner.cpp
+// the line is never flagged, so the extractor never runs (runtime/scanner_stream.cpp
 // Stream::chunk). The same line with LF, or through scan_lines, matches.
 // Repro: a bundle whose logs/<host>/app.log has "the job done\r\n" and an
 // extractor `match /job done$/` yields no event.
@@ -386,7 +386,7 @@ TEST_CASE("scan_file: a file without a trailing newline still has its last line"
 // Regression: ScanResult::bytes (reported as coverage `bytes_read`) is the sum of
 // (line length + 1) over the lines processed, not the bytes read: a last line
 // without '\n' adds a byte that is not in the file, and a line cut at max_line
-// contributes only its kept head (runtime/scanner.cpp Stream::line).
+// contributes only its kept head (runtime/scanner_stream.cpp Stream::line).
 // Repro: `printf 'hello a\nhello b' > logs/node-01/app.log` (15 bytes) reports
 // bytes_read 16 for the app source.
 TEST_CASE("scan_file: bytes counts the bytes of the file") {

@@ -1,0 +1,394 @@
+// Scanner::Stream: one file (or in-memory stream) applied in order from
+// what Scanner::Window prepared, buffer after buffer. Line numbers, the time
+// a line without its own stamp inherits, dmesg boot seconds anchored to wall
+// time, the scope (per buffer from its edge stamps, per line only where
+// needed), relayed hosts and the cap on events are decided here, and the
+// events are kept or dropped when the file ends.
+//
+// Separate from the Window (runtime/scanner_window.cpp) because all of this
+// depends on the lines before a line, so it runs on one thread in file
+// order, while a Window's work depends only on its buffer and may run on any.
+
+#include "runtime/scanner_internal.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+#include "base/checked_int.h"
+#include "base/text_util.h"
+
+namespace culprit {
+
+namespace {
+
+using scanner_internal::line_time;
+
+// How many lines from each end of a buffer are tried for a timestamp.
+constexpr int kEdgeLines = 64;
+// How far a line without a timestamp looks ahead for one at the start of a file.
+constexpr int kLookAheadLines = 1024;
+
+}  // namespace
+
+Scanner::Stream::Stream(Scanner& scanner, ScanResult& result, const ScanOptions& opt)
+    : scanner_(scanner), program_(*scanner.program_), result_(result), opt_(opt), window_(scanner, result.source, opt),
+      host_(result.host), source_(result.source), file_(result.file), prepared_(std::move(scanner.spare_prepared_)) {
+  if (!prepared_) prepared_ = std::make_unique<Prepared>();
+}
+
+// The buffers go back to the Scanner for its next file: a bundle of many
+// small files grew (and moved the events of) a fresh one per file.
+Scanner::Stream::~Stream() {
+  prepared_->clear();
+  scanner_.spare_prepared_ = std::move(prepared_);
+}
+
+// Scans one buffer (see Window::prepare) and applies it.
+void Scanner::Stream::chunk(const char* data, size_t len, int64_t base_offset) {
+  window_.prepare(data, len, *prepared_);
+  consume(data, len, base_offset, *prepared_);
+}
+
+// Applies what was prepared from exactly these bytes, in file order.
+// Scope is counted in bulk from the buffer's first and last timestamps
+// (logs are written in time order, so a buffer whose first and last stamps
+// are both inside or both outside the scope is wholly so; only a buffer
+// that straddles a bound, or runs backwards, is parsed line by line).
+void Scanner::Stream::consume(const char* data, size_t len, int64_t base_offset, Prepared& p) {
+  result_.bytes += static_cast<int64_t>(len);
+  if (len == 0) return;
+  const int64_t first_line = line_no_ + 1;
+  std::optional<int64_t> t_first = edge_time(data, len, true), t_last = edge_time(data, len, false);
+  account_scope(data, len, t_first, t_last);
+  // Events waiting for the first time of the file get the first stamp here.
+  if (t_first && !pending_leading_.empty()) resolve_leading(*t_first);
+
+  known_pos_ = 0;                // inheritance within this buffer starts from the previous one's time
+  known_time_ = last_wall_;
+  for (const Prepared::Line& line : p.lines)
+    candidate_line(line, first_line + line.newlines_before, base_offset + static_cast<int64_t>(line.start), p, data, len);
+  const int64_t lines = p.newlines + (data[len - 1] != '\n' ? 1 : 0);
+  result_.lines += lines;
+  result_.lines_invalid_utf8 += p.invalid_utf8;
+  line_no_ += lines;
+  if (t_last) learn_wall(*t_last);
+}
+
+// One line from memory, scanned on its own.
+void Scanner::Stream::single(std::string_view text, int64_t line_no, std::optional<int64_t> forced_ts, int64_t offset,
+                             bool terminated) {
+  result_.bytes += static_cast<int64_t>(text.size()) + (terminated ? 1 : 0);
+  window_.single_candidates(text, single_ids_);
+  line_no_ = line_no;
+  line(text, line_no, offset, single_ids_, forced_ts);
+}
+
+void Scanner::Stream::finish() {
+  for (size_t idx : pending_boot_) {  // never anchored: order only
+    result_.events[idx].where.boot = result_.events[idx].where.ts;
+    result_.events[idx].where.ts.reset();
+    result_.events[idx].where.ts_origin = {};
+  }
+  // Events kept only when inside the scope (or the wider window their
+  // extractor keeps); those without a time stay. Compacted in place: an
+  // event moves only when one before it was dropped.
+  auto& events = result_.events;
+  const auto& cat = program_.catalog();
+  std::map<int32_t, OutOfScopeKind> dropped;
+  size_t kept = 0;
+  for (size_t i = 0; i < events.size(); ++i) {
+    Event& e = events[i];
+    if (!e.where.ts) ++result_.events_without_time;
+    if (e.where.ts && !in_scope(*e.where.ts) &&
+        !kept_by_extractor(cat.extractors[static_cast<size_t>(event_extractor_[i])], *e.where.ts)) {
+      ++result_.events_out_of_scope;
+      auto& d = dropped[e.kind];
+      d.kind = e.kind;
+      d.note(*e.where.ts, opt_.window_start, opt_.window_end);
+      if (d.count <= ScanResult::kOutOfScopeSamples) result_.out_of_scope_samples.push_back(std::move(e));
+      continue;
+    }
+    if (kept != i) events[kept] = std::move(e);
+    ++kept;
+  }
+  events.truncate(kept);
+  event_extractor_.clear();
+  for (auto& [k, d] : dropped) result_.out_of_scope_kinds.push_back(d);
+}
+
+bool Scanner::Stream::in_scope(int64_t t) const {
+  return (!opt_.scope_start || t >= *opt_.scope_start) && (!opt_.scope_end || t <= *opt_.scope_end);
+}
+
+// Ray prefixes forwarded worker output with "(<actor or task> pid=N,
+// ip=A.B.C.D)": the line is that host's, not the driver's (ray-project/ray's
+// log monitor format). Returns the workload node it names, if any.
+const std::string* Scanner::Stream::relayed_host(std::string_view text) const {
+  if (opt_.workload_nodes.empty() || result_.source != "app") return nullptr;
+  size_t i = 0;
+  while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) ++i;
+  if (i >= text.size() || text[i] != '(') return nullptr;
+  size_t close = text.find(')', i);
+  if (close == std::string_view::npos || close - i > 256) return nullptr;
+  std::string_view inside = text.substr(i, close - i);
+  size_t ip = inside.find(", ip=");
+  if (ip == std::string_view::npos || inside.find(" pid=") == std::string_view::npos) return nullptr;
+  std::string addr(inside.substr(ip + 5));
+  auto find = [&](const std::string& n) -> const std::string* {
+    auto it = std::lower_bound(opt_.workload_nodes.begin(), opt_.workload_nodes.end(), n);
+    return it != opt_.workload_nodes.end() && *it == n ? &*it : nullptr;
+  };
+  if (const std::string* n = find(addr)) return n;
+  std::string cloud = "ip-" + addr;
+  std::replace(cloud.begin(), cloud.end(), '.', '-');
+  return find(cloud);
+}
+
+// `keep D before|after`: inside [window start - D, window end + D] on the
+// sides the extractor names (the default scope on the others).
+bool Scanner::Stream::kept_by_extractor(const ir::Extractor& ex, int64_t t) const {
+  if (!ex.keep_before_ns && !ex.keep_after_ns) return false;
+  bool lo = !opt_.scope_start || t >= *opt_.scope_start ||
+            (ex.keep_before_ns && opt_.window_start && t >= *opt_.window_start - *ex.keep_before_ns);
+  bool hi = !opt_.scope_end || t <= *opt_.scope_end ||
+            (ex.keep_after_ns && opt_.window_end && t <= *opt_.window_end + *ex.keep_after_ns);
+  return lo && hi;
+}
+
+void Scanner::Stream::learn_wall(int64_t t) {
+  last_wall_ = t;
+  resolve_leading(t);
+}
+
+// Events that came before any time in the file take the first one after them.
+void Scanner::Stream::resolve_leading(int64_t t) {
+  for (size_t idx : pending_leading_) {
+    result_.events[idx].where.ts = t;
+    result_.events[idx].where.ts_origin = "inherited";
+  }
+  pending_leading_.clear();
+}
+
+void Scanner::Stream::line(std::string_view text, int64_t line_no, int64_t offset, const std::vector<int32_t>& ids,
+                           std::optional<int64_t> forced_ts) {
+  ++result_.lines;
+  if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
+  bool truncated = text.size() > opt_.max_line;
+  if (truncated) {
+    ++result_.lines_truncated;
+    text = text.substr(0, opt_.max_line);
+  }
+  if (!is_valid_utf8(text)) ++result_.lines_invalid_utf8;
+
+  LineTime lt = forced_ts ? LineTime{} : line_time(text, opt_);
+  if (lt.dmesg_local) ++result_.dmesg_local_lines;
+  std::optional<int64_t> wall;
+  const char* origin = "";  // a literal: Evidence::ts_origin keeps a view of it
+  if (forced_ts) {
+    wall = forced_ts;
+    origin = "observation";
+  } else if (lt.has_wall) {
+    wall = lt.wall_ns;
+    origin = "line";
+    if (lt.has_boot)
+      if (auto a = anchor_from(lt.wall_ns, lt.boot_ns)) learn_anchor(*a);
+  } else if (lt.has_boot && anchor_) {
+    wall = anchored(*anchor_, lt.boot_ns);
+    if (wall) origin = "boot-anchored";
+  }
+  if (wall) learn_wall(*wall);
+  std::optional<int64_t> effective = wall ? wall : last_wall_;
+  if (effective && !in_scope(*effective)) ++result_.lines_out_of_scope;
+
+  if (ids.empty()) return;
+  single_events_.clear();
+  single_extractors_.clear();
+  window_.extract_all(text, ids, single_events_, single_extractors_);
+  for (size_t i = 0; i < single_events_.size(); ++i)
+    emit(std::move(single_events_[i]), single_extractors_[i], line_no, offset, wall, origin, lt, last_wall_);
+}
+
+// Keeps one extracted event with its provenance and time: the line's own
+// (`wall`), its boot seconds until the file is anchored, the time it
+// inherits, or none yet (resolved by the first time that follows).
+void Scanner::Stream::emit(Event&& ev, int32_t extractor, int64_t line_no, int64_t offset, std::optional<int64_t> wall,
+                           const char* origin, const LineTime& lt, std::optional<int64_t> inherited) {
+  if (result_.events.size() >= opt_.max_events_per_file) {
+    ++result_.events_over_cap;
+    return;
+  }
+  ev.host = host_;
+  ev.control_plane = result_.control_plane;
+  if (const std::string* relayed = relayed_host(ev.where.text)) {
+    auto it = relayed_.find(relayed);
+    if (it == relayed_.end()) it = relayed_.emplace(relayed, SharedString(*relayed)).first;
+    ev.host = it->second;
+    ev.control_plane = false;
+  }
+  ev.where.host = host_;
+  ev.where.source = source_;
+  ev.where.file = file_;
+  ev.where.line = line_no;
+  ev.where.offset = offset;
+  if (wall) {
+    ev.where.ts = wall;
+    ev.where.ts_origin = origin;
+  } else if (lt.has_boot) {
+    ev.where.ts = lt.boot_ns;  // provisional: boot-relative until anchored
+    pending_boot_.push_back(result_.events.size());
+  } else if (inherited) {
+    ev.where.ts = inherited;
+    ev.where.ts_origin = "inherited";
+  } else {
+    pending_leading_.push_back(result_.events.size());
+  }
+  result_.events.push_back(std::move(ev));
+  event_extractor_.push_back(extractor);
+}
+
+// The wall time a line carries: its own stamp, or its boot seconds once the
+// file has an anchor. Learns the anchor from a line that carries both.
+std::optional<int64_t> Scanner::Stream::own_time(std::string_view text) {
+  LineTime lt = line_time(text, opt_);
+  if (lt.has_wall) {
+    if (lt.has_boot)
+      if (auto a = anchor_from(lt.wall_ns, lt.boot_ns)) learn_anchor(*a);
+    return lt.wall_ns;
+  }
+  if (lt.has_boot && anchor_) return anchored(*anchor_, lt.boot_ns);
+  return std::nullopt;
+}
+
+// Wall stamps and boot seconds each fit in int64 nanoseconds, their sums
+// need not (a stamp near 2262 plus a long uptime): a line whose boot time
+// cannot be placed on the wall clock gets no anchored time, and a pair
+// whose difference overflows anchors nothing.
+std::optional<int64_t> Scanner::Stream::anchored(int64_t anchor, int64_t boot_ns) {
+  return checked_add(anchor, boot_ns);
+}
+std::optional<int64_t> Scanner::Stream::anchor_from(int64_t wall_ns, int64_t boot_ns) {
+  return checked_sub(wall_ns, boot_ns);
+}
+
+void Scanner::Stream::learn_anchor(int64_t anchor) {
+  bool first = !anchor_;
+  anchor_ = anchor;
+  if (first) resolve_pending_boot();
+}
+
+// The first (or last) time among the first (or last) kEdgeLines lines.
+std::optional<int64_t> Scanner::Stream::edge_time(const char* data, size_t len, bool from_start) {
+  size_t pos = from_start ? 0 : len;
+  for (int n = 0; n < kEdgeLines; ++n) {
+    size_t b, e;
+    if (from_start) {
+      if (pos >= len) break;
+      const char* nl = static_cast<const char*>(std::memchr(data + pos, '\n', len - pos));
+      b = pos;
+      e = nl ? static_cast<size_t>(nl - data) : len;
+      pos = e + 1;
+    } else {
+      if (pos == 0) break;
+      e = (data[pos - 1] == '\n') ? pos - 1 : pos;
+      const void* q = e > 0 ? memrchr(data, '\n', e) : nullptr;
+      b = q ? static_cast<size_t>(static_cast<const char*>(q) - data) + 1 : 0;
+      pos = b;
+    }
+    if (auto t = own_time(std::string_view(data + b, e - b))) return t;
+  }
+  return std::nullopt;
+}
+
+void Scanner::Stream::account_scope(const char* data, size_t len, std::optional<int64_t> t_first,
+                                    std::optional<int64_t> t_last) {
+  if (!opt_.scope_start && !opt_.scope_end) return;
+  if (t_first && t_last && *t_first <= *t_last) {
+    if (in_scope(*t_first) && in_scope(*t_last)) return;
+    bool before = opt_.scope_start && *t_last < *opt_.scope_start;
+    bool after = opt_.scope_end && *t_first > *opt_.scope_end;
+    if (before || after) {
+      result_.lines_out_of_scope +=
+          static_cast<int64_t>(count_newlines(std::string_view(data, len))) + (data[len - 1] != '\n' ? 1 : 0);
+      return;
+    }
+  }
+  // Straddles a bound, runs backwards or has no time at its edges: every line.
+  std::optional<int64_t> running = last_wall_;
+  for (size_t pos = 0; pos < len;) {
+    const char* nl = static_cast<const char*>(std::memchr(data + pos, '\n', len - pos));
+    size_t e = nl ? static_cast<size_t>(nl - data) : len;
+    if (auto t = own_time(std::string_view(data + pos, e - pos))) running = t;
+    if (running && !in_scope(*running)) ++result_.lines_out_of_scope;
+    pos = e + 1;
+  }
+}
+
+// The time a line without its own inherits: the nearest stamp before it in
+// this buffer, else the time carried in from earlier buffers. Each byte is
+// looked at once per buffer (known_pos_ only moves forward).
+std::optional<int64_t> Scanner::Stream::time_before(const char* data, size_t start) {
+  size_t pos = start;
+  while (pos > known_pos_) {
+    size_t e = pos - 1;  // the '\n' ending the previous line
+    const void* q = e > 0 ? memrchr(data, '\n', e) : nullptr;
+    size_t b = q ? static_cast<size_t>(static_cast<const char*>(q) - data) + 1 : 0;
+    if (b < known_pos_) break;
+    if (auto t = own_time(std::string_view(data + b, e - b))) {
+      known_time_ = t;
+      break;
+    }
+    pos = b;
+  }
+  known_pos_ = start;
+  return known_time_;
+}
+
+std::optional<int64_t> Scanner::Stream::time_after(const char* data, size_t from, size_t len) {
+  size_t pos = from;
+  for (int n = 0; n < kLookAheadLines && pos < len; ++n) {
+    const char* nl = static_cast<const char*>(std::memchr(data + pos, '\n', len - pos));
+    size_t e = nl ? static_cast<size_t>(nl - data) : len;
+    if (auto t = own_time(std::string_view(data + pos, e - pos))) return t;
+    pos = e + 1;
+  }
+  return std::nullopt;
+}
+
+void Scanner::Stream::candidate_line(const Prepared::Line& line, int64_t line_no, int64_t offset, Prepared& p,
+                                     const char* data, size_t len) {
+  if (line.truncated) ++result_.lines_truncated;
+  const LineTime& lt = line.lt;
+  if (lt.dmesg_local) ++result_.dmesg_local_lines;
+  std::optional<int64_t> wall;
+  const char* origin = "line";
+  if (lt.has_wall) {
+    wall = lt.wall_ns;
+    if (lt.has_boot)
+      if (auto a = anchor_from(lt.wall_ns, lt.boot_ns)) learn_anchor(*a);
+  } else if (lt.has_boot && anchor_) {
+    wall = anchored(*anchor_, lt.boot_ns);
+    if (wall) origin = "boot-anchored";
+  }
+  std::optional<int64_t> inherited;
+  if (!wall && !lt.has_boot) {
+    inherited = time_before(data, line.start);
+    if (!inherited) inherited = time_after(data, line.end + 1, len);
+  }
+  if (wall) known_time_ = wall;
+  known_pos_ = std::min(len, line.end + 1);
+  for (size_t i = 0; i < line.events; ++i)
+    emit(std::move(p.events[line.first_event + i]), p.extractors[line.first_event + i], line_no, offset, wall, origin, lt,
+         inherited);
+}
+
+void Scanner::Stream::resolve_pending_boot() {
+  for (size_t idx : pending_boot_) {
+    auto& e = result_.events[idx];
+    e.where.ts = anchored(*anchor_, *e.where.ts);
+    e.where.ts_origin = e.where.ts ? "boot-anchored" : "";
+  }
+  pending_boot_.clear();
+}
+
+}  // namespace culprit
