@@ -11,6 +11,23 @@ namespace culprit {
 
 namespace {
 
+// nlohmann's parse errors in plain words: "[json.exception.parse_error.101]
+// parse error at line 1, column 46: syntax error while parsing value -
+// unexpected '{'; expected end of input" becomes "at line 1, column 46:
+// unexpected '{'; expected end of input". The class tag and "syntax error
+// while parsing ..." say nothing a user can act on.
+std::string plain_parse_error(std::string_view what) {
+  if (size_t tag = what.find("] "); what.rfind("[json.exception.", 0) == 0 && tag != std::string_view::npos)
+    what.remove_prefix(tag + 2);
+  if (what.rfind("parse error ", 0) == 0) what.remove_prefix(12);
+  std::string out(what);
+  if (size_t colon = out.find(": syntax error while parsing "); colon != std::string::npos) {
+    size_t dash = out.find(" - ", colon);
+    if (dash != std::string::npos) out = out.substr(0, colon) + ": " + out.substr(dash + 3);
+  }
+  return out;
+}
+
 std::string pointer_token(std::string_view key) {
   std::string out;
   for (char c : key) {
@@ -59,7 +76,8 @@ class Builder {
   bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& ex) {
     error_.kind = JsonInputError::Kind::Syntax;
     error_.byte = position;
-    error_.message = fmt::format("not valid JSON: {}", ex.what());
+    std::string why = plain_parse_error(ex.what());
+    error_.message = fmt::format("not valid JSON{}{}", why.rfind("at ", 0) == 0 ? " " : ": ", why);
     return false;
   }
 
@@ -146,6 +164,10 @@ bool parse_into(std::string_view text, json& out, JsonInputError& error, size_t 
       error.kind = JsonInputError::Kind::Syntax;
       error.message = "not valid JSON";
     }
+    // One line (an NDJSON line, a query answer): its line number says nothing.
+    const std::string first_line = "at line 1, column ";
+    if (size_t at = error.message.find(first_line); at != std::string::npos && text.find('\n') == std::string_view::npos)
+      error.message.replace(at, first_line.size(), "at column ");
     return false;
   }
   out = std::move(root);

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/limits.h"
+#include "base/suggest.h"
 #include "base/text_util.h"
 #include "runtime/verdict_json.h"
 #include "runtime/verdict_text.h"
@@ -18,6 +19,27 @@
 #include "service/service_handler.h"
 
 namespace culprit::service {
+
+namespace {
+
+// An unknown top-level key of a one-shot JSON body. A context's own key
+// ('workload_id', 'end', ...) means the context was posted bare, the first
+// mistake of a new client: say what the body looks like.
+std::string unknown_body_key(const std::string& key) {
+  static const std::vector<std::string> context_keys = {"workload_id", "scheduler", "start", "end", "nodes", "terminal"};
+  std::string shown = truncate_utf8(sanitize_utf8(key), 64);
+  if (std::find(context_keys.begin(), context_keys.end(), key) != context_keys.end())
+    return fmt::format("unknown key '{}': this looks like a bare workload context; the body is "
+                       "{{\"context\": {{...}}, \"observations\": [...]}}, e.g. {{\"context\": {{\"workload_id\": \"42\", "
+                       "\"nodes\": [\"node-01\"]}}, \"observations\": [{{\"host\": \"node-01\", \"source\": \"app\", "
+                       "\"text\": \"...\"}}]}} (or create a session with POST /v1/workloads)",
+                       shown);
+  std::string hint = did_you_mean(key, {"context", "observations", "collectors", "unread"});
+  return fmt::format("unknown key '{}'{}{} (the keys are context, observations, collectors, unread)", shown,
+                     hint.empty() ? "" : ": ", hint);
+}
+
+}  // namespace
 
 using json = nlohmann::json;
 
@@ -114,9 +136,7 @@ void Service::handle_attributions(HttpRequest& req, HttpResponse& res) {
                         {{"pointer", ""}});
     for (auto it = j.begin(); it != j.end(); ++it)
       if (it.key() != "context" && it.key() != "observations" && it.key() != "collectors" && it.key() != "unread")
-        return send_error(res, 400, "schema_violation",
-                          fmt::format("unknown key '{}'", truncate_utf8(sanitize_utf8(it.key()), 64)),
-                          {{"pointer", "/" + it.key()}});
+        return send_error(res, 400, "schema_violation", unknown_body_key(it.key()), {{"pointer", "/" + it.key()}});
     if (!j.contains("context"))
       return send_error(res, 400, "schema_violation", "missing 'context'", {{"pointer", "/context"}});
     if (!parse_context(j["context"], ctx, context_text, err, "/context")) return send_error(res, err);

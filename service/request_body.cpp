@@ -183,7 +183,13 @@ bool read_observations(HttpRequest& req, size_t max_body, ObservationSink& sink,
       } else if (st == RequestBody::ReadStatus::BadEncoding) {
         err = {400, "bad_request", "the request body is not valid gzip/deflate data"};
       } else if (e.kind == K::InvalidJson) {
-        err = {400, "invalid_json", fmt::format("line {} is {}", e.line, e.message), {{"line", e.line}, {"byte", e.byte}}};
+        // Several documents on one line is what `curl -d @file` makes of
+        // NDJSON: it strips the newlines.
+        std::string hint = e.message.find("expected end of input") != std::string::npos
+                               ? " (one JSON document per line: were the newlines stripped? with curl, send the file "
+                                 "with --data-binary @FILE, not -d)"
+                               : "";
+        err = {400, "invalid_json", fmt::format("line {} is {}{}", e.line, e.message, hint), {{"line", e.line}, {"byte", e.byte}}};
       } else if (e.kind == K::Schema) {
         err = {400, "schema_violation",
                fmt::format("line {}: {}", e.line, ndjson_context && !ndjson.context() ? e.message : "invalid observation: " + e.message),

@@ -55,7 +55,9 @@ bool Service::on_head(HttpRequest& req, HttpResponse& res) {
   std::string id;
   const Route* r = find_route(req.path, id);
   if (!r) {
-    send_error(res, 404, "not_found", "no such route", {{"path", truncate_utf8(sanitize_utf8(req.path), 256)}});
+    std::string hint = route_suggestion(req.path);
+    send_error(res, 404, "not_found", hint.empty() ? "no such route" : "no such route; " + hint,
+               {{"path", truncate_utf8(sanitize_utf8(req.path), 256)}});
     return true;
   }
   req.matches = {id};

@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "base/suggest.h"
+
 namespace culprit::service {
 
 namespace {
@@ -45,6 +47,23 @@ const Route* find_route(const std::string& path, std::string& id) {
   if (tail == "/observations") return &route(RouteId::Observations);
   if (tail == "/attribute") return &route(RouteId::Attribute);
   return nullptr;
+}
+
+std::string route_suggestion(const std::string& path) {
+  if (path.size() > 128) return "";  // no route is that long; and the distance is quadratic
+  std::vector<std::string> candidates;
+  const std::string prefix = "/v1/workloads/";
+  std::string id;
+  if (path.compare(0, prefix.size(), prefix) == 0) id = path.substr(prefix.size(), path.find('/', prefix.size()) - prefix.size());
+  for (const auto& r : routes()) {
+    std::string name = r.name;
+    if (size_t at = name.find("{id}"); at != std::string::npos) {
+      if (id.empty()) continue;
+      name.replace(at, 4, id);
+    }
+    candidates.push_back(std::move(name));
+  }
+  return did_you_mean(path, candidates);
 }
 
 const char* method_label(const std::string& m) {

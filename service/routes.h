@@ -31,6 +31,8 @@ struct Route {
 // The route matching `path`, or null. `id` receives the session id of
 // /v1/workloads/{id}/...
 const Route* find_route(const std::string& path, std::string& id);
+// "did you mean '/v1/attributions'?" for a path no route matches, or "".
+std::string route_suggestion(const std::string& path);
 
 // A request method as a metrics label: the known methods, else "other".
 const char* method_label(const std::string& m);

@@ -50,13 +50,21 @@ TEST_CASE("parse_json_input: a repeated key is refused at its pointer") {
   CHECK(parse_json_input(R"({"k": 1, "o": {"k": 2}})", j, e));  // the same key in another object is fine
 }
 
-TEST_CASE("parse_json_input: syntax errors keep the byte offset and the library's message") {
+TEST_CASE("parse_json_input: syntax errors keep the byte offset and say where and what, in plain words") {
   nlohmann::json j;
   JsonInputError e;
   CHECK_FALSE(parse_json_input("{\"a\": ", j, e));
   CHECK(e.kind == JsonInputError::Kind::Syntax);
-  CHECK(e.message.rfind("not valid JSON: ", 0) == 0);
+  CHECK(e.message.rfind("not valid JSON at column 7: unexpected end of input", 0) == 0);
+  CHECK(e.message.find("json.exception") == std::string::npos);
+  CHECK(e.message.find("syntax error while parsing") == std::string::npos);
   CHECK(e.byte > 0);
+  // Two documents on one line: what `curl -d` makes of NDJSON.
+  CHECK_FALSE(parse_json_input("{\"a\": 1}{\"b\": 2}", j, e));
+  CHECK(e.message == "not valid JSON at column 9: unexpected '{'; expected end of input");
+  // Several lines: the line is said.
+  CHECK_FALSE(parse_json_input("{\n\"a\": ]\n}", j, e));
+  CHECK(e.message.rfind("not valid JSON at line 2, column 6: unexpected ']'", 0) == 0);
   CHECK_FALSE(parse_json_input("{\"a\": \"\xff\"}", j, e));
   CHECK(e.kind == JsonInputError::Kind::Syntax);
   CHECK_FALSE(parse_json_input("[1] trailing", j, e));

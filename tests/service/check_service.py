@@ -306,6 +306,22 @@ def run_all(srv):
         check(st == 200, f"service stopped answering after '{name}'")
     check(error_of(srv.request("POST", "/v1/attributions", json.dumps(ctx) + "\n" + json.dumps(good_obs) + "\n{x\n", N)[2])
           ["details"]["line"] == 3, "NDJSON error names line 3")
+    # First contact (issue 37): the mistakes a new client makes get an answer
+    # that says what to do, not the parser's words.
+    first_contact = [
+        ("a bare context", "POST", "/v1/attributions", json.dumps(ctx), J,
+         "this looks like a bare workload context; the body is {\"context\": {...}, \"observations\": [...]}"),
+        ("a misspelt key", "POST", "/v1/attributions", json.dumps({"contxt": ctx}), J, "did you mean 'context'?"),
+        ("NDJSON without its newlines (curl -d)", "POST", "/v1/attributions", json.dumps(ctx) + json.dumps(good_obs), N,
+         "with curl, send the file with --data-binary @FILE, not -d"),
+        ("a route one letter off", "GET", "/v1/attribution", None, {}, "no such route; did you mean '/v1/attributions'?"),
+        ("a session route one letter off", "POST", f"/v1/workloads/{sid}/observation", None, {},
+         f"did you mean '/v1/workloads/{sid}/observations'?"),
+    ]
+    for name, method, path, body, headers, words in first_contact:
+        st, _, data = srv.request(method, path, body, headers)
+        msg = error_of(data)["message"]
+        check(st in (400, 404) and words in msg and "json.exception" not in msg, f"first contact, {name}: {st} {msg}")
     # Token: missing, wrong, right scheme wrong case.
     for name, hdrs in (("missing token", {}), ("wrong token", {"Authorization": "Bearer nope"}),
                        ("not bearer", {"Authorization": f"Basic {TOKEN}"})):
