@@ -79,7 +79,7 @@ Usage:
                                       nodes that were the culprit of repeated attempts (docs/recovery.md)
   culprit export-patterns [options]   print the extractors' regexes (for benchmark peers)
   culprit --version                   print versions
-  culprit COMMAND --help              help for one command
+  culprit COMMAND --help              help for one command (or: culprit help COMMAND)
 
 A BUNDLE is a directory with context.json, logs/<host>/<source>.log and an
 optional observations.jsonl (see docs/bundle.md). Rules are .attr files
@@ -557,6 +557,12 @@ int run(int argc, char** argv) {
     return kBadInput;
   }
   std::string cmd = argv[1];
+  if (cmd == "help" && argc == 3 && std::string(argv[2]) != "help") {
+    // `culprit help COMMAND` is `culprit COMMAND --help`.
+    char help_flag[] = "--help";
+    char* again[] = {argv[0], argv[2], help_flag, nullptr};
+    return run(3, again);
+  }
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     std::cout << kMainHelp;
     return kOk;

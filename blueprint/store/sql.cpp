@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <libpq-fe.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
+
+#include <cerrno>
 
 #include "blueprint/store/pq_library.h"
 
@@ -160,6 +163,15 @@ std::unique_ptr<SqlConnection> open_sql(const std::string& url, const std::strin
     std::string path = url.substr(7);
     sqlite3* db = nullptr;
     int flags = read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    struct stat st {};
+    if (read_only && stat(path.c_str(), &st) != 0 && errno == ENOENT) {
+      // The readers (dashboard, offenders) open the default culprit.db of the
+      // working directory: the usual first mistake is to be elsewhere.
+      error = fmt::format("there is no store at {}: `culprit run` creates it; run from the directory that holds it, or "
+                          "name it with --store sqlite:PATH (or a postgresql:// URL)",
+                          path);
+      return nullptr;
+    }
     if (sqlite3_open_v2(path.c_str(), &db, flags | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
       error = fmt::format("cannot open the SQLite store {}: {}", path, db ? sqlite3_errmsg(db) : "out of memory");
       sqlite3_close(db);

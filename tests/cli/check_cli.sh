@@ -359,6 +359,23 @@ run diagnose --help
 expect_in out '--server URL' "the --server option"
 expect_in out 'CULPRIT_STDLIB' "the environment it reads"
 
+# `culprit help COMMAND` is the command's own help, not the general one.
+run help diagnose
+expect_status 0
+expect_in out '^Usage: culprit diagnose BUNDLE' "diagnose's usage line"
+run help serve
+expect_status 0
+expect_in out '^Usage: culprit serve' "serve's usage line"
+run help diagnos
+expect_status 2
+expect_in err "unknown command 'diagnos' \(did you mean 'diagnose'\?\)" "the did-you-mean for a misspelt command"
+
+# The readers of a store, away from it: told where they looked and what to do.
+run offenders --store "sqlite:$tmp/none.db"
+expect_status 3
+expect_in err "there is no store at $tmp/none.db: \`culprit run\` creates it" "that there is no store there, and how to get one"
+[ ! -e "$tmp/none.db" ] || fail "$what: created $tmp/none.db"
+
 # ------------------------------------------------------------------- test
 run test
 expect_status 0
