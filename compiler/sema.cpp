@@ -143,6 +143,7 @@ ir::Catalog Analyzer::run(std::vector<CatalogPart>& parts) {
   for (auto& part : parts)
     for (auto& f : part.files)
       for (const auto& x : f.extractors) analyze_extractor(x);
+  check_source_names(parts);
 
   // Rules are typed in evaluation order (stage, then catalog order) so the
   // fields a rule creates are known to the rules that run after it.

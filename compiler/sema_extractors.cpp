@@ -15,6 +15,34 @@
 
 namespace culprit::sema_internal {
 
+void Analyzer::check_source_names(const std::vector<CatalogPart>& parts) {
+  // Any source name is allowed (a site's own `logs/<host>/<source>.log`), so
+  // only a near miss is reported: `from apps` when the catalog reads `app`
+  // elsewhere compiles, passes its own line tests, and never sees a line.
+  // The source it is near must be read by more extractors than it is, so a
+  // pair of sites' names used equally often stays silent.
+  std::map<std::string, size_t> readers;
+  for (const auto& part : parts)
+    for (const auto& f : part.files)
+      for (const auto& x : f.extractors)
+        for (const auto& [src, where] : x.sources) ++readers[src];
+  std::vector<std::string> names;
+  for (const auto& [src, n] : readers) names.push_back(src);
+  for (const auto& part : parts)
+    for (const auto& f : part.files)
+      for (const auto& x : f.extractors)
+        for (const auto& [src, where] : x.sources) {
+          auto near = closest_match(src, names);
+          if (!near || readers[*near] <= readers[src]) continue;
+          diags_.warning("E0208", where,
+                         fmt::format("source '{}' is read by {} extractor{} and '{}' by {}: a misspelt source reads "
+                                     "logs/<host>/{}.log, a file bundles do not have, and never sees a line",
+                                     src, readers[src], readers[src] == 1 ? "" : "s", *near, readers[*near], src),
+                         fmt::format("did you mean '{}'?", *near));
+        }
+}
+
+
 // What to write instead of a regex neither engine can run.
 std::string Analyzer::regex_help(const RegexCheck& c) {
   const std::string& e = c.re2_error.empty() ? c.hyperscan_error : c.re2_error;

@@ -116,6 +116,9 @@ class Analyzer {
   // E0207: a sub_domain whose first word is a near miss of one of its
   // domain's roots (base/vocabulary.h).
   void check_sub_domain_root(const std::string& domain, const std::string& sub_domain, const SourceRange& where);
+  // E0208: an extractor's source that is a near miss of a source more
+  // extractors read (`apps` beside `app`): it would read a file no bundle has.
+  void check_source_names(const std::vector<CatalogPart>& parts);
 
   // ------------------------------------------- kinds and schemas (sema.cpp)
   std::vector<std::string> kind_names(bool symptom) const;
