@@ -18,6 +18,7 @@
 #include <array>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -109,6 +110,12 @@ class Analyzer {
   ir::Catalog cat_;
   std::vector<ir::Query> queries_;  // expression queries of the rule being analyzed
   std::map<std::string, int32_t> event_ids_, symptom_ids_, field_ids_;
+  // The highest constant priority each symptom kind is created with, for
+  // E0209; a kind created with a computed priority, or whose priority a rule
+  // sets, is in priority_unknown_ instead. Rules are analyzed in stage order,
+  // so every `symptom` action is seen before an `outcome` rule classifies.
+  std::map<int32_t, int64_t> priority_max_;
+  std::set<int32_t> priority_unknown_;
 
   void err(const char* code, const SourceRange& r, std::string msg, std::string help = {}) {
     diags_.error(code, r, std::move(msg), std::move(help));
@@ -119,6 +126,10 @@ class Analyzer {
   // E0208: an extractor's source that is a near miss of a source more
   // extractors read (`apps` beside `app`): it would read a file no bundle has.
   void check_source_names(const std::vector<CatalogPart>& parts);
+  // E0209: an unconditional `classify` of symptoms whose every kind is
+  // created with a priority under 50 (docs/language.md §4.4: never a cause
+  // by itself).
+  void check_classified_priority(const std::vector<int32_t>& kinds, const SourceRange& where);
 
   // ------------------------------------------- kinds and schemas (sema.cpp)
   std::vector<std::string> kind_names(bool symptom) const;

@@ -125,7 +125,15 @@ void Analyzer::analyze_rule(const ast::Rule& r, int32_t index) {
         if (a.priority) {
           auto p = lower(*a.priority, s);
           if (p.type != Type::Int && p.type != Type::Null) err("E0301", a.priority->where, "priority must be an int");
+          if (symptom && p.op == ir::Op::Const && p.type == Type::Int) {
+            auto [it, fresh] = priority_max_.emplace(act.kind_id, p.constant.i);
+            if (!fresh) it->second = std::max(it->second, p.constant.i);
+          } else if (symptom) {
+            priority_unknown_.insert(act.kind_id);
+          }
           act.priority = std::move(p);
+        } else if (symptom) {
+          priority_max_.emplace(act.kind_id, 0);  // 0 unless given (docs/language.md §4.4)
         }
         if (a.at) {
           auto t = lower(*a.at, s);
@@ -172,6 +180,7 @@ void Analyzer::analyze_rule(const ast::Rule& r, int32_t index) {
       case ast::ActionKind::SetPriority: {
         act.kind = ir::ActionKind::SetPriority;
         act.target_slot = symptom_binding(a);
+        if (const Binding* b = s.find(a.binding)) priority_unknown_.insert(b->kinds.begin(), b->kinds.end());
         auto v = lower(*a.value, s);
         if (v.type != Type::Int && v.type != Type::Null) err("E0301", a.value->where, "priority must be an int");
         act.value = std::move(v);
@@ -185,6 +194,13 @@ void Analyzer::analyze_rule(const ast::Rule& r, int32_t index) {
               did_you_mean(a.domain, kDomains));
         if (a.sub_domain.empty()) err("E0206", a.domain_range, "a classification needs a sub_domain");
         else check_sub_domain_root(a.domain, a.sub_domain, a.sub_domain_range);
+        // A rule that classifies only under conditions of its own (the
+        // stdlib's thermal straggler: when the job hung and one node
+        // throttled) has decided when the symptom is a cause; one without is
+        // what E0209 is for.
+        bool conditional = !r.wheres.empty() || (r.for_query && r.for_query->filter);
+        if (const Binding* b = s.find(a.binding); b && b->symptom && !conditional)
+          check_classified_priority(b->kinds, a.where);
         act.domain = a.domain;
         act.sub_domain = a.sub_domain;
         break;
@@ -211,6 +227,26 @@ void Analyzer::analyze_rule(const ast::Rule& r, int32_t index) {
   }
   out.queries = std::move(queries_);
   cat_.rules.push_back(std::move(out));
+}
+
+void Analyzer::check_classified_priority(const std::vector<int32_t>& kinds, const SourceRange& where) {
+  // Only when every kind the binding can hold is known to stay under 50: a
+  // computed or reset priority, or one kind of a family at 50 or more, may
+  // be a cause.
+  if (kinds.empty()) return;
+  int64_t highest = 0;
+  for (int32_t k : kinds) {
+    auto it = priority_max_.find(k);
+    if (priority_unknown_.count(k) || it == priority_max_.end()) return;
+    highest = std::max(highest, it->second);
+  }
+  if (highest >= 50) return;
+  std::string what = kinds.size() == 1 ? fmt::format("'{}'", cat_.symptom_kinds[kinds[0]].name) : "these symptoms";
+  diags_.warning("E0209", where,
+                 fmt::format("{} {} created with priority {} at most: under 50 is what is never a cause by itself, and "
+                             "classifying it turns noise into a verdict",
+                             what, kinds.size() == 1 ? "is" : "are", highest),
+                 "give the kind a priority on the catalog's scale (docs/language.md §4.4), or classify the cause it points to");
 }
 
 void Analyzer::check_sub_domain_root(const std::string& domain, const std::string& sub_domain, const SourceRange& where) {
