@@ -111,8 +111,8 @@ class Analyzer {
   std::vector<ir::Query> queries_;  // expression queries of the rule being analyzed
   std::map<std::string, int32_t> event_ids_, symptom_ids_, field_ids_;
   // The highest constant priority each symptom kind is created with, for
-  // E0209; a kind created with a computed priority, or whose priority a rule
-  // sets, is in priority_unknown_ instead. Rules are analyzed in stage order,
+  // E0209; a kind created with a computed priority or none, or whose
+  // priority a rule sets, is in priority_unknown_ instead. Rules are analyzed in stage order,
   // so every `symptom` action is seen before an `outcome` rule classifies.
   std::map<int32_t, int64_t> priority_max_;
   std::set<int32_t> priority_unknown_;

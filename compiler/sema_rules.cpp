@@ -133,7 +133,9 @@ void Analyzer::analyze_rule(const ast::Rule& r, int32_t index) {
           }
           act.priority = std::move(p);
         } else if (symptom) {
-          priority_max_.emplace(act.kind_id, 0);  // 0 unless given (docs/language.md §4.4)
+          // No priority at all (0): a small catalog without a scale, not
+          // one that put the kind among the noise.
+          priority_unknown_.insert(act.kind_id);
         }
         if (a.at) {
           auto t = lower(*a.at, s);
