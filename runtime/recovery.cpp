@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -307,17 +308,22 @@ std::shared_ptr<const RecoveryTable> load_recovery_table(const std::vector<std::
   if (!ok) return nullptr;
   if (!table->files.empty()) table->digest = "sha256:" + sha256_hex(all_bytes);
   if (catalog) {
-    std::set<std::pair<std::string, std::string>> classes;
+    // Each class at its first classify, so the warning points at the rule
+    // that made it, and its help names the table beside that rule's file.
+    std::map<std::pair<std::string, std::string>, SourceRange> classes;
     for (const auto& r : catalog->rules)
       for (const auto& a : r.actions)
-        if (a.kind == ir::ActionKind::Classify) classes.emplace(a.domain, a.sub_domain);
-    for (const auto& [d, sd] : classes) {
-      if (table->classes.count(d + "/" + sd)) continue;
-      if (!table->files.empty())
-        diags.warning("E0908", SourceRange{},
-                      fmt::format("class {}/{} has no line in the recovery table; it gets the {} default ({})", d, sd, d,
-                                  table->domains.count(d) ? table->domains.at(d).job : std::string(vocab::job_action::kNone)),
-                      fmt::format("add: class {}/{} JOB ACTIONS", d, sd));
+        if (a.kind == ir::ActionKind::Classify) classes.emplace(std::make_pair(a.domain, a.sub_domain), a.where);
+    for (const auto& [cls, where] : classes) {
+      const auto& [d, sd] = cls;
+      if (table->classes.count(d + "/" + sd) || table->files.empty()) continue;
+      std::string file = where.file ? (std::filesystem::path(where.file->path).parent_path() / "recovery.table").string()
+                                    : table->files.back();
+      diags.warning("E0908", where,
+                    fmt::format("class {}/{} has no line in the recovery table; it gets the {} default ({})", d, sd, d,
+                                table->domains.count(d) ? table->domains.at(d).job : std::string(vocab::job_action::kNone)),
+                    fmt::format("add to {}: class {}/{} JOB ACTIONS (docs/recovery.md, \"Where the actions come from\")", file, d,
+                                sd));
     }
   }
   return table;

@@ -225,3 +225,35 @@ TEST_CASE("recovery: a site table replaces entries of the bundled one key by key
   CHECK(table->files.size() == 2);
   fs::remove_all(dir);
 }
+
+TEST_CASE("recovery: a class without a table line is warned at its classify, naming the table to edit") {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("culprit-recovery-e0908-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "site.attr") << "extractor SiteReset from app {\n"
+                                      "  match /prolog: reset GPU (?<pci>\\S+)/\n"
+                                      "  emit site.reset { pci: pci }\n"
+                                      "  test { line \"prolog: reset GPU 0000:3b:00\" expect site.reset { pci: \"0000:3b:00\" } }\n"
+                                      "  test { line \"prolog: ok\" expect none }\n"
+                                      "}\n"
+                                      "rule SiteResetSymptom stage symptoms {\n"
+                                      "  for e: event site.reset\n"
+                                      "  symptom site.gpu_reset key e.pci priority 95 { summary: \"reset {e.pci}\" }\n"
+                                      "}\n"
+                                      "rule ClassifySiteReset stage outcome {\n"
+                                      "  for s: symptom site.gpu_reset\n"
+                                      "  classify s as hardware \"bmc.reset\"\n"
+                                      "}\n";
+  LoadedCatalog cat = load_catalog({CULPRIT_STDLIB_FOR_TESTS, dir.string()});
+  REQUIRE(cat.ok());
+  Diagnostics d;
+  auto table = load_recovery_table({CULPRIT_STDLIB_FOR_TESTS, dir.string()}, d, cat.catalog.get());
+  REQUIRE(table);
+  std::string text = d.render();
+  CAPTURE(text);
+  CHECK(text.find((dir / "site.attr").string() + ":13:3: warning[E0908]: class hardware/bmc.reset has no line") != std::string::npos);
+  CHECK(text.find("classify s as hardware \"bmc.reset\"") != std::string::npos);  // the source line, with its caret
+  CHECK(text.find("help: add to " + (dir / "recovery.table").string() + ": class hardware/bmc.reset JOB ACTIONS") !=
+        std::string::npos);
+  fs::remove_all(dir);
+}
