@@ -29,7 +29,9 @@ const char* kMatchHelp = R"(Usage: culprit match --source SOURCE LINE [options]
 Runs one log line through the catalog's extractors for SOURCE (kernel, app,
 scheduler, fabricmanager, network or a custom source) and prints which
 extractors match, the event each emits with its fields, and which rules
-query that event kind. The line is scanned as a line of
+query that event kind; and the near misses: extractors whose literal text
+the line holds but whose regex does not match it (the usual reason a new
+rule does not fire). The line is scanned as a line of
 logs/<host>/<source>.log would be.
 
 Options:
@@ -140,6 +142,14 @@ int cmd_match(int argc, char** argv) {
   for (size_t n = 0; n < lines.size(); ++n) {
     auto events = scanner.scan_single_line(*source, lines[n], -1);
     all_matched = all_matched && !events.empty();
+    // Near misses: the extractors whose literals the line holds but whose
+    // regex did not match it ("why did my rule not fire").
+    std::vector<const ir::Extractor*> near;
+    for (int32_t x : scanner.candidate_extractors(*source, lines[n])) {
+      const auto& ex = cat.extractors[static_cast<size_t>(x)];
+      bool emitted = std::any_of(events.begin(), events.end(), [&](const Event& e) { return e.producer == ex.name; });
+      if (!emitted) near.push_back(&ex);
+    }
     if (format == "json") {
       ojson jl;
       jl["line"] = lines[n];
@@ -163,13 +173,24 @@ int cmd_match(int argc, char** argv) {
         matches.push_back(std::move(m));
       }
       jl["matches"] = matches;
+      ojson near_json = ojson::array();
+      for (const auto* x : near) near_json.push_back({{"extractor", x->name}, {"location", where(x->where)}});
+      jl["near_misses"] = near_json;
       out_lines.push_back(std::move(jl));
       continue;
     }
     if (lines.size() > 1) std::cout << fmt::format("{}line {}: {}\n", n ? "\n" : "", n + 1, lines[n]);
+    auto print_near = [&]() {
+      if (near.empty()) return;
+      std::cout << fmt::format("near miss{}: the line holds the literal text of {}, but {} regex does not match it:\n",
+                               near.size() == 1 ? "" : "es", near.size() == 1 ? "this extractor" : "these extractors",
+                               near.size() == 1 ? "its" : "their");
+      for (const auto* x : near) std::cout << fmt::format("  {} ({})\n", x->name, where(x->where));
+    };
     if (events.empty()) {
       std::cout << fmt::format("no match: none of the {} extractor{} reading '{}' matches this line\n", readers, readers == 1 ? "" : "s",
                                *source);
+      print_near();
       continue;
     }
     for (const auto& e : events) {
@@ -196,6 +217,7 @@ int cmd_match(int argc, char** argv) {
           std::cout << fmt::format("    {} [{}] ({})\n", r->name, ir::kStageNames[static_cast<size_t>(r->stage)], where(r->where));
       }
     }
+    print_near();
   }
   if (format == "json") std::cout << ojson({{"source", *source}, {"lines", out_lines}}).dump(2) << "\n";
   return all_matched ? 0 : 1;

@@ -342,6 +342,16 @@ ScanResult Scanner::scan_lines(const std::string& host, const std::string& sourc
   return r;
 }
 
+std::vector<int32_t> Scanner::candidate_extractors(const std::string& source, std::string_view line) {
+  ScanOptions opt;
+  Window window(*this, source, opt);
+  std::vector<int32_t> ids;
+  window.single_candidates(line, ids);
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
+
 std::vector<Event> Scanner::scan_single_line(const std::string& source, const std::string& line, int32_t only_extractor) {
   ScanOptions opt;
   opt.verify_captures = true;  // inline tests check the fast capture path against RE2

@@ -40,6 +40,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -191,6 +192,13 @@ class Scanner {
   // Runs one extractor's source database over one line and returns what
   // that extractor emitted (for inline tests: exercises the real scan path).
   std::vector<Event> scan_single_line(const std::string& source, const std::string& line, int32_t only_extractor);
+
+  // The extractors (catalog indexes, sorted) the one-pass scan would try on
+  // `line` of `source`: those whose literal atoms it holds, and those with
+  // none. An extractor listed here that emits nothing is a near miss (its
+  // literals are there, its regex is not satisfied): `culprit match` names
+  // them, as the answer to "why did my rule not fire".
+  std::vector<int32_t> candidate_extractors(const std::string& source, std::string_view line);
 
   // This thread's capture state: how many lines PCRE2 and RE2 decided, and
   // (with ScanOptions::verify_captures) where they differed.

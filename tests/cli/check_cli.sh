@@ -558,6 +558,16 @@ run match --source kernel 'nothing to see here'
 expect_status 1
 expect_in out "^no match: none of the [0-9]+ extractors reading 'kernel' matches this line$" "that nothing matched"
 
+# A near miss: the literal text of an extractor is there, its regex fails
+# (a misspelt 'status'): named, with where it is, as the answer to "why did
+# my rule not fire".
+run match --source app 'node-02:2231:2260 [3] NCCL WARN NET/IB : Got completion from peer 10.0.0.7<4711> with statuz=12 opcode=0'
+expect_status 1
+expect_in out "^near miss: the line holds the literal text of this extractor, but its regex does not match it:$" "that it was a near miss"
+expect_in out "^  NcclIbCompletionError \(.*stdlib-rules/nccl.attr:[0-9]+\)$" "the extractor and where it is"
+run match --source app --format json 'node-02:2231:2260 [3] NCCL WARN NET/IB : Got completion from peer 10.0.0.7<4711> with statuz=12 opcode=0'
+expect_in out '"extractor": "NcclIbCompletionError"' "the near miss in JSON"
+
 run match --source kernal "$xid79"
 expect_status 2
 expect_in err "no extractor reads the source 'kernal'; did you mean 'kernel'\?" "the source it meant"
