@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "cli/args.h"
+#include "cli/line_diff.h"
 #include "cli/text_output.h"
 #include "compiler/formatter.h"
 
@@ -21,7 +22,7 @@ namespace culprit::cli {
 
 namespace {
 
-const char* kFmtHelp = R"(Usage: culprit fmt [--check] PATH...
+const char* kFmtHelp = R"(Usage: culprit fmt [--check | --diff] PATH...
        culprit fmt -                     (stdin to stdout)
 
 Rewrites .attr files (each PATH is a file or a directory, searched
@@ -33,9 +34,11 @@ a file that does not parse is reported and left alone.
 Options:
   --check      change nothing; list the files that are not formatted and
                exit 1 if there are any (for CI)
+  --diff       change nothing; print what formatting would change, as a
+               unified diff (patch -p0 applies it), and exit 1 if anything
   -h, --help   this help
 
-Exit status: 0 done (with --check: everything is formatted), 1 --check found
+Exit status: 0 done (with --check or --diff: everything is formatted), 1 they found
 files to reformat, 2 bad usage or a file that cannot be read or parsed.
 )";
 
@@ -54,7 +57,7 @@ bool read_all(std::istream& in, std::string& out) {
 }  // namespace
 
 int cmd_fmt(int argc, char** argv) {
-  ArgSpec spec{{"check", "help"}, {}};
+  ArgSpec spec{{"check", "diff", "help"}, {}};
   Args a;
   std::string err;
   if (!parse_args(argc, argv, 2, spec, a, err)) return usage(err);
@@ -63,7 +66,9 @@ int cmd_fmt(int argc, char** argv) {
     return 0;
   }
   if (a.positionals.empty()) return usage("give the .attr files or directories to format (or - for stdin)");
-  bool check = a.has("check");
+  bool diff = a.has("diff");
+  bool check = a.has("check") || diff;
+  if (a.has("check") && diff) return usage("--check and --diff: give one (--diff also exits 1 when something would change)");
 
   if (a.positionals.size() == 1 && a.positionals[0] == "-") {
     std::string text, out;
@@ -73,6 +78,7 @@ int cmd_fmt(int argc, char** argv) {
       std::cerr << diags.render(auto_color(STDERR_FILENO));
       return 2;
     }
+    if (diff) std::cout << unified_diff(text, out, "<stdin>", "<stdin> (formatted)");
     if (check) return out == text ? 0 : 1;
     std::cout << out;
     return 0;
@@ -118,6 +124,10 @@ int cmd_fmt(int argc, char** argv) {
     }
     if (out == text) continue;
     ++changed;
+    if (diff) {
+      std::cout << unified_diff(text, out, f.string(), f.string());
+      continue;
+    }
     if (check) {
       std::cout << fmt::format("{}: not formatted\n", f.string());
       continue;

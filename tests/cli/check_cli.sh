@@ -598,6 +598,22 @@ expect_status 1
 expect_in out "a.attr: not formatted" "the file to reformat"
 checks=$((checks + 1))
 if grep -q 'b.attr' "$tmp/out"; then fail "$what: listed a file that is already formatted"; fi
+# --diff: what would change, as a patch the real patch(1)/git apply takes
+# back to the formatted text; nothing is written.
+run fmt --diff "$tmp/fmt"
+expect_status 1
+expect_in out "^--- .*a.attr$" "the file's diff header"
+expect_in out "^@@ -[0-9]+(,[0-9]+)? \+[0-9]+(,[0-9]+)? @@$" "a hunk"
+checks=$((checks + 1))
+cmp -s "$tmp/fmt/a.attr" tests/golden/fmt/messy.attr || fail "$what: --diff changed a.attr"
+checks=$((checks + 1))
+cp "$tmp/out" "$tmp/fmt.diff"
+(cd "$tmp" && mkdir -p patched && cp fmt/a.attr patched/a.attr &&
+  sed "s#$tmp/fmt/a.attr#a.attr#" fmt.diff > patched/fmt.diff && cd patched && git apply --unsafe-paths -p0 fmt.diff) ||
+  fail "$what: git apply does not take the diff"
+cmp -s "$tmp/patched/a.attr" tests/golden/fmt/messy.expected || fail "$what: the diff applied does not give the formatted file"
+run fmt --check --diff "$tmp/fmt"
+expect_status 2
 run fmt "$tmp/fmt"
 expect_status 0
 expect_in out "^formatted .*a.attr$" "what it rewrote"
