@@ -97,6 +97,14 @@ int closed_port() {
   return ntohs(a.sin_port);
 }
 
+culprit::blueprint::HttpRequest request(const char* method, const char* path, const char* content_type = "") {
+  culprit::blueprint::HttpRequest r;
+  r.method = method;
+  r.path = path;
+  r.content_type = content_type;
+  return r;
+}
+
 HttpClientConfig config_for(const std::string& url) {
   HttpClientConfig c;
   c.base_url = url;
@@ -110,10 +118,7 @@ HttpClientConfig config_for(const std::string& url) {
 TEST_CASE("HttpClient: a streamed body arrives whole, chunked, in order") {
   LocalServer s;
   HttpClient client(config_for(s.url()));
-  culprit::blueprint::HttpRequest r;
-  r.method = "POST";
-  r.path = "/v1/stream";
-  r.content_type = "application/x-ndjson";
+  auto r = request("POST", "/v1/stream", "application/x-ndjson");
   int pieces = 0;
   std::string expected;
   r.body_source = [&](std::string& piece) {
@@ -136,10 +141,7 @@ TEST_CASE("HttpClient: a body source that gives up aborts the request, which the
   HttpClientConfig c = config_for(s.url());
   c.retries = 3;  // an aborted stream must not be sent again either
   HttpClient client(c);
-  culprit::blueprint::HttpRequest r;
-  r.method = "POST";
-  r.path = "/v1/stream";
-  r.content_type = "application/x-ndjson";
+  auto r = request("POST", "/v1/stream", "application/x-ndjson");
   int calls = 0;
   r.body_source = [&](std::string& piece) {
     if (++calls == 3) return false;
@@ -159,17 +161,11 @@ TEST_CASE("HttpClient: a body source that gives up aborts the request, which the
 TEST_CASE("HttpClient: DELETE, a plain POST and a per-request Accept go out as asked") {
   LocalServer s;
   HttpClient client(config_for(s.url()));
-  culprit::blueprint::HttpRequest del;
-  del.method = "DELETE";
-  del.path = "/v1/workloads/x";
-  auto d = client.send(del);
+  auto d = client.send(request("DELETE", "/v1/workloads/x"));
   REQUIRE_MESSAGE(d.ok(), d.describe());
   CHECK(d.body == "DELETE 0  application/json, */*");
 
-  culprit::blueprint::HttpRequest post;
-  post.method = "POST";
-  post.path = "/v1/attributions";
-  post.content_type = "application/json";
+  auto post = request("POST", "/v1/attributions", "application/json");
   post.body = "{\"a\":1}";
   post.headers = {{"Accept", "text/plain"}};
   auto p = client.send(post);
