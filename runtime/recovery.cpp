@@ -408,6 +408,52 @@ void sort_unique(std::vector<std::string>& v) {
 
 }  // namespace
 
+namespace {
+
+// An ambiguous verdict names no cause, so nothing is done to a node; but a
+// candidate that would act on its nodes on its own (an uncorrectable memory
+// error, a fatal PCIe error) should not go unlooked-at because another
+// candidate competes with it for the job. Each such candidate's nodes get
+// `inspect`, never more: a person decides.
+std::vector<RecommendedAction> candidate_checks(const Verdict& verdict, const RecoveryTable& table) {
+  std::map<std::string, RecommendedAction> by_node;
+  std::map<std::string, std::vector<std::string>> classes_of;  // node -> the candidates' classes, in candidate order
+  for (const auto& c : verdict.outcome.candidates) {
+    std::string cls = c.domain + "/" + c.sub_domain;
+    const RecoveryEntry* entry = nullptr;
+    if (auto it = table.classes.find(cls); it != table.classes.end()) entry = &it->second;
+    else if (auto d = table.domains.find(c.domain); d != table.domains.end()) entry = &d->second;
+    if (!entry || entry->actions.empty()) continue;
+    for (const auto& node : c.nodes) {
+      RecommendedAction& ra = by_node[node];
+      ra.scope = "node";
+      ra.node = node;
+      ra.action = vocab::node_action::kInspect;
+      ra.basis = "candidate of an ambiguous verdict";
+      classes_of[node].push_back(cls);
+      for (const auto& id : c.symptoms)
+        for (const auto& s : verdict.symptoms)
+          if (s.id == id && s.node == node) {
+            ra.symptoms.push_back(s.id);
+            if (ra.rule.empty()) ra.rule = s.rule;
+            auto ev = evidence_refs(s);
+            ra.evidence.insert(ra.evidence.end(), ev.begin(), ev.end());
+          }
+    }
+  }
+  std::vector<RecommendedAction> out;
+  for (auto& [node, ra] : by_node) {
+    ra.reason = fmt::format("inspect {} ({} of an ambiguous verdict: looked at, not drained, until a person decides)", node,
+                            join(classes_of[node], " and "));
+    sort_unique(ra.symptoms);
+    sort_unique(ra.evidence);
+    out.push_back(std::move(ra));
+  }
+  return out;
+}
+
+}  // namespace
+
 Recommendation recommend(const Verdict& verdict, const RecoveryTable& table) {
   Recommendation r;
   RecommendedAction& job = r.job;
@@ -415,14 +461,17 @@ Recommendation recommend(const Verdict& verdict, const RecoveryTable& table) {
   job.action = vocab::job_action::kNone;
   const Outcome& o = verdict.outcome;
   if (o.status != vocab::status::kAttributed) {
-    // Never a node action: a verdict that does not name one cause is not
-    // evidence enough to take a node out of service.
+    // Never a node action that takes a node out of service: a verdict that
+    // does not name one cause is not evidence enough. An ambiguous one still
+    // has its candidates' nodes inspected (candidate_checks).
     if (o.status == vocab::status::kNoFailure) {
       job.reason = "the workload did not fail: nothing to recover";
     } else if (o.status == vocab::status::kAmbiguous) {
       std::vector<std::string> names;
       for (const auto& c : o.candidates) names.push_back(c.domain + "/" + c.sub_domain);
-      job.reason = fmt::format("ambiguous between {}: no action follows until a person decides", join(names, " and "));
+      r.nodes = candidate_checks(verdict, table);
+      job.reason = fmt::format("ambiguous between {}: no action follows until a person decides{}", join(names, " and "),
+                               r.nodes.empty() ? "" : "; the nodes a candidate would act on are to be inspected");
       for (const auto& c : o.candidates) job.symptoms.insert(job.symptoms.end(), c.symptoms.begin(), c.symptoms.end());
     } else {
       job.reason = "no cause was attributed: no action follows from this evidence";

@@ -328,6 +328,9 @@ std::string Report::render() {
                   .add(fmt::format("{} / {}", c.domain, c.sub_domain), st_.bold())
                   .add(fmt::format(" on {}", c.nodes.empty() ? std::string("job") : fmt::format("{}", fmt::join(c.nodes, ", "))))
                   .str();
+    // The candidates' node checks (runtime/recovery.h): looked at, never drained.
+    if (!v_.recommendation.nodes.empty())
+      out_ += wrapped("  next: ", "    ", escape_for_terminal(next_steps(v_.recommendation)), opt_.width, "", st_);
   }
 
   // Sort the symptoms into what the report shows where.

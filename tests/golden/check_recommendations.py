@@ -6,8 +6,10 @@
 For each bundle (a directory with context.json) it runs `culprit diagnose
 --format json` and holds the recommendation to the rules of docs/recovery.md:
   * a verdict that is not attributed (ambiguous, unattributed, no_failure)
-    has the job action `none` and no node action at all, so never a drain,
-    reset, reboot or replacement;
+    has the job action `none` and never a drain, reset, reboot or
+    replacement; only an ambiguous one has node actions, `inspect` on the
+    nodes of a candidate whose class acts on its nodes, each resting on
+    that candidate's symptoms;
   * node actions name culprit nodes only, reset_gpu carries a PCI address,
     and every symptom and evidence line an action rests on is in the verdict;
   * restart_excluding lists exactly the culprit nodes;
@@ -48,8 +50,16 @@ def check(bundle, v, v1):
     if status != "attributed":
         if job["action"] != "none":
             problems.append(f"{status} verdict recommends {job['action']} for the job")
-        if nodes:
+        if nodes and status != "ambiguous":
             problems.append(f"{status} verdict recommends node actions: {[n['action'] for n in nodes]}")
+        candidate_nodes = {n for c in v.get("candidates", []) for n in c["nodes"]}
+        for n in nodes:
+            if n["action"] != "inspect" or n["basis"] != "candidate of an ambiguous verdict":
+                problems.append(f"{status} verdict recommends {n['action']} ({n['basis']}) on {n['node']}")
+            if n["node"] not in candidate_nodes:
+                problems.append(f"inspect on {n['node']}, which no candidate names")
+            if not n["symptoms"]:
+                problems.append(f"inspect on {n['node']} rests on no symptom")
         bad = [n["action"] for n in nodes if n["action"] in DESTRUCTIVE]
         if bad:
             problems.append(f"{status} verdict recommends {bad}")
@@ -66,7 +76,7 @@ def check(bundle, v, v1):
         for ref in a["evidence"]:
             if ref not in lines:
                 problems.append(f"{a['action']} cites {ref}, not evidence of its symptoms")
-        if a is not job and a["node"] not in culprits:
+        if a is not job and status == "attributed" and a["node"] not in culprits:
             problems.append(f"{a['action']} on {a['node']}, which is not a culprit node")
         if a is not job and a["action"] != "inspect" and any(app_only(symptoms.get(sid)) for sid in a["symptoms"]):
             problems.append(f"{a['action']} on {a['node']} rests only on the job's own output (source app)")

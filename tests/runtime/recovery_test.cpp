@@ -180,7 +180,7 @@ TEST_CASE("recovery: reset_gpu without a PCI address becomes a reboot; a class w
   CHECK(r.nodes[0].action == "drain");
 }
 
-TEST_CASE("recovery: ambiguous, unattributed and no_failure verdicts get no node action, whatever the table says") {
+TEST_CASE("recovery: ambiguous, unattributed and no_failure verdicts take no node out of service, whatever the table says") {
   RecoveryTable t;
   REQUIRE(parse_errors(kTable, t).empty());
   for (const char* status : {"ambiguous", "unattributed", "no_failure"}) {
@@ -190,12 +190,25 @@ TEST_CASE("recovery: ambiguous, unattributed and no_failure verdicts get no node
     v.symptoms.push_back(cause("gpu.memory", "node-01", "hardware", "gpu.memory",
                                {{"pci", Value::string("0000:3b:00")}, {"xid", Value::integer(48)}}));
     Candidate c{"hardware", "gpu.memory", {"node-01"}, {v.symptoms[0].id}};
-    if (std::string(status) == "ambiguous") v.outcome.candidates = {c, {"hardware", "pcie", {"node-03"}, {"host.pcie@node-03"}}};
+    if (std::string(status) == "ambiguous")
+      v.outcome.candidates = {c, {"software", "cuda_error", {"node-03"}, {"cuda.error@node-03"}}};
     Recommendation r = recommend(v, t);
     CAPTURE(status);
     CHECK(r.job.action == "none");
-    CHECK(r.nodes.empty());
     CHECK(r.job.basis == std::string("status ") + status);
+    if (std::string(status) != "ambiguous") {
+      CHECK(r.nodes.empty());
+      continue;
+    }
+    // The candidate whose class would drain and reset its node gets that
+    // node inspected, nothing more; the software candidate acts on no node.
+    REQUIRE(r.nodes.size() == 1);
+    CHECK(r.nodes[0].node == "node-01");
+    CHECK(r.nodes[0].action == "inspect");
+    CHECK(r.nodes[0].basis == "candidate of an ambiguous verdict");
+    CHECK(r.nodes[0].symptoms == std::vector<std::string>{v.symptoms[0].id});
+    CHECK(r.nodes[0].reason == "inspect node-01 (hardware/gpu.memory of an ambiguous verdict: looked at, not drained, until a person decides)");
+    CHECK(r.job.reason.find("the nodes a candidate would act on are to be inspected") != std::string::npos);
   }
 }
 
