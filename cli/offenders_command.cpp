@@ -4,6 +4,7 @@
 #include "cli/offenders_command.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <chrono>
 #include <iostream>
@@ -27,6 +28,9 @@ const char* kOffendersHelp = R"(Usage: culprit offenders --store URL [--since 7d
 Lists the nodes that were the culprit of at least N attributed attempts that
 ended in the window, with their classes (domain/sub_domain) and counts: the
 nodes to drain, inspect or replace. Most attempts first, then by node name.
+Only a node's own faults count unless asked otherwise: causes of the
+hardware and infrastructure domains (a user's OOM or a Python exception
+names the node it ran on, not a node to fix).
 The store is read only (as the dashboard reads it); SQLite and PostgreSQL.
 See docs/recovery.md.
 
@@ -39,6 +43,9 @@ Options:
                          (default 7d) or an RFC 3339 time
   --until TIME           the window's end, RFC 3339 (default: now)
   --min N                at least N attempts (default 2)
+  --domain D             count causes of domain D (repeatable; default
+                         hardware and infrastructure)
+  --all                  count causes of every domain
   --format text|json     text (default) or the dashboard's /api/offenders JSON
   -h, --help             this help
 
@@ -53,7 +60,7 @@ int usage(const std::string& msg) {
 }  // namespace
 
 int cmd_offenders(int argc, char** argv) {
-  ArgSpec spec{{"help"}, {"store", "password-file", "since", "until", "min", "format"}};
+  ArgSpec spec{{"help", "all"}, {"store", "password-file", "since", "until", "min", "format", "domain"}};
   Args a;
   std::string err;
   if (!parse_args(argc, argv, 2, spec, a, err)) return usage(err);
@@ -72,7 +79,7 @@ int cmd_offenders(int argc, char** argv) {
   int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   dashboard::OffendersQuery q;
   if (!dashboard::parse_offenders_query(a.last("since").value_or(""), a.last("until").value_or(""),
-                                        a.last("min").value_or(""), now, q, err))
+                                        a.last("min").value_or(""), a.all("domain"), a.has("all"), now, q, err))
     return usage(err);
   std::string warning;
   auto reader = blueprint::StoreReader::open(url, password, err, warning);
@@ -81,16 +88,17 @@ int cmd_offenders(int argc, char** argv) {
     return 3;
   }
   std::vector<blueprint::Offender> offenders;
-  if (!reader->offenders(q.from_ns, q.until_ns, q.min_attempts, -1, offenders, err)) {
+  if (!reader->offenders(q.from_ns, q.until_ns, q.min_attempts, -1, q.domains, offenders, err)) {
     std::cerr << "culprit offenders: " << escape_for_terminal(err) << "\n";
     return 3;
   }
   if (format == "json") {
-    std::cout << dashboard::offenders_window_json(q.from_ns, q.until_ns, q.min_attempts, offenders).dump(2) << "\n";
+    std::cout << dashboard::offenders_window_json(q.from_ns, q.until_ns, q.min_attempts, q.domains, offenders).dump(2) << "\n";
     return std::cout.good() ? 0 : 3;
   }
-  std::cout << fmt::format("{} node{} the culprit of at least {} attempt{} from {} to {} ({})\n", offenders.size(),
+  std::cout << fmt::format("{} node{} the culprit of at least {} attempt{} ({} causes) from {} to {} ({})\n", offenders.size(),
                            offenders.size() == 1 ? " was" : "s were", q.min_attempts, q.min_attempts == 1 ? "" : "s",
+                           q.domains.empty() ? std::string("all") : fmt::format("{}", fmt::join(q.domains, " and ")),
                            format_rfc3339(q.from_ns), format_rfc3339(q.until_ns), reader->url());
   if (offenders.empty()) return 0;
   size_t w = 4;

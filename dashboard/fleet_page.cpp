@@ -160,8 +160,8 @@ std::string fleet_page(const PageFrame& frame, const FleetQuery& q, const bluepr
 
   // Repeat offenders.
   out += fmt::format("<section aria-labelledby=\"offenders-h\"><h2 id=\"offenders-h\">Repeat offenders</h2>\n"
-                     "<p>Nodes named the culprit of at least {} attributed attempt{} in the window, most often first: the "
-                     "nodes to drain or inspect. <a href=\"/api/fleet/offenders?{}&amp;min={}\">JSON</a></p>\n",
+                     "<p>Nodes named the culprit of at least {} attributed attempt{} with a hardware or infrastructure "
+                     "cause (a node's own faults) in the window, most often first: the nodes to drain or inspect. <a href=\"/api/fleet/offenders?{}&amp;min={}\">JSON</a></p>\n",
                      q.min_attempts, q.min_attempts == 1 ? "" : "s", qs, q.min_attempts);
   if (offenders.empty()) {
     out += "<p class=\"muted\" id=\"offenders-empty\">None in this window.</p>\n";
@@ -249,16 +249,18 @@ ojson offenders_json(const FleetQuery& q, const std::vector<blueprint::Offender>
   j["from"] = q.from;
   j["to"] = q.to;
   j["min_attempts"] = q.min_attempts;
+  j["domains"] = node_fault_domains();
   j["offenders"] = offender_list(offenders);
   return j;
 }
 
-ojson offenders_window_json(int64_t from_ns, int64_t until_ns, int64_t min_attempts,
+ojson offenders_window_json(int64_t from_ns, int64_t until_ns, int64_t min_attempts, const std::vector<std::string>& domains,
                             const std::vector<blueprint::Offender>& offenders) {
   ojson j;
   j["since"] = format_rfc3339(from_ns);
   j["until"] = format_rfc3339(until_ns);
   j["min_attempts"] = min_attempts;
+  j["domains"] = domains.empty() ? ojson("all") : ojson(domains);
   j["offenders"] = offender_list(offenders);
   return j;
 }

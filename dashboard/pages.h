@@ -43,7 +43,7 @@ ojson unattributed_json(const FleetQuery& query, const std::vector<blueprint::Ou
 ojson offenders_json(const FleetQuery& query, const std::vector<blueprint::Offender>& offenders);
 // The repeat offenders of [from_ns, until_ns) at `min_attempts`: the body of
 // GET /api/offenders and of `culprit offenders --format json`.
-ojson offenders_window_json(int64_t from_ns, int64_t until_ns, int64_t min_attempts,
+ojson offenders_window_json(int64_t from_ns, int64_t until_ns, int64_t min_attempts, const std::vector<std::string>& domains,
                             const std::vector<blueprint::Offender>& offenders);
 
 }  // namespace culprit::dashboard

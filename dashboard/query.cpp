@@ -7,6 +7,7 @@
 #include <set>
 
 #include "base/vocabulary.h"
+#include "base/suggest.h"
 #include "base/text_util.h"
 #include "base/timestamp.h"
 #include "dashboard/html.h"
@@ -239,9 +240,30 @@ std::string sort_url(const ListQuery& q, const std::string& sort) {
   return list_url(s);
 }
 
-bool parse_offenders_query(const std::string& since, const std::string& until, const std::string& min, int64_t now_ns,
-                           OffendersQuery& out, std::string& error) {
+std::vector<std::string> node_fault_domains() { return {vocab::domain::kHardware, vocab::domain::kInfrastructure}; }
+
+bool parse_offenders_query(const std::string& since, const std::string& until, const std::string& min,
+                           const std::vector<std::string>& domains, bool all, int64_t now_ns, OffendersQuery& out,
+                           std::string& error) {
   out = OffendersQuery{};
+  if (all && !domains.empty()) {
+    error = "give domains or all, not both";
+    return false;
+  }
+  if (all) out.domains.clear();
+  if (!domains.empty()) {
+    out.domains.clear();
+    for (const auto& d : domains) {
+      if (!vocab::contains(vocab::domains(), d)) {
+        std::string hint = did_you_mean(d, vocab::words(vocab::domains()));
+        error = fmt::format("domain '{}' is not one of {}{}", d, fmt::join(vocab::words(vocab::domains()), ", "),
+                            hint.empty() ? "" : "; " + hint);
+        return false;
+      }
+      if (std::find(out.domains.begin(), out.domains.end(), d) == out.domains.end()) out.domains.push_back(d);
+    }
+    std::sort(out.domains.begin(), out.domains.end());
+  }
   out.until_ns = now_ns;
   if (!until.empty()) {
     auto t = parse_rfc3339(until);

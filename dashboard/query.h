@@ -72,12 +72,22 @@ struct FleetQuery {
 // `since` a duration back from `until` ("7d", the default) or an RFC 3339
 // time; `until` an RFC 3339 time (default: now); `min` attempts, 1..1000
 // (default 2). Attempts that ended in [from_ns, until_ns) count.
+// The domains a repeat offender is counted in unless asked otherwise: a
+// node's own faults (hardware, infrastructure). A user's OOM, a Python
+// exception or a framework crash names the node it ran on, not a node to
+// drain, and on a busy fleet would put the busiest nodes on top.
+std::vector<std::string> node_fault_domains();
+
 struct OffendersQuery {
   int64_t from_ns = 0, until_ns = 0;
   int64_t min_attempts = 2;
+  std::vector<std::string> domains = node_fault_domains();  // empty: every domain
 };
-bool parse_offenders_query(const std::string& since, const std::string& until, const std::string& min, int64_t now_ns,
-                           OffendersQuery& out, std::string& error);
+// `domains`: the domain words asked for (none: node_fault_domains()); `all`:
+// every domain (not with `domains`).
+bool parse_offenders_query(const std::string& since, const std::string& until, const std::string& min,
+                           const std::vector<std::string>& domains, bool all, int64_t now_ns, OffendersQuery& out,
+                           std::string& error);
 
 bool parse_fleet_query(const Params& params, std::optional<int64_t> oldest_end_ns, std::optional<int64_t> newest_end_ns,
                        int64_t now_ns, FleetQuery& out, std::string& error);

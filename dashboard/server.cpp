@@ -406,20 +406,25 @@ void Dashboard::handle_timeline(const Call& call, HttpResponse& res) {
 // document as `culprit offenders --format json`.
 void Dashboard::handle_offenders(const Call& call, HttpResponse& res) {
   Timing t;
-  for (const auto& [k, v] : call.params)
-    if (k != "since" && k != "until" && k != "min")
-      return send_error(call.req.path, res, 400, fmt::format("unknown parameter '{}' (since, until, min)", k));
+  std::vector<std::string> domains;
+  bool all = false;
+  for (const auto& [k, v] : call.params) {
+    if (k == "domain") domains.push_back(v);
+    else if (k == "all") all = v == "true" || v == "1";
+    else if (k != "since" && k != "until" && k != "min")
+      return send_error(call.req.path, res, 400, fmt::format("unknown parameter '{}' (since, until, min, domain, all)", k));
+  }
   OffendersQuery q;
   std::string error;
   if (!parse_offenders_query(first_param(call.params, "since"), first_param(call.params, "until"),
-                             first_param(call.params, "min"), now_ns(), q, error))
+                             first_param(call.params, "min"), domains, all, now_ns(), q, error))
     return send_error(call.req.path, res, 400, error);
   std::vector<blueprint::Offender> offenders;
   if (!with_store(call, res, t, [&](blueprint::StoreReader& r, std::string& e) {
-        return r.offenders(q.from_ns, q.until_ns, q.min_attempts, -1, offenders, e);
+        return r.offenders(q.from_ns, q.until_ns, q.min_attempts, -1, q.domains, offenders, e);
       }))
     return;
-  send_json(res, 200, offenders_window_json(q.from_ns, q.until_ns, q.min_attempts, offenders));
+  send_json(res, 200, offenders_window_json(q.from_ns, q.until_ns, q.min_attempts, q.domains, offenders));
   finish(res, t);
 }
 
@@ -438,7 +443,7 @@ void Dashboard::handle_fleet(const Call& call, HttpResponse& res, const std::str
           return true;
         }
         if (what != "offenders" && !r.outcomes(q.from_ns, q.before_ns, q.bucket_ns, outcomes, e)) return false;
-        if ((what == "page" || what == "offenders") && !r.offenders(q.from_ns, q.before_ns, q.min_attempts, 50, offenders, e))
+        if ((what == "page" || what == "offenders") && !r.offenders(q.from_ns, q.before_ns, q.min_attempts, 50, node_fault_domains(), offenders, e))
           return false;
         return true;
       }))

@@ -447,18 +447,26 @@ bool StoreReader::outcomes(int64_t from_ns, int64_t before_ns, int64_t bucket_ns
 }
 
 bool StoreReader::offenders(int64_t from_ns, int64_t before_ns, int64_t min_attempts, int64_t limit,
-                            std::vector<Offender>& out, std::string& error) {
+                            const std::vector<std::string>& domains, std::vector<Offender>& out, std::string& error) {
   std::vector<SqlRow> rows, totals;
   out.clear();
+  std::vector<SqlValue> params = {from_ns, before_ns};
+  std::string in_domains;
+  for (const auto& d : domains) {
+    in_domains += in_domains.empty() ? " AND c.domain IN (?" : ", ?";
+    params.push_back(d);
+  }
+  if (!in_domains.empty()) in_domains += ")";
   // Attempts, not verdicts: an attempt judged by two catalogs is one fault
   // (and counts once in its node's total even if they disagree on the class).
   if (!db_->query("SELECT c.node, c.domain, c.sub_domain, COUNT(DISTINCT v.attempt_ref), MAX(c.end_ns) "
                   "FROM verdict_culprits c JOIN verdicts v ON v.id = c.verdict_ref "
-                  "WHERE c.end_ns >= ? AND c.end_ns < ? AND c.status = 'attributed' GROUP BY c.node, c.domain, c.sub_domain",
-                  {from_ns, before_ns}, &rows, error) ||
+                  "WHERE c.end_ns >= ? AND c.end_ns < ? AND c.status = 'attributed'" + in_domains +
+                      " GROUP BY c.node, c.domain, c.sub_domain",
+                  params, &rows, error) ||
       !db_->query("SELECT c.node, COUNT(DISTINCT v.attempt_ref) FROM verdict_culprits c JOIN verdicts v ON v.id = c.verdict_ref "
-                  "WHERE c.end_ns >= ? AND c.end_ns < ? AND c.status = 'attributed' GROUP BY c.node",
-                  {from_ns, before_ns}, &totals, error))
+                  "WHERE c.end_ns >= ? AND c.end_ns < ? AND c.status = 'attributed'" + in_domains + " GROUP BY c.node",
+                  params, &totals, error))
     return false;
   std::map<std::string, Offender> by_node;
   for (const auto& r : rows) {

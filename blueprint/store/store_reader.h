@@ -143,10 +143,11 @@ class StoreReader {
   bool outcomes(int64_t from_ns, int64_t before_ns, int64_t bucket_ns, std::vector<OutcomeCount>& out,
                 std::string& error);
   // Nodes named culprit of at least `min_attempts` attempts (by attributed
-  // verdicts) with end in [from, before), most often first (then by name),
-  // at most `limit` (-1: all). Causes: (domain/sub_domain, attempts), most first.
-  bool offenders(int64_t from_ns, int64_t before_ns, int64_t min_attempts, int64_t limit, std::vector<Offender>& out,
-                 std::string& error);
+  // verdicts whose domain is one of `domains`; empty: any) with end in
+  // [from, before), most often first (then by name), at most `limit` (-1:
+  // all). Causes: (domain/sub_domain, attempts), most first.
+  bool offenders(int64_t from_ns, int64_t before_ns, int64_t min_attempts, int64_t limit,
+                 const std::vector<std::string>& domains, std::vector<Offender>& out, std::string& error);
 
   // The query plan of the list's page query for `filter` (SQLite's EXPLAIN
   // QUERY PLAN, PostgreSQL's EXPLAIN), one line per step: for tests.

@@ -250,6 +250,14 @@ grep -q "^0 nodes were the culprit of at least 4 attempts" "$D/none.txt" || fail
 "$CULPRIT" offenders --store "sqlite:$D/history.db" --since 30d --until 2026-06-01T00:00:00Z --format json > "$D/offenders.json"
 rc=0; "$CULPRIT" offenders --store "sqlite:$D/history.db" --since yesterday 2> "$D/usage.log" || rc=$?
 [ "$rc" = 2 ] && grep -q "since 'yesterday' is neither a duration" "$D/usage.log" || fail "offenders --since yesterday"
+# The domains counted: hardware and infrastructure by default; a software
+# filter finds no one here (every fault is a GPU's); a misspelt one is told.
+"$CULPRIT" offenders --store "sqlite:$D/history.db" --since 30d --until 2026-06-01T00:00:00Z --min 2 --domain software > "$D/sw.txt"
+grep -q "^0 nodes were the culprit of at least 2 attempts (software causes)" "$D/sw.txt" || fail "offenders --domain software: $(cat "$D/sw.txt")"
+"$CULPRIT" offenders --store "sqlite:$D/history.db" --since 30d --until 2026-06-01T00:00:00Z --min 2 --all > "$D/all.txt"
+grep -qE "^node-02 +3 " "$D/all.txt" || fail "offenders --all: $(cat "$D/all.txt")"
+rc=0; "$CULPRIT" offenders --store "sqlite:$D/history.db" --domain hardwar 2> "$D/usage.log" || rc=$?
+[ "$rc" = 2 ] && grep -q "did you mean 'hardware'?" "$D/usage.log" || fail "offenders --domain hardwar: exit $rc: $(cat "$D/usage.log")"
 rc=0; "$CULPRIT" offenders --store "sqlite:$D/missing.db" 2> "$D/usage.log" || rc=$?
 [ "$rc" = 3 ] || fail "offenders on a missing store: exit $rc"
 "$CULPRIT" dashboard --store "sqlite:$D/history.db" --listen 127.0.0.1:0 --port-file "$D/dash.port" --no-access-log 2> "$D/dash.log" &

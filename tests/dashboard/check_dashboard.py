@@ -413,10 +413,22 @@ def check_store(d, where, rows):
     share = d.json("/api/fleet/unattributed?" + rng)
     unat = sum(1 for r in rows.values() if r[1] == "unattributed")
     check(sum(p["unattributed"] for p in share["points"]) == unat, "%s: the unattributed share counts %d" % (where, unat))
+    # Repeat offenders count a node's own faults (hardware, infrastructure),
+    # not every verdict that names the node it ran on (docs/recovery.md).
     off = d.json("/api/fleet/offenders?min=1&" + rng)
-    check(off["offenders"] and off["offenders"][0]["node"] == "node-02" and off["offenders"][0]["attempts"] == sum(
-        1 for r in rows.values() if r[1] == "attributed" and "node-02" in r[4].split(",")),
+    check(off["domains"] == ["hardware", "infrastructure"] and off["offenders"] and off["offenders"][0]["node"] == "node-02"
+          and off["offenders"][0]["attempts"] == sum(
+              1 for r in rows.values() if r[1] == "attributed" and r[2] in ("hardware", "infrastructure")
+              and "node-02" in r[4].split(",")),
           "%s: node-02 leads the repeat offenders" % where)
+    everything = d.json("/api/offenders?min=1&since=%sT00:00:00Z&until=2100-01-01T00:00:00Z&all=true" % days[0]["end"][:10])
+    named = {}
+    for r in rows.values():
+        if r[1] == "attributed":
+            for n in filter(None, r[4].split(",")):
+                named[n] = named.get(n, 0) + 1
+    check(everything["domains"] == "all" and {o["node"]: o["attempts"] for o in everything["offenders"]} == named,
+          "%s: all=true counts every attributed verdict's culprits" % where)
     last = datetime.date.fromisoformat(days[-1]["end"][:10]) + datetime.timedelta(days=1)
     win = d.json("/api/offenders?min=1&since=%sT00:00:00Z&until=%sT00:00:00Z" % (days[0]["end"][:10], last.isoformat()))
     check(win["offenders"] == off["offenders"] and win["min_attempts"] == 1,

@@ -169,12 +169,21 @@ TEST_CASE("time parameters whose arithmetic would leave int64 are refused, never
 
   // The offenders' window: a duration back from `until` that reaches past the start of the range.
   OffendersQuery o;
-  CHECK_FALSE(parse_offenders_query("106751d", "1700-01-01T00:00:00Z", "", 0, o, err));
+  CHECK_FALSE(parse_offenders_query("106751d", "1700-01-01T00:00:00Z", "", {}, false, 0, o, err));
   CHECK(err.find("1677-09-22") != std::string::npos);
-  CHECK_FALSE(parse_offenders_query("9223372036854775807ns", "", "", -2, o, err));
+  CHECK_FALSE(parse_offenders_query("9223372036854775807ns", "", "", {}, false, -2, o, err));
   CHECK(err.find("1677-09-22") != std::string::npos);
-  REQUIRE_MESSAGE(parse_offenders_query("106000d", "", "", at("2026-05-11T00:00:00Z"), o, err), err);
+  REQUIRE_MESSAGE(parse_offenders_query("106000d", "", "", {}, false, at("2026-05-11T00:00:00Z"), o, err), err);
   CHECK(o.until_ns - o.from_ns == 106000 * kDay);
+  // The domains counted: a node's own faults unless asked; every domain with all.
+  CHECK(o.domains == std::vector<std::string>{"hardware", "infrastructure"});
+  REQUIRE(parse_offenders_query("", "", "", {"software", "hardware", "software"}, false, at("2026-05-11T00:00:00Z"), o, err));
+  CHECK(o.domains == std::vector<std::string>{"hardware", "software"});
+  REQUIRE(parse_offenders_query("", "", "", {}, true, at("2026-05-11T00:00:00Z"), o, err));
+  CHECK(o.domains.empty());
+  CHECK_FALSE(parse_offenders_query("", "", "", {"hardwar"}, false, at("2026-05-11T00:00:00Z"), o, err));
+  CHECK(err.find("did you mean 'hardware'?") != std::string::npos);
+  CHECK_FALSE(parse_offenders_query("", "", "", {"user"}, true, at("2026-05-11T00:00:00Z"), o, err));
 }
 
 TEST_CASE("escaping") {

@@ -185,11 +185,17 @@ TEST_CASE("the store reader: filters, sorting, pages and the fleet's counts") {
   for (const auto& o : outcomes) counted += o.count;
   CHECK(counted == 60);
   std::vector<Offender> offenders;
-  REQUIRE(r->offenders(kBase, kBase + 86400LL * 1000000000LL, 5, 10, offenders, err));
+  REQUIRE(r->offenders(kBase, kBase + 86400LL * 1000000000LL, 5, 10, {}, offenders, err));
   REQUIRE(offenders.size() == 4);  // node-0..3, five blamed verdicts each
   CHECK(offenders[0].node == "node-0");
   CHECK(offenders[0].attempts == 5);
   CHECK(offenders[0].causes == std::vector<std::pair<std::string, int64_t>>{{"hardware/gpu.memory", 5}});
+  // By domain: the hardware causes are the node faults; no software verdict
+  // of the fixture names a culprit, so asking for software finds no one.
+  REQUIRE(r->offenders(kBase, kBase + 86400LL * 1000000000LL, 5, 10, {"hardware", "infrastructure"}, offenders, err));
+  CHECK(offenders.size() == 4);
+  REQUIRE(r->offenders(kBase, kBase + 86400LL * 1000000000LL, 1, 10, {"software"}, offenders, err));
+  CHECK(offenders.empty());
 
   StoreFacets facets;
   REQUIRE(r->facets(facets, err));
