@@ -9,6 +9,7 @@
 #include "base/limits.h"
 #include "base/text_util.h"
 #include "base/timestamp.h"
+#include "base/vocabulary.h"
 #include "blueprint/config.h"
 #include "blueprint/connector.h"
 #include "blueprint/net/kube_client.h"
@@ -105,6 +106,18 @@ std::string verdict_line(const ojson& v) {
     for (const auto& x : v["culprit_nodes"]) n.push_back(x.get<std::string>());
     what += fmt::format(" on {}", fmt::join(n, ","));
   }
+  // An ambiguous verdict says between what: the operator's next question.
+  if (status == vocab::status::kAmbiguous && v.contains("candidates") && v["candidates"].is_array()) {
+    std::vector<std::string> c;
+    for (const auto& x : v["candidates"]) {
+      std::vector<std::string> nodes;
+      if (x.contains("nodes") && x["nodes"].is_array())
+        for (const auto& n : x["nodes"]) nodes.push_back(n.is_string() ? n.get<std::string>() : "?");
+      c.push_back(fmt::format("{}/{}{}", x.value("domain", "?"), x.value("sub_domain", "?"),
+                              nodes.empty() ? "" : fmt::format(" on {}", fmt::join(nodes, ","))));
+    }
+    if (!c.empty()) what += fmt::format(" between {}", fmt::join(c, " and "));
+  }
   return what;
 }
 
@@ -137,12 +150,32 @@ ojson recovery_json(const std::vector<RecommendationRecord>& records) {
   return list;
 }
 
-// One line per recommended action: "recommended: drain node-02 -> act (no policy)".
+// One line per recommended action, in words that say what happened to the
+// node: "would drain node-02 (dry run; --apply runs scontrol)" and never a
+// bare "drain node-02 -> act", which reads as if it was done. The job's
+// `none` says nothing and has no line.
 void write_recovery_text(std::ostream& out, const std::vector<RecommendationRecord>& records) {
-  for (const auto& r : records)
-    out << escape_for_terminal(
-               fmt::format("  recommended: {}{} -> {} ({})", r.action, r.node.empty() ? "" : " " + r.node, r.decision, r.decided_by))
-        << "\n";
+  for (const auto& r : records) {
+    if (r.action == vocab::job_action::kNone) continue;
+    std::string what = r.action + (r.node.empty() ? "" : " " + r.node);
+    std::string line;
+    if (r.decision == "hold") line = fmt::format("held: {} ({})", what, r.decided_by);
+    else if (r.handoff.rfind("printed: ", 0) == 0) line = fmt::format("would {} (dry run; --apply runs scontrol)", what);
+    else if (r.handoff.rfind("applied: ", 0) == 0) line = fmt::format("done: {} ({})", what, r.handoff.substr(9));
+    else if (r.handoff.rfind("failed", 0) == 0) line = fmt::format("failed: {} ({})", what, r.handoff);
+    else line = fmt::format("recommended: {} ({}; handed off, not done by culprit)", what, r.decided_by);
+    out << "  " << escape_for_terminal(line) << "\n";
+  }
+}
+
+// How long after the job's end its verdict came, as a person reads it:
+// "2.4 s", "12 min", "5.5 h", "209 days".
+std::string human_latency(int64_t ns) {
+  double s = static_cast<double>(ns) / 1e9;
+  if (s < 120) return fmt::format("{:.1f} s", s);
+  if (s < 7200) return fmt::format("{:.0f} min", s / 60);
+  if (s < 172800) return fmt::format("{:.1f} h", s / 3600);
+  return fmt::format("{:.0f} days", s / 86400);
 }
 
 // Hands off the pending recommendations of verdict `verdict_id` in order
@@ -385,7 +418,7 @@ int run_blueprint(RunSetup& s, const std::atomic<bool>& stop) {
           continue;
         }
         ++p.counts.attributed;
-        std::string latency = a.context.end ? fmt::format(", {:.1f} s after the job ended", static_cast<double>(now_ns() - *a.context.end) / 1e9) : "";
+        std::string latency = a.context.end ? fmt::format(", {} after the job ended", human_latency(now_ns() - *a.context.end)) : "";
         p.attempt_line(fmt::format("{} {}: {}{}{}{}", a.key, a.context.terminal.state, verdict_line(verdict), inserted ? "" : " (already stored)", latency,
                                    wire ? fmt::format(", {} over the network", human_bytes(static_cast<double>(wire))) : ""));
         for (const auto& l : handoff_lines) p.line(l);
