@@ -1,6 +1,7 @@
 #include "runtime/verdict_text.h"
 
 #include <fmt/format.h>
+#include <re2/re2.h>
 
 #include <algorithm>
 #include <map>
@@ -208,6 +209,22 @@ std::string catalog_label(const EngineInfo& e) {
   return fmt::format("{}", fmt::join(parts, " + "));
 }
 
+// The part of an evidence line after its log prefix: the report shows the
+// file (so the host and source) and the symptom's time already, and at 80
+// columns a syslog prefix ("May 11 08:50:05 node-01 kernel: [175800.000000] ")
+// would leave no room for what the line says ("NVRM: Xid (PCI:...): 95").
+// Removed: a syslog or journald prefix (stamp, host, program[pid]:), then a
+// dmesg stamp ("[ 1843.308145]", or dmesg -T's "[Mon May 11 08:50:05 2026]").
+// Anything else, application lines included, is shown as written.
+std::string payload_of(const std::string& text) {
+  static const RE2 syslog(R"(^(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d\S*) \S+ [\w./-]+(?:\[\d+\])?: )");
+  static const RE2 dmesg(R"(^\[(?:\s*\d+\.\d+|[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4})\] )");
+  re2::StringPiece rest(text);
+  RE2::Consume(&rest, syslog);
+  RE2::Consume(&rest, dmesg);
+  return rest.empty() ? text : std::string(rest);
+}
+
 class Report {
  public:
   Report(const Verdict& v, const TextOptions& opt) : v_(v), opt_(opt), st_{opt.color} {}
@@ -227,7 +244,7 @@ class Report {
     size_t n = 0;
     for (const auto& e : s.evidence) {
       if (n++ == max_lines) break;
-      std::string text = e.text.str();
+      std::string text = payload_of(e.text.str());
       std::replace(text.begin(), text.end(), '\t', ' ');
       out_ += line().add(indent).add(fmt::format("{}:{}", e.file, e.line), st_.dim()).add("  ").add(text).str();
     }
