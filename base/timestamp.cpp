@@ -732,4 +732,11 @@ std::string format_duration(int64_t ns) noexcept {
   return out;
 }
 
+std::string rfc3339_hint(std::string_view s) {
+  if (s.empty() || s.size() > 64 || parse_rfc3339(s)) return "";
+  std::string with_zone = std::string(s) + "Z";
+  if (!parse_rfc3339(with_zone)) return "";
+  return "it has no zone: add Z for UTC (" + with_zone + ") or an offset such as +02:00";
+}
+
 }  // namespace culprit

@@ -117,6 +117,14 @@ LineTime parse_line_time(std::string_view line, const YearHint& hint) noexcept;
 // digits (past the ninth ignored). nullopt if malformed, invalid or outside the int64 range.
 std::optional<int64_t> parse_rfc3339(std::string_view s) noexcept;
 
+// Why `s` is not an RFC 3339 time, as a hint for an error message: when it
+// is one but for its zone ("2026-05-11T00:00:00"), "it has no zone: add Z
+// for UTC (2026-05-11T00:00:00Z) or an offset such as +02:00"; otherwise ""
+// (say what the format is). The most common mistake, and the one a reader
+// cannot guess: a zone-less time would silently mean a different instant
+// on every host.
+std::string rfc3339_hint(std::string_view s);
+
 // Formats an instant as RFC 3339 in UTC: "2026-01-01T10:00:00Z", or with the fraction of a
 // second trimmed of trailing zeros: "2026-01-01T10:00:00.1234Z". Valid for every int64_t;
 // parse_rfc3339(format_rfc3339(x)) == x.

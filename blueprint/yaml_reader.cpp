@@ -143,7 +143,10 @@ bool YamlReader::time(const YAML::Node& n, const std::string& key, std::optional
   if (!scalar(n, key, s)) return false;
   auto t = parse_rfc3339(s);
   if (!t) {
-    error(codes_.bad_quantity, n, fmt::format("'{}' must be an RFC 3339 time with a zone, such as 2026-03-14T01:30:00Z", key));
+    std::string hint = rfc3339_hint(s);
+    error(codes_.bad_quantity, n,
+          hint.empty() ? fmt::format("'{}' must be an RFC 3339 time with a zone, such as 2026-03-14T01:30:00Z", key)
+                       : fmt::format("'{}' is not an RFC 3339 time: {}", key, hint));
     return false;
   }
   out = *t;

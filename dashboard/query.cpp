@@ -268,7 +268,8 @@ bool parse_offenders_query(const std::string& since, const std::string& until, c
   if (!until.empty()) {
     auto t = parse_rfc3339(until);
     if (!t) {
-      error = fmt::format("until '{}' is not an RFC 3339 time (2026-05-11T00:00:00Z)", until);
+      std::string hint = rfc3339_hint(until);
+      error = fmt::format("until '{}' is not an RFC 3339 time ({})", until, hint.empty() ? "2026-05-11T00:00:00Z" : hint);
       return false;
     }
     out.until_ns = *t;
@@ -284,7 +285,8 @@ bool parse_offenders_query(const std::string& since, const std::string& until, c
   } else if (auto t = parse_rfc3339(s)) {
     out.from_ns = *t;
   } else {
-    error = fmt::format("since '{}' is neither a duration (7d, 12h) nor an RFC 3339 time", s);
+    std::string hint = rfc3339_hint(s);
+    error = fmt::format("since '{}' is neither a duration (7d, 12h) nor an RFC 3339 time{}", s, hint.empty() ? "" : ": " + hint);
     return false;
   }
   if (out.from_ns >= out.until_ns) {

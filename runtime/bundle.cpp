@@ -270,7 +270,9 @@ bool parse_context(const nlohmann::json& j, WorkloadContext& out, std::string& e
     if (s.empty()) continue;
     auto ns = parse_rfc3339(s);
     if (!ns) {
-      error = fmt::format("context: '{}' is not an RFC 3339 time: '{}'", key, truncate_utf8(sanitize_utf8(s), 64));
+      std::string hint = rfc3339_hint(s);
+      error = fmt::format("context: '{}' is not an RFC 3339 time: '{}'{}", key, truncate_utf8(sanitize_utf8(s), 64),
+                          hint.empty() ? " (such as 2026-05-11T08:40:00Z)" : "; " + hint);
       return false;
     }
     (std::string(key) == "start" ? c.start : c.end) = *ns;

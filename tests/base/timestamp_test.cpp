@@ -638,3 +638,15 @@ TEST_CASE("format_duration and parse_duration round-trip") {
     REQUIRE(parse_duration(s) == v);
   }
 }
+
+TEST_CASE("rfc3339_hint: a time that lacks only its zone is told to add one; anything else gets no hint") {
+  CHECK(culprit::rfc3339_hint("2026-05-11T00:00:00") ==
+        "it has no zone: add Z for UTC (2026-05-11T00:00:00Z) or an offset such as +02:00");
+  CHECK(culprit::rfc3339_hint("2026-05-11 00:00:00.5") ==
+        "it has no zone: add Z for UTC (2026-05-11 00:00:00.5Z) or an offset such as +02:00");
+  CHECK(culprit::rfc3339_hint("2026-05-11T00:00:00Z").empty());  // already valid
+  CHECK(culprit::rfc3339_hint("2026-05-11").empty());            // a date is more than a missing zone
+  CHECK(culprit::rfc3339_hint("yesterday").empty());
+  CHECK(culprit::rfc3339_hint("2026-13-11T00:00:00").empty());   // month 13 stays invalid with a zone
+  CHECK(culprit::rfc3339_hint("").empty());
+}

@@ -125,6 +125,7 @@ TEST_CASE("parse_context_json: unknown keys are rejected by name") {
 TEST_CASE("parse_context_json: bad times and an end before the start") {
   rejects(context_with("start", "\"2026-03-14 01:00\""), "'start' is not an RFC 3339 time");
   rejects(context_with("end", "\"2026-03-14T02:03:34\""), "'end' is not an RFC 3339 time");  // zone required
+  rejects(context_with("end", "\"2026-03-14T02:03:34\""), "it has no zone: add Z for UTC (2026-03-14T02:03:34Z)");
   rejects(context_with("start", "\"2026-02-30T00:00:00Z\""), "'start'");
   rejects(context_with("start", "\"yesterday\""), "yesterday");
   rejects(context_with("start", "1773450002"), "'start' must be a string");
