@@ -42,6 +42,9 @@ Options:
   --since DUR|TIME       the window's start: a duration back from --until
                          (default 7d) or an RFC 3339 time
   --until TIME           the window's end, RFC 3339 (default: now)
+                         Without --since and --until, a store whose newest
+                         verdict is over 7 days old is shown whole (at most
+                         its last 365 days) instead of an empty week.
   --min N                at least N attempts (default 2)
   --domain D             count causes of domain D (repeatable; default
                          hardware and infrastructure)
@@ -78,6 +81,8 @@ int cmd_offenders(int argc, char** argv) {
     if (!read_secret(*f, "", password, err)) return usage("--password-file: " + err);
   int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   dashboard::OffendersQuery q;
+  // The arguments are checked before the store is opened, so a usage error
+  // is one whatever the store; a default window is then fitted to a stale one.
   if (!dashboard::parse_offenders_query(a.last("since").value_or(""), a.last("until").value_or(""),
                                         a.last("min").value_or(""), a.all("domain"), a.has("all"), now, q, err))
     return usage(err);
@@ -86,6 +91,14 @@ int cmd_offenders(int argc, char** argv) {
   if (!reader) {
     std::cerr << "culprit offenders: " << escape_for_terminal(err) << "\n";
     return 3;
+  }
+  if (!a.last("since") && !a.last("until")) {
+    blueprint::StoreFacets f;
+    if (!reader->facets(f, err)) {
+      std::cerr << "culprit offenders: " << escape_for_terminal(err) << "\n";
+      return 3;
+    }
+    dashboard::offenders_stale_store_window(f.first_end_ns, f.last_end_ns, now, q);
   }
   std::vector<blueprint::Offender> offenders;
   if (!reader->offenders(q.from_ns, q.until_ns, q.min_attempts, -1, q.domains, offenders, err)) {

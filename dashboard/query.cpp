@@ -4,12 +4,14 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <set>
 
-#include "base/vocabulary.h"
+#include "base/checked_int.h"
 #include "base/suggest.h"
 #include "base/text_util.h"
 #include "base/timestamp.h"
+#include "base/vocabulary.h"
 #include "dashboard/html.h"
 
 namespace culprit::dashboard {
@@ -238,6 +240,17 @@ std::string sort_url(const ListQuery& q, const std::string& sort) {
   else s.order = text ? "asc" : "desc";
   s.sort = sort;
   return list_url(s);
+}
+
+bool offenders_stale_store_window(std::optional<int64_t> oldest_end_ns, std::optional<int64_t> newest_end_ns, int64_t now_ns,
+                                  OffendersQuery& q) {
+  constexpr int64_t kDay = 86400LL * 1000000000LL;
+  if (!newest_end_ns || *newest_end_ns >= now_ns - 7 * kDay || *newest_end_ns == INT64_MAX) return false;
+  q.until_ns = *newest_end_ns + 1;
+  auto year_back = checked_sub(q.until_ns, 365 * kDay);
+  q.from_ns = std::max(oldest_end_ns.value_or(q.until_ns - 1), year_back.value_or(INT64_MIN));
+  if (q.from_ns >= q.until_ns) q.from_ns = q.until_ns - 1;
+  return true;
 }
 
 std::vector<std::string> node_fault_domains() { return {vocab::domain::kHardware, vocab::domain::kInfrastructure}; }

@@ -83,6 +83,16 @@ struct OffendersQuery {
   int64_t min_attempts = 2;
   std::vector<std::string> domains = node_fault_domains();  // empty: every domain
 };
+// The offenders' window when neither `since` nor `until` is given, for a
+// store whose newest verdict ended more than 7 days ago (a store filled from
+// old bundles, a blueprint stopped last month): the store's own range, from
+// its oldest verdict (at most 365 days back) to just after its newest, so
+// the default shows what the store holds instead of an empty week, as the
+// fleet page's default window does. False for a live store: the default
+// 7 days back from now applies.
+bool offenders_stale_store_window(std::optional<int64_t> oldest_end_ns, std::optional<int64_t> newest_end_ns, int64_t now_ns,
+                                  OffendersQuery& q);
+
 // `domains`: the domain words asked for (none: node_fault_domains()); `all`:
 // every domain (not with `domains`).
 bool parse_offenders_query(const std::string& since, const std::string& until, const std::string& min,

@@ -416,14 +416,23 @@ void Dashboard::handle_offenders(const Call& call, HttpResponse& res) {
   }
   OffendersQuery q;
   std::string error;
-  if (!parse_offenders_query(first_param(call.params, "since"), first_param(call.params, "until"),
-                             first_param(call.params, "min"), domains, all, now_ns(), q, error))
-    return send_error(call.req.path, res, 400, error);
   std::vector<blueprint::Offender> offenders;
+  bool bad = false;
   if (!with_store(call, res, t, [&](blueprint::StoreReader& r, std::string& e) {
+        if (!parse_offenders_query(first_param(call.params, "since"), first_param(call.params, "until"),
+                                   first_param(call.params, "min"), domains, all, now_ns(), q, error)) {
+          bad = true;
+          return true;
+        }
+        if (first_param(call.params, "since").empty() && first_param(call.params, "until").empty()) {
+          blueprint::StoreFacets f;
+          if (!facets(r, f, e)) return false;
+          offenders_stale_store_window(f.first_end_ns, f.last_end_ns, now_ns(), q);
+        }
         return r.offenders(q.from_ns, q.until_ns, q.min_attempts, -1, q.domains, offenders, e);
       }))
     return;
+  if (bad) return send_error(call.req.path, res, 400, error);
   send_json(res, 200, offenders_window_json(q.from_ns, q.until_ns, q.min_attempts, q.domains, offenders));
   finish(res, t);
 }

@@ -184,6 +184,18 @@ TEST_CASE("time parameters whose arithmetic would leave int64 are refused, never
   CHECK_FALSE(parse_offenders_query("", "", "", {"hardwar"}, false, at("2026-05-11T00:00:00Z"), o, err));
   CHECK(err.find("did you mean 'hardware'?") != std::string::npos);
   CHECK_FALSE(parse_offenders_query("", "", "", {"user"}, true, at("2026-05-11T00:00:00Z"), o, err));
+  // A stale store (newest verdict over 7 days old) is shown whole, at most
+  // its last year; a live one keeps the 7 days back from now.
+  REQUIRE(parse_offenders_query("", "", "", {}, false, at("2026-12-01T00:00:00Z"), o, err));
+  CHECK(offenders_stale_store_window(at("2026-03-14T00:00:00Z"), at("2026-05-11T09:00:00Z"), at("2026-12-01T00:00:00Z"), o));
+  CHECK(o.from_ns == at("2026-03-14T00:00:00Z"));
+  CHECK(o.until_ns == at("2026-05-11T09:00:00Z") + 1);
+  CHECK(offenders_stale_store_window(at("2020-01-01T00:00:00Z"), at("2026-05-11T09:00:00Z"), at("2026-12-01T00:00:00Z"), o));
+  CHECK(o.from_ns == at("2026-05-11T09:00:00Z") + 1 - 365 * kDay);
+  REQUIRE(parse_offenders_query("", "", "", {}, false, at("2026-12-01T00:00:00Z"), o, err));
+  CHECK_FALSE(offenders_stale_store_window(at("2026-03-14T00:00:00Z"), at("2026-11-30T00:00:00Z"), at("2026-12-01T00:00:00Z"), o));
+  CHECK(o.until_ns == at("2026-12-01T00:00:00Z"));
+  CHECK_FALSE(offenders_stale_store_window(std::nullopt, std::nullopt, at("2026-12-01T00:00:00Z"), o));
 }
 
 TEST_CASE("escaping") {
