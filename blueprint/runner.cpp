@@ -168,14 +168,12 @@ void write_recovery_text(std::ostream& out, const std::vector<RecommendationReco
   }
 }
 
-// How long after the job's end its verdict came, as a person reads it:
-// "2.4 s", "12 min", "5.5 h", "209 days".
+// How long after the job's end its verdict came: "2.4 s" while seconds
+// matter, then in the duration notation the rest of the output uses
+// ("209d3h4m5s"), whole seconds.
 std::string human_latency(int64_t ns) {
-  double s = static_cast<double>(ns) / 1e9;
-  if (s < 120) return fmt::format("{:.1f} s", s);
-  if (s < 7200) return fmt::format("{:.0f} min", s / 60);
-  if (s < 172800) return fmt::format("{:.1f} h", s / 3600);
-  return fmt::format("{:.0f} days", s / 86400);
+  if (ns < 120LL * 1000000000) return fmt::format("{:.1f} s", static_cast<double>(ns) / 1e9);
+  return format_duration(ns - ns % 1000000000);
 }
 
 // Hands off the pending recommendations of verdict `verdict_id` in order

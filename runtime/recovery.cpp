@@ -410,6 +410,13 @@ void sort_unique(std::vector<std::string>& v) {
 
 namespace {
 
+// The table's line for a class, else its domain's; null when neither.
+const RecoveryEntry* entry_for(const RecoveryTable& table, const std::string& domain, const std::string& sub_domain) {
+  if (auto it = table.classes.find(domain + "/" + sub_domain); it != table.classes.end()) return &it->second;
+  if (auto d = table.domains.find(domain); d != table.domains.end()) return &d->second;
+  return nullptr;
+}
+
 // An ambiguous verdict names no cause, so nothing is done to a node; but a
 // candidate that would act on its nodes on its own (an uncorrectable memory
 // error, a fatal PCIe error) should not go unlooked-at because another
@@ -420,9 +427,7 @@ std::vector<RecommendedAction> candidate_checks(const Verdict& verdict, const Re
   std::map<std::string, std::vector<std::string>> classes_of;  // node -> the candidates' classes, in candidate order
   for (const auto& c : verdict.outcome.candidates) {
     std::string cls = c.domain + "/" + c.sub_domain;
-    const RecoveryEntry* entry = nullptr;
-    if (auto it = table.classes.find(cls); it != table.classes.end()) entry = &it->second;
-    else if (auto d = table.domains.find(c.domain); d != table.domains.end()) entry = &d->second;
+    const RecoveryEntry* entry = entry_for(table, c.domain, c.sub_domain);
     if (!entry || entry->actions.empty()) continue;
     for (const auto& node : c.nodes) {
       RecommendedAction& ra = by_node[node];
@@ -481,9 +486,7 @@ Recommendation recommend(const Verdict& verdict, const RecoveryTable& table) {
     return r;
   }
   std::string cls = o.domain + "/" + o.sub_domain;
-  const RecoveryEntry* entry = nullptr;
-  if (auto it = table.classes.find(cls); it != table.classes.end()) entry = &it->second;
-  else if (auto d = table.domains.find(o.domain); d != table.domains.end()) entry = &d->second;
+  const RecoveryEntry* entry = entry_for(table, o.domain, o.sub_domain);
   // The cause symptoms: active, of the verdict's class.
   std::vector<const Symptom*> causes;
   for (const auto& s : verdict.symptoms)
