@@ -30,6 +30,7 @@ const std::vector<Entry>& all() {
       {"expr_depth", kExprDepth, "levels", "nesting of one rule expression"},
       {"expr_alternatives", kExprAlternatives, "operands", "operands of one chain of a binary operator"},
       {"in_list", kInList, "elements", "elements of an `in [...]` list"},
+      {"keep_last", kKeepLast, "events", "events of one extractor that `keep last N` keeps per file"},
       {"regex_bytes", kRegexBytes, "bytes", "one regex"},
       {"regex_repeat", kRegexRepeat, "repetitions", "the bounds of a counted repeat {n,m}"},
       {"diagnostics", kDiagnostics, "errors", "errors printed per run"},

@@ -105,6 +105,7 @@ inline constexpr size_t kCatalogBytes = 4u << 20;    // all .attr files of a cat
 inline constexpr size_t kExprDepth = 128;            // nesting of one expression (parentheses, calls, not, -)
 inline constexpr size_t kExprAlternatives = 512;     // operands of one chain of `or`, `and`, `+`, ...
 inline constexpr size_t kInList = 1024;              // elements of an `in [...]` list
+inline constexpr size_t kKeepLast = 1024;            // events of one extractor kept per file by `keep last N`
 inline constexpr size_t kRegexBytes = 16384;         // one regex
 inline constexpr size_t kRegexRepeat = 1000;         // a bounded repeat {n,m}: n and m
 inline constexpr size_t kDiagnostics = 20;           // errors printed per run (then "too many errors")

@@ -142,6 +142,7 @@ struct Extractor {
   SourceRange where;
   std::vector<std::pair<std::string, SourceRange>> sources;
   std::optional<int64_t> keep_before_ns, keep_after_ns;  // `keep D before, D after`
+  std::optional<int64_t> keep_last;                      // `keep last N`
   SourceRange keep_range;
   std::vector<MatchClause> matches;  // in source order: the first that matches a line wins
   bool has_emit = false;

@@ -18,7 +18,7 @@ static_assert(sizeof(ir::Expr) == 120, "ir::Expr changed: update catalog_image.c
 static_assert(sizeof(ir::Query) == 208, "ir::Query changed: update catalog_image.cpp and kFormat");
 static_assert(sizeof(ir::Rule) == 448, "ir::Rule changed: update catalog_image.cpp and kFormat");
 static_assert(sizeof(ir::Action) == 1280, "ir::Action changed: update catalog_image.cpp and kFormat");
-static_assert(sizeof(ir::Extractor) == 264, "ir::Extractor changed: update catalog_image.cpp and kFormat");
+static_assert(sizeof(ir::Extractor) == 280, "ir::Extractor changed: update catalog_image.cpp and kFormat");
 static_assert(sizeof(ir::Scenario) == 288, "ir::Scenario changed: update catalog_image.cpp and kFormat");
 static_assert(sizeof(ir::Catalog) == 344, "ir::Catalog changed: update catalog_image.cpp and kFormat");
 static_assert(sizeof(ir::KindSchema) == 80 && sizeof(ir::FieldDef) == 40 && sizeof(ir::FieldAssign) == 128,
@@ -28,7 +28,7 @@ static_assert(sizeof(ir::LineTest) == 120 && sizeof(ir::ScenarioExpect) == 152 &
                   sizeof(Value) == 56 && sizeof(SourceRange) == 24,
               "a part of the IR changed: update catalog_image.cpp and kFormat");
 
-constexpr uint32_t kFormat = 1;
+constexpr uint32_t kFormat = 2;  // 2: ir::Extractor::keep_last
 constexpr char kMagic[8] = {'c', 'u', 'l', 'p', 'c', 'a', 't', '\n'};
 
 class Writer {
@@ -387,6 +387,7 @@ void write_extractor(Writer& w, const ir::Extractor& x) {
   w.strs(x.sources);
   w.opt_i64(x.keep_before_ns);
   w.opt_i64(x.keep_after_ns);
+  w.opt_i64(x.keep_last);
   w.str(x.pattern);
   w.str(x.re2_pattern);
   w.flag(x.caseless);
@@ -415,6 +416,7 @@ ir::Extractor read_extractor(Reader& r) {
   x.sources = r.strs();
   x.keep_before_ns = r.opt_i64();
   x.keep_after_ns = r.opt_i64();
+  x.keep_last = r.opt_i64();
   x.pattern = r.str();
   x.re2_pattern = r.str();
   x.caseless = r.flag();

@@ -148,6 +148,9 @@ struct Extractor {
   // workload window (at least the default slack), e.g. node state a health
   // check reported after the job or a daemon that failed before it.
   std::optional<int64_t> keep_before_ns, keep_after_ns;
+  // `keep last N`: per file, only the last N events of this extractor that
+  // are in scope are kept (runtime/scanner.h); null keeps them all.
+  std::optional<int64_t> keep_last;
   std::string pattern;                     // as written
   std::string re2_pattern;                 // named groups spelled (?P<name>...)
   bool caseless = false, dotall = false;

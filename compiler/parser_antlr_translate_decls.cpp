@@ -10,6 +10,8 @@
 
 #include <cstdlib>
 
+#include "base/limits.h"
+
 namespace culprit::parser_internal {
 
 std::vector<ast::FieldInit> Translator::field_inits(P::FieldInitsContext* f) {
@@ -33,6 +35,21 @@ void Translator::extractor(P::ExtractorDeclContext* c, ast::File& out) {
   if (auto* k = c->keepClause()) {
     x.keep_range = range(k);
     for (auto* side : k->keepSide()) {
+      if (side->INT()) {
+        if (x.keep_last) diags_.error("E0101", range(side), "'keep' gives 'last' twice");
+        // The count is digits only (the lexer's INT); beyond the limit, or
+        // too long to parse, it is E0708.
+        const std::string digits = side->INT()->getText();
+        int64_t n = digits.size() > 9 ? INT64_MAX : std::stoll(digits);
+        if (n < 1 || n > static_cast<int64_t>(limits::kKeepLast)) {
+          diags_.error("E0708", range(side->INT()),
+                       n < 1 ? std::string("'keep last' needs at least 1 event")
+                             : limits::exceeded("keep_last", limits::kKeepLast, "the clause keeps " + digits));
+          continue;
+        }
+        x.keep_last = n;
+        continue;
+      }
       auto& slot = side->side->getText() == "before" ? x.keep_before_ns : x.keep_after_ns;
       if (slot) diags_.error("E0101", range(side), "'keep' gives the " + side->side->getText() + " side twice");
       slot = parse_duration(side->DURATION());

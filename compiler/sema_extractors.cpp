@@ -132,6 +132,7 @@ void Analyzer::analyze_extractor(const ast::Extractor& x) {
   out.sources.erase(std::unique(out.sources.begin(), out.sources.end()), out.sources.end());
   out.keep_before_ns = x.keep_before_ns;
   out.keep_after_ns = x.keep_after_ns;
+  out.keep_last = x.keep_last;
   if (x.matches.empty() || !x.has_emit) {
     err("E0404", x.where, fmt::format("extractor '{}' needs a 'match' regex and an 'emit'", x.name));
     return;

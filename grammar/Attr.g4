@@ -20,8 +20,12 @@ catalogDecl : 'catalog' STRING 'version' STRING ;
 extractorDecl : 'extractor' IDENT 'from' name (',' name)* keepClause? '{' extractorItem* '}' ;
 // Events of this extractor are kept this far outside the workload window
 // (instead of the default slack): node state read before or after the job.
+// `keep last N`: of a file, only the extractor's last N events in scope are
+// kept (progress lines: the latest matter, not the thousands before them).
 keepClause    : 'keep' keepSide (',' keepSide)* ;
-keepSide      : DURATION side=('before' | 'after') ;
+keepSide      : DURATION side=('before' | 'after')
+              | 'last' INT
+              ;
 
 extractorItem : 'match' REGEX                                  # matchItem
               | 'emit' kindName fieldInits?                   # emitItem
@@ -140,7 +144,7 @@ name        : IDENT
             | 'before' | 'after' | 'around' | 'group' | 'by' | 'as' | 'from'
             | 'catalog' | 'test' | 'no' | 'stage' | 'match' | 'emit' | 'to'
             | 'scrub' | 'demote' | 'classify' | 'set' | 'rule' | 'extractor'
-            | 'scenario' | 'expect' | 'because' | 'workload' | 'metric' | 'at' | 'keep'
+            | 'scenario' | 'expect' | 'because' | 'workload' | 'metric' | 'at' | 'keep' | 'last'
             ;
 
 // ------------------------------------------------------------------ lexer

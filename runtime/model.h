@@ -114,6 +114,7 @@ struct SourceCoverage {
   int64_t events_without_time = 0;     // events whose line had no time and inherited none
   int64_t events = 0;
   int64_t events_out_of_scope = 0;
+  int64_t events_superseded = 0;       // `keep last N` events replaced by later ones (progress lines)
   std::vector<std::string> errors;
 };
 

@@ -26,7 +26,15 @@
 // Files are streamed in windows, read (kReadWindow bytes, more only for a
 // line that does not fit, up to kBufferSize) or mapped (ScanOptions::
 // map_files; kBufferSize): memory does not depend on file size (see
-// kBufferSize and ScanOptions::max_line). Line numbers are counted
+// kBufferSize and ScanOptions::max_line).
+//
+// An extractor with `keep last N` (progress lines) keeps only its last N
+// events of a file that are in scope: an earlier one is superseded (counted
+// in ScanResult::events_superseded) as soon as N later ones are kept, and
+// superseded events are compacted away as the file goes on, so a log of a
+// million steps holds N of them, and they never count against
+// max_events_per_file (which would otherwise drop the failure at the end of
+// a long log). Its events that are out of scope when read are dropped then. Line numbers are counted
 // only up to the lines that emit events, so the work after Hyperscan grows
 // with the candidates, plus that one counting pass.
 //
@@ -114,6 +122,7 @@ struct ScanResult {
   EventList events;               // in file order
   int64_t bytes = 0, lines = 0, lines_out_of_scope = 0, lines_invalid_utf8 = 0, lines_truncated = 0,
           events_without_time = 0, events_out_of_scope = 0, events_over_cap = 0,
+          events_superseded = 0,  // events of a `keep last N` extractor that N later ones replaced
           dmesg_local_lines = 0;  // lines read with a dmesg -T (local time) stamp
   std::vector<OutOfScopeKind> out_of_scope_kinds;  // by kind id, for events_out_of_scope
   // The first kOutOfScopeSamples events of each kind that were not kept, so

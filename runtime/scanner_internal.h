@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -148,6 +149,9 @@ class Scanner::Stream {
   std::optional<int64_t> time_after(const char* data, size_t from, size_t len);
   void candidate_line(const Prepared::Line& line, int64_t line_no, int64_t offset, Prepared& p, const char* data, size_t len);
   void resolve_pending_boot();
+  void note_out_of_scope(Event&& e);
+  bool keep_last(int32_t extractor, std::optional<int64_t> known_time, Event& ev);
+  void compact_superseded();
 
   Scanner& scanner_;
   const Program& program_;
@@ -166,6 +170,13 @@ class Scanner::Stream {
   std::optional<int64_t> last_wall_, anchor_;
   std::vector<size_t> pending_leading_, pending_boot_;
   std::vector<int32_t> event_extractor_;  // by index in result_.events: the extractor that made it
+                                          // (kSuperseded once `keep last N` replaced the event)
+  static constexpr int32_t kSuperseded = -1;
+  // `keep last N`: per extractor id, the indices (in result_.events) of its
+  // kept events, oldest first; and how many kept events are superseded.
+  std::vector<std::vector<size_t>> last_of_extractor_;
+  size_t superseded_live_ = 0;
+  std::map<int32_t, OutOfScopeKind> dropped_;  // events not kept for scope, by kind
 };
 
 }  // namespace culprit

@@ -95,18 +95,14 @@ void Scanner::Stream::finish() {
   // event moves only when one before it was dropped.
   auto& events = result_.events;
   const auto& cat = program_.catalog();
-  std::map<int32_t, OutOfScopeKind> dropped;
   size_t kept = 0;
   for (size_t i = 0; i < events.size(); ++i) {
+    if (event_extractor_[i] == kSuperseded) continue;
     Event& e = events[i];
     if (!e.where.ts) ++result_.events_without_time;
     if (e.where.ts && !in_scope(*e.where.ts) &&
         !kept_by_extractor(cat.extractors[static_cast<size_t>(event_extractor_[i])], *e.where.ts)) {
-      ++result_.events_out_of_scope;
-      auto& d = dropped[e.kind];
-      d.kind = e.kind;
-      d.note(*e.where.ts, opt_.window_start, opt_.window_end);
-      if (d.count <= ScanResult::kOutOfScopeSamples) result_.out_of_scope_samples.push_back(std::move(e));
+      note_out_of_scope(std::move(e));
       continue;
     }
     if (kept != i) events[kept] = std::move(e);
@@ -114,7 +110,76 @@ void Scanner::Stream::finish() {
   }
   events.truncate(kept);
   event_extractor_.clear();
-  for (auto& [k, d] : dropped) result_.out_of_scope_kinds.push_back(d);
+  last_of_extractor_.clear();
+  superseded_live_ = 0;
+  for (auto& [k, d] : dropped_) result_.out_of_scope_kinds.push_back(d);
+  dropped_.clear();
+}
+
+// Counts an event that is not kept because of its time (and keeps the first
+// few of each kind as samples, so diagnose can name a cause outside the scope).
+void Scanner::Stream::note_out_of_scope(Event&& e) {
+  ++result_.events_out_of_scope;
+  auto& d = dropped_[e.kind];
+  d.kind = e.kind;
+  d.note(*e.where.ts, opt_.window_start, opt_.window_end);
+  if (d.count <= ScanResult::kOutOfScopeSamples) result_.out_of_scope_samples.push_back(std::move(e));
+}
+
+// `keep last N`. Returns false when the event is not to be kept at all: its
+// time is known and out of scope (it would be dropped when the file ends,
+// but it must not replace an event in scope before that). Otherwise the
+// caller appends it, and this has already superseded the extractor's oldest
+// kept event if N are kept.
+bool Scanner::Stream::keep_last(int32_t extractor, std::optional<int64_t> known_time, Event& ev) {
+  const ir::Extractor& ex = program_.catalog().extractors[static_cast<size_t>(extractor)];
+  if (known_time && !in_scope(*known_time) && !kept_by_extractor(ex, *known_time)) {
+    ev.where.ts = known_time;
+    note_out_of_scope(std::move(ev));
+    return false;
+  }
+  if (last_of_extractor_.size() <= static_cast<size_t>(extractor))
+    last_of_extractor_.resize(program_.catalog().extractors.size());
+  auto& kept = last_of_extractor_[static_cast<size_t>(extractor)];
+  if (static_cast<int64_t>(kept.size()) >= *ex.keep_last) {
+    event_extractor_[kept.front()] = kSuperseded;
+    kept.erase(kept.begin());
+    ++superseded_live_;
+    ++result_.events_superseded;
+  }
+  kept.push_back(result_.events.size());
+  return true;
+}
+
+// Drops the superseded events from the middle of result_.events once they
+// are as many as the live ones (and at least a few thousand), so memory stays
+// proportional to what is kept. Indices held elsewhere move with them.
+void Scanner::Stream::compact_superseded() {
+  auto& events = result_.events;
+  constexpr size_t kGone = SIZE_MAX;
+  std::vector<size_t> moved_to(events.size(), kGone);
+  size_t kept = 0;
+  for (size_t i = 0; i < events.size(); ++i) {
+    if (event_extractor_[i] == kSuperseded) continue;
+    moved_to[i] = kept;
+    if (kept != i) {
+      events[kept] = std::move(events[i]);
+      event_extractor_[kept] = event_extractor_[i];
+    }
+    ++kept;
+  }
+  events.truncate(kept);
+  event_extractor_.resize(kept);
+  auto remap = [&](std::vector<size_t>& v) {
+    size_t out = 0;
+    for (size_t idx : v)
+      if (moved_to[idx] != kGone) v[out++] = moved_to[idx];
+    v.resize(out);
+  };
+  remap(pending_leading_);
+  remap(pending_boot_);
+  for (auto& v : last_of_extractor_) remap(v);
+  superseded_live_ = 0;
 }
 
 bool Scanner::Stream::in_scope(int64_t t) const {
@@ -214,7 +279,8 @@ void Scanner::Stream::line(std::string_view text, int64_t line_no, int64_t offse
 // inherits, or none yet (resolved by the first time that follows).
 void Scanner::Stream::emit(Event&& ev, int32_t extractor, int64_t line_no, int64_t offset, std::optional<int64_t> wall,
                            const char* origin, const LineTime& lt, std::optional<int64_t> inherited) {
-  if (result_.events.size() >= opt_.max_events_per_file) {
+  const bool keeps_last = program_.catalog().extractors[static_cast<size_t>(extractor)].keep_last.has_value();
+  if (result_.events.size() - superseded_live_ >= opt_.max_events_per_file && !keeps_last) {
     ++result_.events_over_cap;
     return;
   }
@@ -243,8 +309,16 @@ void Scanner::Stream::emit(Event&& ev, int32_t extractor, int64_t line_no, int64
   } else {
     pending_leading_.push_back(result_.events.size());
   }
+  // The time known now: the line's own, or the one it inherits. An event
+  // whose time is still pending (boot seconds, the file's first stamp) is
+  // kept, and judged for scope when the file ends like any other.
+  if (keeps_last) {
+    std::optional<int64_t> known = wall ? wall : (lt.has_boot ? std::optional<int64_t>{} : inherited);
+    if (!keep_last(extractor, known, ev)) return;
+  }
   result_.events.push_back(std::move(ev));
   event_extractor_.push_back(extractor);
+  if (superseded_live_ >= 4096 && superseded_live_ * 2 >= result_.events.size()) compact_superseded();
 }
 
 // The wall time a line carries: its own stamp, or its boot seconds once the

@@ -209,6 +209,7 @@ J verdict_tail(const Verdict& v, bool include_trail, VerdictSchema schema) {
     s["lines_truncated"] = sc.lines_truncated;
     s["events"] = sc.events;
     s["events_out_of_scope"] = sc.events_out_of_scope;
+    s["events_superseded"] = sc.events_superseded;
     s["errors"] = sc.errors;
     sources[name] = std::move(s);
   }

@@ -870,3 +870,89 @@ TEST_CASE("scan_file split across threads: helpers return once every split file 
   CHECK(s.events.size() == 1);
   helper.join();  // would hang if a finished file were not counted
 }
+
+// ------------------------------------------------------------- keep last N
+
+namespace {
+
+const char* const kKeepLastCatalog = R"(
+extractor Step from app keep last 2 {
+  match /step (?<n>\d+)/
+  emit app.step { n: int(n) }
+  test { line "step 4" expect app.step { n: 4 } }
+  test { line "stop" expect none }
+}
+extractor Fail from app {
+  match /fail (?<what>\w+)/
+  emit app.fail { what: what }
+  test { line "fail disk" expect app.fail { what: "disk" } }
+  test { line "ok" expect none }
+}
+)";
+
+std::vector<int64_t> steps_of(const std::shared_ptr<const Program>& program, const ScanResult& r) {
+  const auto& cat = program->catalog();
+  std::vector<int64_t> out;
+  for (const auto& e : r.events)
+    if (cat.event_kinds[static_cast<size_t>(e.kind)].name == "app.step")
+      out.push_back(e.fields[static_cast<size_t>(cat.event_kinds[static_cast<size_t>(e.kind)].slot(cat.field_id("n")))].i);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("scan_file: keep last N keeps the last N of the extractor, in file order, and counts the rest") {
+  Fixture fx;
+  auto program = program_for(kKeepLastCatalog);
+  std::string text;
+  for (int i = 1; i <= 10; ++i) text += "step " + std::to_string(i) + "\n";
+  text += "fail disk\n";
+  text += "step 11\n";
+  Scanner scanner(program);
+  auto r = scanner.scan_file(fx.file("node-01", "app", text), ScanOptions{});
+  CHECK(steps_of(program, r) == std::vector<int64_t>{10, 11});
+  CHECK(r.events_superseded == 9);
+  REQUIRE(r.events.size() == 3);
+  CHECK(r.events[0].where.line == 10);  // step 10, then the failure, then step 11
+  CHECK(r.events[1].where.line == 11);
+  CHECK(r.events[2].where.line == 12);
+}
+
+TEST_CASE("scan_file: keep last N is not crowded out by the event cap, nor crowds the failure out") {
+  // 300,000 step lines and a failure at the end, under a cap of 1,000 events:
+  // the failure is kept, memory holds two steps, and compaction moved the
+  // pending and kept indices correctly (the leading untimed steps).
+  Fixture fx;
+  auto program = program_for(kKeepLastCatalog);
+  std::string text;
+  text.reserve(300000 * 12);
+  for (int i = 1; i <= 300000; ++i) text += "step " + std::to_string(i) + "\n";
+  text += "2026-01-01T10:00:00Z fail disk\n";
+  ScanOptions opt;
+  opt.max_events_per_file = 1000;
+  Scanner scanner(program);
+  auto r = scanner.scan_file(fx.file("node-01", "app", text), opt);
+  CHECK(r.events_over_cap == 0);
+  CHECK(r.events_superseded == 299998);
+  CHECK(steps_of(program, r) == std::vector<int64_t>{299999, 300000});
+  REQUIRE(r.events.size() == 3);
+  CHECK(r.events[2].where.line == 300001);
+  // The untimed steps before the file's first stamp take it (inherited from after).
+  REQUIRE(r.events[0].where.ts.has_value());
+  CHECK(*r.events[0].where.ts == kT0);
+}
+
+TEST_CASE("scan_file: keep last N counts only events in scope: later lines out of the window do not replace them") {
+  Fixture fx;
+  auto program = program_for(kKeepLastCatalog);
+  std::string text = "2026-01-01T10:00:00Z step 1\n2026-01-01T10:01:00Z step 2\n2026-01-01T10:02:00Z step 3\n"
+                     "2026-01-01T13:00:00Z step 90\n2026-01-01T13:01:00Z step 91\n2026-01-01T13:02:00Z step 92\n";
+  ScanOptions opt;
+  opt.scope_start = kT0 - 60 * kSec;
+  opt.scope_end = kT0 + 3600 * kSec;
+  Scanner scanner(program);
+  auto r = scanner.scan_file(fx.file("node-01", "app", text), opt);
+  CHECK(steps_of(program, r) == std::vector<int64_t>{2, 3});
+  CHECK(r.events_superseded == 1);
+  CHECK(r.events_out_of_scope == 3);
+}
