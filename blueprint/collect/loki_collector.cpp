@@ -58,12 +58,13 @@ std::string node_for_host(const std::string& value, const std::vector<std::strin
 }
 
 std::string loki_query(const std::string& selector, const std::string& host_label, const std::vector<std::string>& hosts,
-                       const std::string& line_filter) {
+                       const std::string& line_filter, const std::string& extra_matcher) {
   std::string alt;
   for (const auto& h : hosts) alt += (alt.empty() ? "" : "|") + regex_escape(h);
   std::string matcher = fmt::format("{}=~{}", host_label, logql_quote("(?:" + alt + ")(?:[.:].*)?"));
   std::string inner = selector.substr(1, selector.size() - 2);
   bool empty = inner.find_first_not_of(" \t") == std::string::npos;
+  if (!extra_matcher.empty()) matcher += ", " + extra_matcher;
   std::string q = "{" + inner + (empty ? "" : ", ") + matcher + "}";
   if (!line_filter.empty()) q += " |~ " + logql_quote(line_filter);
   return q;
@@ -145,8 +146,11 @@ void LokiCollector::collect(const CollectRequest& req, Collected& out) const {
     for (size_t i = 0; i < a.context.nodes.size(); i += static_cast<size_t>(config_.nodes_per_query))
       batches.emplace_back(a.context.nodes.begin() + static_cast<long>(i),
                            a.context.nodes.begin() + static_cast<long>(std::min(a.context.nodes.size(), i + config_.nodes_per_query)));
-    // Streams: (host, source, labels) -> entries, kept in arrival order.
-    std::map<std::tuple<std::string, std::string, std::string>, std::vector<std::pair<int64_t, std::string>>> streams;
+    // Streams: (host, source, labels) -> entries, kept in arrival order;
+    // `tails`: the newest lines of the tail filter (push_down.h), merged in
+    // at the end without the lines the main query returned as well.
+    using StreamKey = std::tuple<std::string, std::string, std::string>;
+    std::map<StreamKey, std::vector<std::pair<int64_t, std::string>>> streams, tails;
     for (const auto& st : config_.streams) {
       std::string host_label = st.host_label.empty() ? config_.host_label : st.host_label;
       // Which sources this selector can feed, and the line filter for them.
@@ -164,12 +168,36 @@ void LokiCollector::collect(const CollectRequest& req, Collected& out) const {
         continue;
       }
       if (!st.source_map.empty() && wanted_here.empty()) continue;
-      std::string filter;
+      std::string filter, tail_filter, tail_matcher;
+      std::set<std::string> tail_sources;
+      int64_t tail_lines = 0;
       if (config_.push_down && req.line_filters && (!st.source.empty() || !st.source_map.empty() || !sources.empty())) {
         std::vector<const LineFilter*> fs;
         for (const auto& s : wanted_here) fs.push_back(filter_for(s));
         LineFilter f = fs.empty() ? LineFilter{} : combine_filters(fs);
         filter = f.regex;
+        if (!filter.empty()) {
+          // The tail asks only the streams of sources that have one.
+          std::string alt;
+          for (const auto& s : wanted_here) {
+            const LineFilter* x = filter_for(s);
+            if (!x || x->tail_regex.empty()) continue;
+            tail_sources.insert(s);
+            alt += (alt.empty() ? "" : "|") + x->tail_regex.substr(4);
+            tail_lines = std::max(tail_lines, x->tail_lines);
+          }
+          if (!alt.empty()) tail_filter = "(?i)" + alt;
+          if (!tail_sources.empty() && st.source.empty() && !st.source_label.empty()) {
+            std::set<std::string> values;
+            for (const auto& [from, to] : st.source_map)
+              if (tail_sources.count(to)) values.insert(from);
+            for (const auto& s : tail_sources)
+              if (!st.source_map.count(s)) values.insert(s);
+            std::string v;
+            for (const auto& x : values) v += (v.empty() ? "" : "|") + regex_escape(x);
+            tail_matcher = fmt::format("{}=~{}", st.source_label, logql_quote("(?:" + v + ")"));
+          }
+        }
       }
       auto source_of = [&](const std::vector<std::pair<std::string, std::string>>& labels) -> std::string {
         if (!st.source.empty()) return st.source;
@@ -184,6 +212,10 @@ void LokiCollector::collect(const CollectRequest& req, Collected& out) const {
         if (req.stop && req.stop->load()) break;
         std::string query = loki_query(st.selector, host_label, batch, filter);
         std::string streams_only = loki_query(st.selector, host_label, batch, "");
+        // The streams the tail filter applies to, by node: the tail's limit,
+        // and which of them a full answer may have crowded out.
+        std::map<std::string, std::set<std::string>> tail_streams_of_node;
+        bool batch_failed = false;
         // Coverage: the streams that exist in the window.
         {
           std::string form = form_encode({{"match[]", streams_only},
@@ -203,6 +235,7 @@ void LokiCollector::collect(const CollectRequest& req, Collected& out) const {
               acc[s].errors.push_back(fmt::format("series of {} for {}: {}", st.selector, fmt::join(batch, ","), why));
               acc[s].failed.insert(batch.begin(), batch.end());
             }
+            batch_failed = true;
           } else {
             for (const auto& ls : j["data"]) {
               std::vector<std::pair<std::string, std::string>> labels;
@@ -212,6 +245,7 @@ void LokiCollector::collect(const CollectRequest& req, Collected& out) const {
               std::string node = node_for_host(label_value(labels, host_label), a.context.nodes);
               std::string src = source_of(labels);
               if (!node.empty() && !src.empty() && wanted(src)) acc[src].covered.insert(node);
+              if (!node.empty() && tail_sources.count(src)) tail_streams_of_node[node].insert(labels_text(labels));
             }
           }
         }
@@ -235,7 +269,7 @@ void LokiCollector::collect(const CollectRequest& req, Collected& out) const {
                                                     fmt::join(batch, ","), why));
                 acc[s].failed.insert(batch.begin(), batch.end());
               }
-              failed = true;
+              failed = batch_failed = true;
               break;
             }
             int64_t last = start;
@@ -264,7 +298,7 @@ void LokiCollector::collect(const CollectRequest& req, Collected& out) const {
                                                     st.selector, config_.limit, start));
                 acc[s].failed.insert(batch.begin(), batch.end());
               }
-              failed = true;
+              failed = batch_failed = true;
               break;
             }
             if (last == start) {
@@ -275,15 +309,81 @@ void LokiCollector::collect(const CollectRequest& req, Collected& out) const {
             start = last;
           }
         }
+        // The tail: newest first, `tail_lines` per stream, one query for the
+        // batch. An answer that is not full holds every stream's newest
+        // lines. A full one holds the newest lines of all the batch's streams
+        // together, so a stream with `tail_lines` or more in it has its own
+        // newest ones, and only a node with a stream that got fewer (crowded
+        // out by busier ones) is asked again on its own.
+        if (!tail_filter.empty() && tail_lines > 0 && !batch_failed && !tail_streams_of_node.empty() &&
+            !(req.stop && req.stop->load())) {
+          auto tail_query = [&](const std::vector<std::string>& hosts, int64_t streams_n,
+                                std::map<std::string, int64_t>* got) -> bool {
+            const int64_t limit = std::min<int64_t>(tail_lines * std::max<int64_t>(1, streams_n), config_.limit);
+            std::string q = loki_query(st.selector, host_label, hosts, tail_filter, tail_matcher);
+            std::string path = fmt::format("/loki/api/v1/query_range?query={}&start={}&end={}&limit={}&direction=backward",
+                                           HttpClient::escape(q), s0, s1, limit);
+            HttpResponse r = http_->get(path, req.stop);
+            out.wire_bytes += r.wire_bytes;
+            std::vector<LokiEntry> entries;
+            std::string perr;
+            if (!r.ok() || !parse_loki_streams(r.body, entries, perr)) {
+              std::string why = r.ok() ? perr : r.describe();
+              for (const auto& s : tail_sources) {
+                acc[s].errors.push_back(fmt::format("{}: the newest {} progress lines for {}: {}", st.selector, limit,
+                                                    fmt::join(hosts, ","), why));
+                acc[s].failed.insert(hosts.begin(), hosts.end());
+              }
+              return false;
+            }
+            for (auto& e : entries) {
+              std::string node = node_for_host(label_value(e.labels, host_label), a.context.nodes);
+              std::string src = source_of(e.labels);
+              if (node.empty() || src.empty() || !wanted(src)) continue;
+              std::string key = labels_text(e.labels);
+              if (got) ++(*got)[key];
+              if (!e.line.empty() && e.line.back() != '\n') e.line += '\n';
+              tails[{node, src, key}].emplace_back(e.ts, std::move(e.line));
+            }
+            return static_cast<int64_t>(entries.size()) >= limit;  // full
+          };
+          int64_t batch_streams = 0;
+          for (const auto& [n, keys] : tail_streams_of_node) batch_streams += static_cast<int64_t>(keys.size());
+          std::map<std::string, int64_t> got;
+          if (tail_query(batch, batch_streams, &got) && batch.size() > 1) {
+            for (const auto& [n, keys] : tail_streams_of_node) {
+              bool short_one = std::any_of(keys.begin(), keys.end(), [&](const std::string& k) {
+                auto it = got.find(k);
+                return it == got.end() || it->second < tail_lines;
+              });
+              if (!short_one) continue;
+              for (const auto& k : keys)  // asked again: the first answer's lines of it go
+                for (auto& [tk, v] : tails)
+                  if (std::get<0>(tk) == n && std::get<2>(tk) == k) v.clear();
+              tail_query({n}, static_cast<int64_t>(keys.size()), nullptr);
+            }
+          }
+        }
       }
       for (const auto& s : wanted_here) {
         if (!filter.empty()) acc[s].pushed_down = true;
         else acc[s].unfiltered = true;
       }
     }
+    auto by_time = [](const auto& x, const auto& y) { return x.first < y.first; };
+    for (auto& [key, tail] : tails) {
+      auto& entries = streams[key];
+      std::stable_sort(entries.begin(), entries.end(), by_time);
+      const size_t main_n = entries.size();
+      for (auto& te : tail) {
+        // A line both filters took (it holds atoms of both) came back twice.
+        auto [lo, hi] = std::equal_range(entries.begin(), entries.begin() + static_cast<long>(main_n), te, by_time);
+        if (std::none_of(lo, hi, [&](const auto& me) { return me.second == te.second; })) entries.push_back(std::move(te));
+      }
+    }
     for (auto& [key, entries] : streams) {
       const auto& [node, src, labels] = key;
-      std::stable_sort(entries.begin(), entries.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+      std::stable_sort(entries.begin(), entries.end(), by_time);
       int64_t n = 0, offset = 0;
       for (auto& [ts, line] : entries) {
         Observation o;

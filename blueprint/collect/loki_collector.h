@@ -84,9 +84,11 @@ class LokiCollector final : public Collector {
 };
 
 // The LogQL query for one selector, host matcher and line filter (exposed
-// for tests). `hosts` are node names; `line_filter` "" for none.
+// for tests). `hosts` are node names; `line_filter` "" for none;
+// `extra_matcher` (`source=~"app"`) is added to the selector when given.
 std::string loki_query(const std::string& selector, const std::string& host_label, const std::vector<std::string>& hosts,
-                       const std::string& line_filter);
+                       const std::string& line_filter,
+                       const std::string& extra_matcher = "");
 
 struct LokiEntry {
   std::vector<std::pair<std::string, std::string>> labels;  // the stream's, sorted by name

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <set>
+#include <vector>
+
+#include <re2/filtered_re2.h>
 
 namespace culprit::blueprint {
 
@@ -83,31 +86,73 @@ std::string ascii_part(const std::string& atom) {
 
 }  // namespace
 
+namespace {
+
+std::string alternation(const std::set<std::string>& parts) {
+  std::string alt;
+  for (const auto& p : parts) alt += (alt.empty() ? "" : "|") + p;
+  return "(?i)" + alt;
+}
+
+}  // namespace
+
 std::map<std::string, LineFilter> catalog_line_filters(const Program& program) {
   std::map<std::string, LineFilter> out;
   const auto& cat = program.catalog();
   for (const auto& db : program.databases()) {
     LineFilter f;
-    std::set<std::string> parts;
+    std::set<std::string> parts, tail_parts;
+    auto keeps_last = [&](int local) {
+      return cat.extractors[static_cast<size_t>(db.extractors[static_cast<size_t>(local)])].keep_last.has_value();
+    };
     bool unusable = false;
+    std::vector<int> present, found;
     for (int32_t k = 0; k < db.atom_count; ++k) {
-      std::string a = ascii_part(db.atoms[static_cast<size_t>(db.atom_index[static_cast<size_t>(k)])]);
+      const int atom = db.atom_index[static_cast<size_t>(k)];
+      std::string a = ascii_part(db.atoms[static_cast<size_t>(atom)]);
       if (a.empty()) {
         unusable = true;
         break;
       }
-      if (parts.insert(regex_escape(a)).second) ++f.atoms;
+      // Which filtered extractors a line with this atom can reach (the
+      // implied atoms count as present on every line, as in the scanner):
+      // only `keep last` ones puts the atom in the tail.
+      present = db.implied_atoms;
+      present.insert(std::lower_bound(present.begin(), present.end(), atom), atom);
+      db.filter->AllPotentials(present, &found);
+      bool reaches = false, tail_only = true;
+      for (int local : found) {
+        if (std::binary_search(db.unfiltered.begin(), db.unfiltered.end(), local)) continue;
+        reaches = true;
+        tail_only = tail_only && keeps_last(local);
+      }
+      auto& into = reaches && tail_only ? tail_parts : parts;
+      if (into.insert(regex_escape(a)).second && &into == &parts) ++f.atoms;
     }
     for (int32_t local : db.unfiltered) {
       const auto& x = cat.extractors[static_cast<size_t>(db.extractors[static_cast<size_t>(local)])];
       std::string re = plain_groups(x.re2_pattern);
       if (x.dotall) re = "(?s:" + re + ")";
-      if (parts.insert("(?:" + re + ")").second) ++f.regexes;
+      auto& into = x.keep_last ? tail_parts : parts;
+      if (into.insert("(?:" + re + ")").second && &into == &parts) ++f.regexes;
+    }
+    // A source that only `keep last` extractors read gets its lines whole:
+    // an empty `regex` would mean "cannot be filtered".
+    if (parts.empty()) {
+      parts.insert(tail_parts.begin(), tail_parts.end());
+      f.atoms = static_cast<int>(parts.size());
+      tail_parts.clear();
     }
     if (!unusable && !parts.empty()) {
-      std::string alt;
-      for (const auto& p : parts) alt += (alt.empty() ? "" : "|") + p;
-      f.regex = "(?i)" + alt;
+      f.regex = alternation(parts);
+      if (!tail_parts.empty()) {
+        f.tail_regex = alternation(tail_parts);
+        // Twice the largest N: each extractor's last N when a stream prints
+        // one progress format (the usual case), and the newest lines of each
+        // when two alternate (a tqdm bar inside a step loop).
+        for (int32_t e : db.extractors)
+          if (const auto& n = cat.extractors[static_cast<size_t>(e)].keep_last) f.tail_lines = std::max(f.tail_lines, 2 * *n);
+      }
     } else {
       f = LineFilter{};
     }
@@ -118,15 +163,18 @@ std::map<std::string, LineFilter> catalog_line_filters(const Program& program) {
 
 LineFilter combine_filters(const std::vector<const LineFilter*>& filters) {
   LineFilter f;
-  std::string alt;
+  std::string alt, tail;
   for (const auto* x : filters) {
     if (!x || x->regex.empty()) return LineFilter{};
     alt += (alt.empty() ? "" : "|") + x->regex.substr(4);  // without "(?i)"
+    if (!x->tail_regex.empty()) tail += (tail.empty() ? "" : "|") + x->tail_regex.substr(4);
     f.atoms += x->atoms;
     f.regexes += x->regexes;
+    f.tail_lines += x->tail_lines;  // a stream of one selector may feed each source
   }
   if (alt.empty()) return LineFilter{};
   f.regex = "(?i)" + alt;
+  if (!tail.empty()) f.tail_regex = "(?i)" + tail;
   return f;
 }
 

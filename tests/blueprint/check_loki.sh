@@ -95,12 +95,14 @@ print(f"  xid79-64: {a['status']} {a['sub_domain']} on {a['culprit_nodes']}; ker
 PY
 }
 
-wire() {  # wire REQUEST_LOG -> "requests bytes"
+wire() {  # wire REQUEST_LOG -> "pages bytes all_bytes tail_requests": query_range pages read forward,
+         # the bytes of every query_range answer, of every answer, and the newest-first tail queries
   python3 -c "
 import json, sys
 r = [json.loads(l) for l in open(sys.argv[1])]
 q = [x for x in r if x['path'].endswith('query_range')]
-print(len(q), sum(x['bytes'] for x in q), sum(x['bytes'] for x in r))" "$1"
+pages = [x for x in q if x.get('direction') == 'forward']
+print(len(pages), sum(x['bytes'] for x in q), sum(x['bytes'] for x in r), len(q) - len(pages))" "$1"
 }
 
 # --- push-down (the default)
@@ -123,7 +125,7 @@ assert any("node-40" in x and "node-41" not in x for x in q), "node batches of 4
 assert any(x["path"].endswith("/series") for x in r), "no series request"
 assert all(x["status"] == 200 for x in r), [x for x in r if x["status"] != 200][:2]
 PY
-read -r nf bf af < <(wire "$D/req-filtered.log")
+read -r nf bf af tf < <(wire "$D/req-filtered.log")
 
 # --- the same without push-down: every line crosses the network
 start_loki "$D/req-all.log"
@@ -131,7 +133,7 @@ config "$D/all.yaml" "    push_down: false"
 "$CULPRIT" run --config "$D/all.yaml" --once --store "sqlite:$D/a.db" > "$D/a.jsonl" 2> "$D/a.err" || { cat "$D/a.err"; fail "run without push-down"; }
 echo "check_loki: without push-down:"
 verdicts "$D/a.jsonl" || fail "verdicts without push-down"
-read -r na ba aa < <(wire "$D/req-all.log")
+read -r na ba aa ta < <(wire "$D/req-all.log")
 # The line filter loses no event: the same symptoms, states and counts.
 python3 - "$D/f.jsonl" "$D/a.jsonl" <<'PY' || fail "push-down changed the symptoms"
 import json, sys
@@ -144,12 +146,15 @@ print(f"check_loki: push-down kept every symptom ({sum(len(v) for v in f.values(
 PY
 python3 -c "
 import sys
-nf, bf, na, ba = map(int, sys.argv[1:5])
-print(f'check_loki: push-down saving on 68 nodes: query_range answers {ba} B in {na} requests without the line filter, '
-      f'{bf} B in {nf} with it: {ba / max(bf, 1):.1f}x fewer bytes')
+nf, bf, na, ba, tf, ta = map(int, sys.argv[1:7])
+print(f'check_loki: push-down saving on 68 nodes: query_range answers {ba} B in {na} pages without the line filter, '
+      f'{bf} B in {nf} pages and {tf} newest-first progress queries with it: {ba / max(bf, 1):.1f}x fewer bytes')
 assert na > nf, 'pages: the unfiltered run must need more requests'
 assert bf * 3 < ba, 'the line filter must cut the answer bytes at least 3x'
-" "$nf" "$bf" "$na" "$ba" || fail "push-down saving"
+# Progress lines (keep last N) come as one newest-first query per node batch
+# and selector, not as every step line of the log, and not per node.
+assert int(ta) == 0 and 1 <= int(tf) <= 3, f'tail queries: {tf} with push-down, {ta} without'
+" "$nf" "$bf" "$na" "$ba" "$tf" "$ta" || fail "push-down saving"
 
 # --- 429 and 503 are retried; the tenant header is sent
 start_loki "$D/req-retry.log" --tenant team-a --fail 429,503

@@ -255,7 +255,8 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
         if self.st.log_path:
             with self.st.lock, open(self.st.log_path, "a") as f:
-                f.write(json.dumps({"method": self.command, "path": path, "query": query, "status": code, "bytes": len(data)}) + "\n")
+                f.write(json.dumps({"method": self.command, "path": path, "query": query, "status": code, "bytes": len(data),
+                                    "direction": getattr(self, "direction", "")}) + "\n")
 
     def text(self, code, msg, path, query=""):
         self.send(code, msg + "\n", "text/plain; charset=utf-8", path, query)
@@ -302,7 +303,7 @@ class Handler(BaseHTTPRequestHandler):
             return self.text(400, "limit must be a positive value", path, query)
         if limit > MAX_ENTRIES:
             return self.text(400, f"max entries limit per query exceeded, limit > max_entries_limit ({limit} > {MAX_ENTRIES})", path, query)
-        direction = (one("direction") or "backward").lower()
+        direction = self.direction = (one("direction") or "backward").lower()
         if direction not in ("forward", "backward"):
             return self.text(400, f"invalid direction: {direction}", path, query)
         try:

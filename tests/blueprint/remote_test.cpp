@@ -14,6 +14,7 @@
 #include "blueprint/collect/loki_collector.h"
 #include "blueprint/collect/promql_collector.h"
 #include "blueprint/collect/push_down.h"
+#include "tests/support/test_support.h"
 
 using namespace culprit;
 using namespace culprit::blueprint;
@@ -97,6 +98,65 @@ TEST_CASE("push-down: filters combine, and an unfilterable source makes the unio
   CHECK(ab.regex.find("xid") != std::string::npos);
   CHECK(ab.regex.find("nccl") != std::string::npos);
   CHECK(combine_filters({&a, &none}).regex.empty());
+}
+
+TEST_CASE("push-down: `keep last` extractors' atoms go to the tail filter, with twice their largest N per stream") {
+  auto program = culprit::testing::program_for(R"(
+extractor Xid from kernel {
+  match /NVRM: Xid \(PCI:(?<pci>[0-9a-f:]+)\): (?<xid>\d+)/
+  emit gpu.xid { xid: int(xid) }
+  test { line "NVRM: Xid (PCI:0000:3b:00): 79, x" expect gpu.xid { xid: 79 } }
+  test { line "NVRM: loading" expect none }
+}
+extractor Megatron from app keep last 2 {
+  match /iteration\s+(?<n>\d+)\/\s*\d+ \| consumed samples/
+  emit app.progress { n: int(n) }
+  test { line " iteration 5/ 10 | consumed samples: 1" expect app.progress { n: 5 } }
+  test { line "iteration" expect none }
+}
+extractor DeepSpeed from app keep last 3 {
+  match /step=(?<n>\d+), skipped=\d+, lr=/
+  emit app.progress { n: int(n) }
+  test { line "step=3, skipped=0, lr=[1]" expect app.progress { n: 3 } }
+  test { line "step" expect none }
+}
+extractor Oom from app {
+  match /CUDA out of memory\. Tried to allocate/
+  emit cuda.oom { }
+  test { line "CUDA out of memory. Tried to allocate 2 GiB" expect cuda.oom }
+  test { line "out of memory" expect none }
+}
+)");
+  auto filters = catalog_line_filters(*program);
+  const LineFilter& app = filters.at("app");
+  CHECK(app.regex.find("out of memory") != std::string::npos);
+  CHECK(app.regex.find("consumed samples") == std::string::npos);
+  CHECK(app.regex.find("skipped=") == std::string::npos);
+  CHECK(app.tail_regex.find("consumed samples") != std::string::npos);
+  CHECK(app.tail_regex.find("skipped=") != std::string::npos);
+  CHECK(app.tail_lines == 6);
+  const LineFilter& kernel = filters.at("kernel");
+  CHECK(kernel.tail_regex.empty());
+  CHECK(kernel.tail_lines == 0);
+  // Joined: both tails, their shares added (one selector may feed both sources).
+  LineFilter both = combine_filters({&app, &kernel});
+  CHECK(both.tail_regex.find("consumed samples") != std::string::npos);
+  CHECK(both.tail_lines == 6);
+}
+
+TEST_CASE("push-down: a source only `keep last` extractors read is fetched whole by the main filter") {
+  auto program = culprit::testing::program_for(R"(
+extractor Step from app keep last 2 {
+  match /training step (?<n>\d+)/
+  emit app.progress { n: int(n) }
+  test { line "training step 5" expect app.progress { n: 5 } }
+  test { line "step" expect none }
+}
+)");
+  auto filters = catalog_line_filters(*program);
+  const LineFilter& app = filters.at("app");
+  CHECK(app.regex.find("training step") != std::string::npos);
+  CHECK(app.tail_regex.empty());
 }
 
 TEST_CASE("kubeconfig: the current context's server, CA and token; exec plugins are refused") {
