@@ -19,9 +19,9 @@ import re, subprocess, shutil, sys
 tmp = sys.argv[1]
 bad = 0
 for d in ("ere", "python", "pcre"):
-    pats = open(f"{tmp}/{d}").read().split("\n")[:-1]
+    pats = open(f"{tmp}/{d}", newline="").read().split("\n")[:-1]
     tests = {}
-    for l in open(f"{tmp}/{d}.tests").read().split("\n")[:-1]:
+    for l in open(f"{tmp}/{d}.tests", newline="").read().split("\n")[:-1]:
         i, line = l.split("\t", 1)
         tests.setdefault(int(i), []).append(line)
     for i, p in enumerate(pats):

@@ -98,7 +98,9 @@ scancel "$J_CAN"
 wait_state "$J_CAN" 30 CANCELLED
 wait_state "$J_RQ" 60 FAILED
 # A job over its time limit (1 minute is Slurm's smallest; ~90 s in all).
-J_TO=$(sub -J timeout -t 0:01:00 --wrap 'echo training; sleep 300')
+# A training loop that reports its steps until the limit stops it: the time
+# limit is the cause (a job silent before its limit would be a hang).
+J_TO=$(sub -J timeout -t 0:01:00 --wrap 'for i in $(seq 1 300); do echo "$(date -u +%Y-%m-%dT%H:%M:%SZ) train: step $i loss 1.25"; sleep 1; done')
 wait_state "$J_TO" 200 TIMEOUT
 echo "check_slurm: jobs done after $(( $(date +%s) - t0 )) s: fail=$J_FAIL nodefail=$J_NF requeue=$J_RQ cancelled=$J_CAN timeout=$J_TO"
 
