@@ -81,13 +81,14 @@ constexpr std::array<Word, 6> kHardwareRoots = {{
     {"nvswitch", "an NVSwitch"},
     {"pcie", "the PCIe path to a device"},
 }};
-constexpr std::array<Word, 8> kSoftwareRoots = {{
+constexpr std::array<Word, 9> kSoftwareRoots = {{
     {"application_exception", "the application raised an error"},
     {"cuda_error", "a CUDA call failed"},
     {"cuda_oom", "the GPU ran out of memory"},
     {"driver", "the GPU driver failed"},
     {"framework_crash", "the framework (PyTorch, ...) crashed"},
     {"host_oom", "the host ran out of memory"},
+    {"nccl_bug", "a defect of NCCL itself, fixed by another NCCL release"},
     {"nccl_config", "NCCL was set up wrongly by the software stack"},
     {"numerics", "the computation diverged (NaN, inf)"},
 }};
