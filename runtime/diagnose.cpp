@@ -277,6 +277,9 @@ ScanOptions scan_scope(const WorkloadContext& ctx, const DiagnoseOptions& opt) {
   scan.window_end = ctx.end;
   scan.workload_nodes = ctx.nodes;
   std::sort(scan.workload_nodes.begin(), scan.workload_nodes.end());
+  for (const auto& [node, aliases] : ctx.aliases)
+    for (const auto& a : aliases) scan.node_aliases.emplace_back(a, node);
+  std::sort(scan.node_aliases.begin(), scan.node_aliases.end());
   scan.year_hint = make_year_hint(ctx.start, ctx.end, current_year());
   scan.verify_captures = opt.verify_captures;
   return scan;

@@ -67,10 +67,16 @@ struct ScanOptions {
   // extractor with `keep D before|after` keeps its events up to D outside it.
   std::optional<int64_t> window_start, window_end;
   // The workload's nodes (sorted). An application line that a relay prints for
-  // another host — Ray's "(RayWorkerWrapper pid=92234, ip=172.19.24.110) ..." —
-  // belongs to that host when it is one of them (by name, or by the
-  // "ip-172-19-24-110" form cloud hosts are named after their address).
+  // another host belongs to that host when it is one of them: Ray's
+  // "(RayWorkerWrapper pid=92234, ip=172.19.24.110) ...", and the "host: "
+  // prefix pdsh (DeepSpeed's multi-node launcher) and `srun --label`-style
+  // wrappers put before every line of a remote command ("gpu-q-13: ...",
+  // "10.0.0.6: ..."). The host is matched by name, by an alias the context
+  // gives (`node_aliases`), by its short name, or by the "ip-172-19-24-110"
+  // form cloud hosts are named after their address.
   std::vector<std::string> workload_nodes;
+  // Other names of the workload's nodes: (alias, node), sorted by alias.
+  std::vector<std::pair<std::string, std::string>> node_aliases;
   // The host's zone (local time minus UTC), when its other logs state it:
   // `dmesg -T` stamps, printed in local time, are shifted by it.
   int64_t dmesg_offset_ns = 0;

@@ -132,6 +132,7 @@ class Scanner::Stream {
  private:
   bool in_scope(int64_t t) const;
   const std::string* relayed_host(std::string_view text) const;
+  const std::string* workload_node_named(std::string_view name) const;
   bool kept_by_extractor(const ir::Extractor& ex, int64_t t) const;
   void learn_wall(int64_t t);
   void resolve_leading(int64_t t);

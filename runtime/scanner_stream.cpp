@@ -12,6 +12,7 @@
 #include "runtime/scanner_internal.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <map>
 
@@ -186,28 +187,61 @@ bool Scanner::Stream::in_scope(int64_t t) const {
   return (!opt_.scope_start || t >= *opt_.scope_start) && (!opt_.scope_end || t <= *opt_.scope_end);
 }
 
-// Ray prefixes forwarded worker output with "(<actor or task> pid=N,
-// ip=A.B.C.D)": the line is that host's, not the driver's (ray-project/ray's
-// log monitor format). Returns the workload node it names, if any.
+// The workload node a relayed line belongs to, if its text says so (see
+// ScanOptions::workload_nodes): Ray's "(<actor or task> pid=N, ip=A.B.C.D)"
+// prefix (ray-project/ray's log monitor format), or pdsh's "host: " before
+// the remote command's line (pdsh's -S output, as DeepSpeed's multi-node
+// runner prints it: "gpu-q-13: torch.cuda.OutOfMemoryError: ...").
 const std::string* Scanner::Stream::relayed_host(std::string_view text) const {
   if (opt_.workload_nodes.empty() || result_.source != "app") return nullptr;
   size_t i = 0;
   while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) ++i;
-  if (i >= text.size() || text[i] != '(') return nullptr;
-  size_t close = text.find(')', i);
-  if (close == std::string_view::npos || close - i > 256) return nullptr;
-  std::string_view inside = text.substr(i, close - i);
-  size_t ip = inside.find(", ip=");
-  if (ip == std::string_view::npos || inside.find(" pid=") == std::string_view::npos) return nullptr;
-  std::string addr(inside.substr(ip + 5));
-  auto find = [&](const std::string& n) -> const std::string* {
+  if (i >= text.size()) return nullptr;
+  if (text[i] == '(') {
+    size_t close = text.find(')', i);
+    if (close == std::string_view::npos || close - i > 256) return nullptr;
+    std::string_view inside = text.substr(i, close - i);
+    size_t ip = inside.find(", ip=");
+    if (ip == std::string_view::npos || inside.find(" pid=") == std::string_view::npos) return nullptr;
+    return workload_node_named(inside.substr(ip + 5));
+  }
+  // "host: " at the very start (pdsh writes no indent): a host name or
+  // address, then a colon and a space.
+  if (i != 0) return nullptr;
+  size_t colon = text.find(": ");
+  if (colon == std::string_view::npos || colon == 0 || colon > 253) return nullptr;
+  std::string_view host = text.substr(0, colon);
+  for (char c : host)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_')) return nullptr;
+  return workload_node_named(host);
+}
+
+// The workload node `name` names: itself, an alias the context gives, its
+// short name (before the first dot), or a cloud host named after the
+// address ("ip-172-19-24-110"). A name of the file's own host is not a relay.
+const std::string* Scanner::Stream::workload_node_named(std::string_view name) const {
+  auto find = [&](std::string_view n) -> const std::string* {
     auto it = std::lower_bound(opt_.workload_nodes.begin(), opt_.workload_nodes.end(), n);
     return it != opt_.workload_nodes.end() && *it == n ? &*it : nullptr;
   };
-  if (const std::string* n = find(addr)) return n;
-  std::string cloud = "ip-" + addr;
-  std::replace(cloud.begin(), cloud.end(), '.', '-');
-  return find(cloud);
+  const std::string* node = find(name);
+  if (!node) {
+    auto it = std::lower_bound(opt_.node_aliases.begin(), opt_.node_aliases.end(), name,
+                               [](const auto& a, std::string_view n) { return a.first < n; });
+    if (it != opt_.node_aliases.end() && it->first == name) node = find(it->second);
+  }
+  if (!node) {
+    size_t dot = name.find('.');
+    bool address = name.find_first_not_of("0123456789.") == std::string_view::npos;
+    if (dot != std::string_view::npos && !address) node = find(name.substr(0, dot));
+    if (address) {
+      std::string cloud = "ip-" + std::string(name);
+      std::replace(cloud.begin(), cloud.end(), '.', '-');
+      node = find(cloud);
+    }
+  }
+  if (node && *node == result_.host) return nullptr;
+  return node;
 }
 
 // `keep D before|after`: inside [window start - D, window end + D] on the

@@ -956,3 +956,28 @@ TEST_CASE("scan_file: keep last N counts only events in scope: later lines out o
   CHECK(r.events_superseded == 1);
   CHECK(r.events_out_of_scope == 3);
 }
+
+// ------------------------------------------------ lines relayed for a host
+
+TEST_CASE("scan_file: a line a launcher relays for another workload node is that node's") {
+  Fixture fx;
+  ScanOptions opt;
+  opt.workload_nodes = {"gpu-q-10", "gpu-q-13", "ip-10-0-0-9", "node-7"};
+  opt.node_aliases = {{"10.0.0.6", "node-7"}};
+  std::string text =
+      "gpu-q-13: hello pdsh\n"                                  // pdsh, by name
+      "10.0.0.6: hello alias\n"                                 // by an alias the context gives
+      "gpu-q-13.cluster.example: hello fqdn\n"                  // by its short name
+      "10.0.0.9: hello cloud\n"                                 // a cloud host named after its address
+      "(RayWorkerWrapper pid=92234, ip=10.0.0.9) hello ray\n"   // Ray's forwarding
+      "gpu-q-10: hello own\n"                                   // the file's own host
+      "gpu-q-99: hello stranger\n"                              // not a workload node
+      "  gpu-q-13: hello indented\n"                            // pdsh writes no indent
+      "srun: hello srun\n";
+  auto r = fx.scan(fx.file("gpu-q-10", "app", text), opt);
+  std::vector<std::string> hosts;
+  for (const auto& e : r.events) hosts.emplace_back(e.host.view());
+  CHECK(hosts == std::vector<std::string>{"gpu-q-13", "node-7", "gpu-q-13", "ip-10-0-0-9", "ip-10-0-0-9", "gpu-q-10",
+                                          "gpu-q-10", "gpu-q-10", "gpu-q-10"});
+  for (const auto& e : r.events) CHECK(e.where.host == "gpu-q-10");  // the evidence still says where it was read
+}
