@@ -102,6 +102,7 @@ struct Action {
   SourceRange domain_range;
   SourceRange sub_domain_range;       // the quoted sub_domain, when given
   std::string sub_domain;
+  bool generic = false;               // classify ... generic
 };
 
 struct Rule {

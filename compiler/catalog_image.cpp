@@ -17,7 +17,7 @@ namespace {
 static_assert(sizeof(ir::Expr) == 120, "ir::Expr changed: update catalog_image.cpp and kFormat");
 static_assert(sizeof(ir::Query) == 208, "ir::Query changed: update catalog_image.cpp and kFormat");
 static_assert(sizeof(ir::Rule) == 448, "ir::Rule changed: update catalog_image.cpp and kFormat");
-static_assert(sizeof(ir::Action) == 1280, "ir::Action changed: update catalog_image.cpp and kFormat");
+static_assert(sizeof(ir::Action) == 1288, "ir::Action changed: update catalog_image.cpp and kFormat");
 static_assert(sizeof(ir::Extractor) == 280, "ir::Extractor changed: update catalog_image.cpp and kFormat");
 static_assert(sizeof(ir::Scenario) == 288, "ir::Scenario changed: update catalog_image.cpp and kFormat");
 static_assert(sizeof(ir::Catalog) == 344, "ir::Catalog changed: update catalog_image.cpp and kFormat");
@@ -28,7 +28,7 @@ static_assert(sizeof(ir::LineTest) == 120 && sizeof(ir::ScenarioExpect) == 152 &
                   sizeof(Value) == 56 && sizeof(SourceRange) == 24,
               "a part of the IR changed: update catalog_image.cpp and kFormat");
 
-constexpr uint32_t kFormat = 2;  // 2: ir::Extractor::keep_last
+constexpr uint32_t kFormat = 3;  // 2: ir::Extractor::keep_last; 3: ir::Action::generic
 constexpr char kMagic[8] = {'c', 'u', 'l', 'p', 'c', 'a', 't', '\n'};
 
 class Writer {
@@ -306,6 +306,7 @@ void write_action(Writer& w, const ir::Action& a) {
   w.range(a.where);
   w.i32(a.kind_id);
   w.flag(a.on_job);
+  w.flag(a.generic);
   for (const auto* e : {&a.node, &a.key, &a.priority, &a.summary, &a.at}) w.opt_expr(*e);
   w.assigns(a.fields);
   w.i32(a.target_slot);
@@ -324,6 +325,7 @@ ir::Action read_action(Reader& r) {
   a.where = r.range();
   a.kind_id = r.i32();
   a.on_job = r.flag();
+  a.generic = r.flag();
   for (auto* e : {&a.node, &a.key, &a.priority, &a.summary, &a.at}) *e = r.opt_expr();
   a.fields = r.assigns();
   a.target_slot = r.i32();

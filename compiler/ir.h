@@ -178,6 +178,10 @@ struct Action {
   std::optional<Expr> reason;          // string (Interpolate)
   std::optional<Expr> value;           // SetPriority
   std::string status, domain, sub_domain;  // Classify / SetOutcome
+  // Classify: the symptom shows that something failed, not what (a
+  // traceback, a crash signal, a generic CUDA error): it names a node only
+  // as the single origin of its class (runtime/outcome.h).
+  bool generic = false;
 };
 
 struct Rule {

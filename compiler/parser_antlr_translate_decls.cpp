@@ -137,6 +137,7 @@ ast::Action Translator::action(P::ActionContext* c) {
     a.domain_range = range(cl->name());
     a.sub_domain = unquote(cl->STRING());
     a.sub_domain_range = range(cl->STRING());
+    a.generic = cl->generic != nullptr;
   } else if (auto* o = dynamic_cast<P::SetOutcomeActionContext*>(c)) {
     a.kind = ast::ActionKind::SetOutcome;
     auto names = o->name();

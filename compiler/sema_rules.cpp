@@ -191,6 +191,7 @@ void Analyzer::analyze_rule(const ast::Rule& r, int32_t index) {
       case ast::ActionKind::Classify: {
         act.kind = ir::ActionKind::Classify;
         act.target_slot = symptom_binding(a);
+        act.generic = a.generic;
         if (!one_of(a.domain, kDomains))
           err("E0206", a.domain_range, fmt::format("unknown domain '{}' ({})", a.domain, fmt::join(kDomains, ", ")),
               did_you_mean(a.domain, kDomains));

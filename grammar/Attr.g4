@@ -59,7 +59,7 @@ action      : 'emit' kindName nodeTarget? fieldInits?                           
             | 'demote' IDENT (':' query)? 'because' STRING                         # demoteAction
             | 'scrub' IDENT (':' query)? 'because' STRING                          # scrubAction
             | 'set' IDENT '.' 'priority' '=' expr                                  # setPriorityAction
-            | 'classify' IDENT 'as' name STRING                                    # classifyAction
+            | 'classify' IDENT 'as' name STRING generic='generic'?                 # classifyAction
             | 'set' 'outcome' name (name STRING)? 'because' STRING                 # setOutcomeAction
             ;
 nodeTarget    : 'on' 'job'                                     # jobTarget
@@ -144,7 +144,7 @@ name        : IDENT
             | 'before' | 'after' | 'around' | 'group' | 'by' | 'as' | 'from'
             | 'catalog' | 'test' | 'no' | 'stage' | 'match' | 'emit' | 'to'
             | 'scrub' | 'demote' | 'classify' | 'set' | 'rule' | 'extractor'
-            | 'scenario' | 'expect' | 'because' | 'workload' | 'metric' | 'at' | 'keep' | 'last'
+            | 'scenario' | 'expect' | 'because' | 'workload' | 'metric' | 'at' | 'keep' | 'last' | 'generic'
             ;
 
 // ------------------------------------------------------------------ lexer

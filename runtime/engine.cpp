@@ -471,6 +471,7 @@ class Engine final : public World {
           const Symptom* s = env.slots[static_cast<size_t>(a.target_slot)].symptom;
           if (s && s->state == SymptomState::Active && !s->classification) {
             mutable_symptom(s)->classification = std::make_pair(a.domain, a.sub_domain);
+            mutable_symptom(s)->generic = a.generic;
             trail(r, "classify", [&] { return std::pair(s->id, a.domain + " / " + a.sub_domain); });
           }
           break;

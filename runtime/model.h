@@ -97,6 +97,7 @@ struct Symptom {
   // but the job's own output ("app") backs a claim on a node.
   std::vector<std::string> evidence_sources;
   std::optional<std::pair<std::string, std::string>> classification;  // (domain, sub_domain)
+  bool generic = false;           // classified as generic evidence (`classify ... generic`)
 };
 
 // What was read for one source.
@@ -155,10 +156,23 @@ struct TrailEntry {
   std::string stage, rule, action, target, detail;
 };
 
+// How strongly the evidence supports a class (runtime/outcome.h): specific
+// evidence names its nodes; generic evidence (`classify ... generic`) names a
+// node only as the single origin of the class, and the same generic failure
+// on several nodes at once names none.
+namespace basis {
+inline constexpr const char* kSpecific = "specific";
+inline constexpr const char* kSingleOriginGeneric = "single_origin_generic";
+inline constexpr const char* kGenericNoSingleOrigin = "generic_no_single_origin";
+inline constexpr const char* kNone = "none";
+}  // namespace basis
+
 struct Candidate {
   std::string domain, sub_domain;
   std::vector<std::string> nodes;
   std::vector<std::string> symptoms;   // ids
+  std::string basis = basis::kSpecific;
+  std::vector<std::string> generic_nodes;  // generic_no_single_origin: the nodes it was seen on (not culprits)
 };
 
 struct Outcome {
@@ -168,6 +182,7 @@ struct Outcome {
   std::string root_cause;              // symptom id or ""
   std::string root_cause_summary;
   std::vector<Candidate> candidates;
+  std::string basis = basis::kNone;    // an attributed verdict's candidate's; "none" otherwise
   std::string overridden_by, override_reason;  // set by a post_outcome rule
 };
 

@@ -23,12 +23,22 @@ Outcome outcome_of(const std::deque<Symptom>& symptoms, const WorkloadContext& c
     c.domain = cls.first;
     c.sub_domain = cls.second;
     std::set<std::string> nodes;
+    bool specific = false;
     for (const Symptom* s : list) {
       if (!s->node.empty() && !s->control_plane) nodes.insert(s->node);
       c.symptoms.push_back(s->id);
+      specific = specific || !s->generic;
     }
     std::sort(c.symptoms.begin(), c.symptoms.end());
     c.nodes.assign(nodes.begin(), nodes.end());
+    // Generic evidence names a node only as the single origin: the same
+    // generic failure still active on several nodes (nothing explained the
+    // others as its cascade) is the job's code or a library failing wherever
+    // it ran, and names none of them.
+    if (!specific) {
+      c.basis = nodes.size() > 1 ? basis::kGenericNoSingleOrigin : basis::kSingleOriginGeneric;
+      if (nodes.size() > 1) c.generic_nodes = std::move(c.nodes), c.nodes.clear();
+    }
     o.candidates.push_back(std::move(c));
   }
   if (classes.empty()) {
@@ -40,6 +50,7 @@ Outcome outcome_of(const std::deque<Symptom>& symptoms, const WorkloadContext& c
     o.domain = cls.first;
     o.sub_domain = cls.second;
     o.culprit_nodes = o.candidates.front().nodes;
+    o.basis = o.candidates.front().basis;
     std::vector<const Symptom*> sorted = list;
     std::sort(sorted.begin(), sorted.end(), symptom_order);
     o.root_cause = sorted.front()->id;
@@ -62,6 +73,7 @@ void set_outcome(Outcome& outcome, const ir::Action& a, const std::string& rule,
       outcome.sub_domain.clear();
     }
     outcome.culprit_nodes.clear();
+    outcome.basis = basis::kNone;
     if (a.status == vocab::status::kNoFailure) {
       outcome.root_cause.clear();
       outcome.root_cause_summary.clear();

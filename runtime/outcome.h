@@ -10,6 +10,13 @@
 //     nodes, not control-plane hosts) and the root cause, the first of its
 //     symptoms by time, then id;
 //   - more than one: ambiguous. Every classification is a candidate.
+// Each candidate has a basis: `specific` when one of its symptoms was
+// classified as specific evidence; otherwise (`classify ... generic`: a
+// traceback, a crash signal, a generic CUDA error) `single_origin_generic`
+// when they are on one node at most, and `generic_no_single_origin` when the
+// same generic failure is still active on several nodes: then the candidate
+// names no node (the nodes are kept apart, as `generic_nodes`), since what
+// fails alike wherever it runs is the job's code or its stack, not a node.
 //
 // Internal to the engine. Pure functions of their arguments: any thread;
 // nothing throws but allocation.

@@ -102,6 +102,7 @@ J verdict_head(const Verdict& v, VerdictSchema schema) {
   j["domain"] = o.domain.empty() ? J(nullptr) : J(o.domain);
   j["sub_domain"] = o.sub_domain.empty() ? J(nullptr) : J(o.sub_domain);
   j["culprit_nodes"] = o.culprit_nodes;
+  j["basis"] = o.basis;
   if (o.root_cause.empty()) {
     j["root_cause"] = nullptr;
   } else {
@@ -117,6 +118,8 @@ J verdict_head(const Verdict& v, VerdictSchema schema) {
     cj["sub_domain"] = c.sub_domain;
     cj["nodes"] = c.nodes;
     cj["symptoms"] = c.symptoms;
+    cj["basis"] = c.basis;
+    if (!c.generic_nodes.empty()) cj["generic_nodes"] = c.generic_nodes;
     cands.push_back(std::move(cj));
   }
   j["candidates"] = std::move(cands);

@@ -323,12 +323,21 @@ std::string Report::render() {
   }
   if (!o.root_cause.empty() && !o.root_cause_summary.empty())
     out_ += wrapped("  ", "  ", escape_for_terminal(o.root_cause_summary), opt_.width, "", st_);
-  if (o.status == vocab::status::kAttributed)
-    out_ += line()
-                .add("  culprit nodes: ")
-                .add(o.culprit_nodes.empty() ? std::string("none (not a node fault)") : fmt::format("{}", fmt::join(o.culprit_nodes, ", ")),
-                     st_.bold())
-                .str();
+  if (o.status == vocab::status::kAttributed) {
+    // Generic evidence on several nodes names none of them: say where it was
+    // seen and why that is not a culprit (runtime/outcome.h).
+    const Candidate* c = o.candidates.size() == 1 ? &o.candidates.front() : nullptr;
+    std::string none = "none (not a node fault)";
+    if (c && c->basis == basis::kGenericNoSingleOrigin)
+      none = fmt::format("none (the same failure on {} with no single origin: the job's code or its stack, not a node)",
+                         c->generic_nodes.size() <= 3 ? fmt::format("{}", fmt::join(c->generic_nodes, ", "))
+                                                      : count_of(static_cast<int64_t>(c->generic_nodes.size()), "node"));
+    out_ += wrapped("  culprit nodes: ", "    ",
+                    escape_for_terminal(o.culprit_nodes.empty() ? none : fmt::format("{}", fmt::join(o.culprit_nodes, ", "))),
+                    opt_.width, st_.bold(), st_);
+    if (o.basis == basis::kSingleOriginGeneric && !o.culprit_nodes.empty())
+      out_ += wrapped("  ", "  ", "evidence: generic (that it failed, not why), on one node", opt_.width, "", st_);
+  }
   if (o.status == vocab::status::kAttributed) {
     if (std::string next = next_steps(v_.recommendation); !next.empty()) out_ += wrapped("  next: ", "    ", escape_for_terminal(next), opt_.width, "", st_);
   }
