@@ -132,8 +132,9 @@ Options:
 Environment: CULPRIT_STDLIB (the bundled catalog's directory), CULPRIT_ENGINE,
 CULPRIT_CACHE_DIR, NO_COLOR, COLUMNS.
 
-Exit status: 0 verdict produced, 2 bad input or a catalog that fails its tests,
-3 (--server) the service could not be reached.
+Exit status: 0 verdict produced, 2 bad input (a bundle without a single log
+included) or a catalog that fails its tests, 3 (--server) the service could
+not be reached.
 )";
 
 const char* kCheckHelp = R"(Usage: culprit check [PATH...] [options]
@@ -228,6 +229,10 @@ int cmd_diagnose(int argc, char** argv) {
   culprit::Bundle bundle;
   if (!culprit::load_bundle(a.positionals[0], bundle, err)) {
     std::cerr << "culprit diagnose: " << culprit::escape_for_terminal(err) << "\n";
+    return kBadInput;
+  }
+  if (std::string m = culprit::missing_logs_message(bundle, a.positionals[0]); !m.empty()) {
+    std::cerr << "culprit diagnose: " << culprit::escape_for_terminal(m) << "\n";
     return kBadInput;
   }
   {

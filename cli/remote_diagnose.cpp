@@ -138,6 +138,10 @@ int cmd_diagnose_remote(int argc, char** argv) {
     std::cerr << "culprit diagnose: " << escape_for_terminal(err) << "\n";
     return 2;
   }
+  if (std::string m = missing_logs_message(bundle, a.positionals[0]); !m.empty()) {
+    std::cerr << "culprit diagnose: " << escape_for_terminal(m) << "\n";
+    return 2;
+  }
   std::ifstream cin_(bundle.root + "/context.json", std::ios::binary);
   std::string context_text((std::istreambuf_iterator<char>(cin_)), std::istreambuf_iterator<char>());
   auto context = nlohmann::ordered_json::parse(context_text, nullptr, false);

@@ -583,4 +583,14 @@ bool load_bundle(const std::string& dir, Bundle& out, std::string& error) {
   return true;
 }
 
+std::string missing_logs_message(const Bundle& b, const std::string& dir) {
+  if (!b.files.empty() || !b.observations_path.empty() || !b.observations.empty()) return "";
+  std::string seen = b.ignored_files.empty()
+                         ? std::string("it has no logs/ files")
+                         : fmt::format("only {} other file{}: {}{}", b.ignored_files.size(), b.ignored_files.size() == 1 ? "" : "s",
+                                       b.ignored_files.front(), b.ignored_files.size() > 1 ? ", ..." : "");
+  return fmt::format("{} holds no log to read ({}); put each node's logs in logs/<host>/<source>.log, or observations in "
+                     "observations.jsonl (docs/bundle.md)", dir, seen);
+}
+
 }  // namespace culprit

@@ -62,6 +62,14 @@ nlohmann::ordered_json context_to_json(const WorkloadContext& c);
 
 bool load_bundle(const std::string& dir, Bundle& out, std::string& error);
 
+// "" when the loaded bundle has at least one log file (or observations.jsonl);
+// otherwise what to tell
+// the user (what the directory holds instead, and the layout it needs).
+// Without a single log there is nothing to diagnose: most likely the wrong
+// directory, or logs that were never collected, not a workload that failed
+// without a trace. `culprit diagnose` refuses it (exit 2).
+std::string missing_logs_message(const Bundle& b, const std::string& dir);
+
 // The workload node a host name of the evidence stands for: the node itself;
 // an alias the context gives it ("nodes": [{"name": "node-02", "aliases":
 // ["10.0.0.2"]}]); an FQDN whose first label is a node's name

@@ -160,6 +160,15 @@ expect_status 2
 expect_in err 'cannot read .*no-context/context.json' "that context.json is missing"
 expect_empty out
 
+# A bundle without a single log: the wrong directory or logs never collected.
+mkdir -p "$tmp/no-logs"
+printf '{"workload_id": "1", "nodes": ["node-01"], "terminal": {"state": "FAILED", "exit_code": 1}}\n' > "$tmp/no-logs/context.json"
+echo "notes" > "$tmp/no-logs/README.txt"
+run diagnose "$tmp/no-logs"
+expect_status 2
+expect_in err 'no-logs holds no log to read \(only 1 other file: README.txt\); put each node.s logs in logs/<host>/<source>.log' "that the bundle holds no log"
+expect_empty out
+
 mkdir -p "$tmp/bad-json"
 printf '{"workload_id": "1", "nodes": ["node-01"],' > "$tmp/bad-json/context.json"
 run diagnose "$tmp/bad-json"
