@@ -114,6 +114,25 @@ std::span<const Word> statuses() { return kStatuses; }
 std::span<const Word> domains() { return kDomains; }
 std::span<const Word> job_actions() { return kJobActions; }
 std::span<const Word> node_actions() { return kNodeActions; }
+
+std::string_view action_label(std::string_view action) {
+  static constexpr std::array<Word, 11> kLabels = {{
+      {job_action::kRestart, "Restart the job"},
+      {job_action::kRestartExcluding, "Restart the job without"},
+      {job_action::kStopFixConfig, "Do not resubmit the job until its configuration changes"},
+      {job_action::kStopFixCode, "Do not resubmit the job until its code changes"},
+      {job_action::kNone, "No action for the job"},
+      {node_action::kDrain, "Drain"},
+      {node_action::kResetGpu, "Reset the GPU of"},
+      {node_action::kReboot, "Reboot"},
+      {node_action::kInspectLink, "Inspect the links of"},
+      {node_action::kReplaceSuspect, "Replace the suspect part of"},
+      {node_action::kInspect, "Inspect"},
+  }};
+  for (const auto& w : kLabels)
+    if (w.word == action) return w.meaning;
+  return action;
+}
 std::span<const Word> terminal_states() { return kTerminalStates; }
 std::span<const Word> ended_states() { return kEndedStates; }
 

@@ -91,6 +91,11 @@ std::span<const Word> statuses();
 std::span<const Word> domains();
 std::span<const Word> job_actions();
 std::span<const Word> node_actions();
+// A job or node action as an operator reads it at the head of a line
+// ("Restart the job without", "Reset the GPU of", "Inspect the links of"):
+// the words of the dashboard's "What to do". An unknown action is returned
+// as it is.
+std::string_view action_label(std::string_view action);
 // Every terminal state, sorted by name (running and pending states included:
 // a context may be written before the job ended).
 std::span<const Word> terminal_states();

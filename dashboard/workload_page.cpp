@@ -288,15 +288,27 @@ std::string recommendation_section(const ojson& v) {
   if (!v.is_object() || !v.contains("recommendation") || !v["recommendation"].is_object()) return "";
   const ojson& r = v["recommendation"];
   std::string out = "<section aria-labelledby=\"recommend-h\"><h2 id=\"recommend-h\">What to do</h2>\n<ul class=\"recommend\">\n";
+  // The action in words ("Reset the GPU of node-02", "Restart the job
+  // without node-03"); the token itself stays in the title, as the JSON and
+  // the store have it.
   auto item = [&](const ojson& a, const std::string& who) {
     std::string target;
     if (a.contains("target") && a["target"].is_object())
       for (auto it = a["target"].begin(); it != a["target"].end(); ++it)
         if (it.value().is_string()) target += fmt::format(" <code>{} {}</code>", esc(it.key()), esc(it.value().get<std::string>()));
-    out += fmt::format("<li><strong>{}</strong> {}{}<br><span class=\"muted\">{} · from {}</span></li>\n", esc(string_member_or(a, "action")),
-                       who, target, esc(string_member_or(a, "reason")), esc(string_member_or(a, "basis")));
+    const std::string action = string_member_or(a, "action");
+    out += fmt::format("<li><strong title=\"{}\">{}</strong>{}{}<br><span class=\"muted\">{} · from {}</span></li>\n", esc(action),
+                       esc(vocab::action_label(action)), who.empty() ? "" : " " + who, target, esc(string_member_or(a, "reason")),
+                       esc(string_member_or(a, "basis")));
   };
-  if (r.contains("job")) item(r["job"], "the job");
+  if (r.contains("job")) {
+    const ojson& job = r["job"];
+    std::string without;
+    if (job.contains("nodes") && job["nodes"].is_array())
+      for (const auto& n : job["nodes"])
+        if (n.is_string()) without += (without.empty() ? "" : ", ") + node_link(n.get<std::string>(), true);
+    item(job, string_member_or(job, "action") == vocab::job_action::kRestartExcluding ? without : "");
+  }
   if (r.contains("nodes") && r["nodes"].is_array())
     for (const auto& a : r["nodes"]) item(a, node_link(string_member_or(a, "node"), true));
   return out + "</ul></section>\n";

@@ -162,7 +162,8 @@ try {
   const verdict = await page.evaluate(async (u) => (await fetch(u)).json(), json);
   check(verdict.schema === "culprit.verdict/v2" && verdict.status === "attributed", "the verdict JSON link gives the verdict");
   const todo = await text(page, "section[aria-labelledby=recommend-h]");
-  check(/restart_excluding/.test(todo) && /drain/.test(todo) && /inspect_link/.test(todo),
+  check(/Restart the job without node-02/.test(todo) && /Drain node-02/.test(todo) && /Inspect the links of/.test(todo) &&
+        !/inspect_link|restart_excluding/.test(todo),
         `"What to do" shows the recommendation (${todo.slice(0, 80)})`);
   const workloadUrl = page.url();
 

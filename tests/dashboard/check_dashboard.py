@@ -397,7 +397,8 @@ def check_store(d, where, rows):
     check(status == 200 and "nvlink.signal_integrity" in page and "node-02" in page and "demoted by" in page,
           "%s: the workload page names the cause, the culprit and the demotions" % where)
     check("default-src 'none'" in headers.get("content-security-policy", ""), "%s: pages carry the CSP" % where)
-    check("What to do" in page and "restart_excluding" in page and "inspect_link" in page and "0000:61:00" in page,
+    check("What to do" in page and "Restart the job without" in page and "Inspect the links of" in page and "0000:61:00" in page
+          and ">inspect_link<" not in page and "none</strong> the job" not in page,
           "%s: the workload page shows the recommendation (job and node actions, the GPU)" % where)
     status, headers, body = d.get("/workloads/%d/verdict.json" % vid)
     check(status == 200 and body.decode() == rows[vid][5], "%s: verdict.json is the stored verdict, byte for byte" % where)
