@@ -110,7 +110,8 @@ echo "host: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GB", $2/1e6}' /proc/
 # Start-up on an empty bundle (for the subtraction) and (e) cold/warm.
 b="$work/main"
 gen "$b" --nodes 8 --total-bytes "$main_size" --error-rate 0.002 --inject nvlink-xid149
-empty="$work/empty"; mkdir -p "$empty/logs"; cp "$b/context.json" "$empty/"
+# (one empty log: a bundle without any log is refused)
+empty="$work/empty"; mkdir -p "$empty/logs/startup"; : > "$empty/logs/startup/app.log"; cp "$b/context.json" "$empty/"
 read -r cold_s cold_kb _ < <(measure "$work/o" "$culprit" diagnose "$empty" --format json --threads 1 --cache-dir "$work/cold")
 read -r warm_s warm_kb _ < <(measure "$work/o" "$culprit" diagnose "$empty" --format json --threads 1 --cache-dir "$work/cold")
 measure "$work/o" "$culprit" diagnose "$empty" --format json --threads 1 --skip-self-test --cache-dir "$cache" >/dev/null

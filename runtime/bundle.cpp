@@ -584,7 +584,9 @@ bool load_bundle(const std::string& dir, Bundle& out, std::string& error) {
 }
 
 std::string missing_logs_message(const Bundle& b, const std::string& dir) {
-  if (!b.files.empty() || !b.observations_path.empty() || !b.observations.empty()) return "";
+  // Logs that were refused (a link out of the bundle, a FIFO) are reported in
+  // the verdict's coverage with why: that bundle is diagnosed, and says so.
+  if (!b.files.empty() || !b.refused_files.empty() || !b.observations_path.empty() || !b.observations.empty()) return "";
   std::string seen = b.ignored_files.empty()
                          ? std::string("it has no logs/ files")
                          : fmt::format("only {} other file{}: {}{}", b.ignored_files.size(), b.ignored_files.size() == 1 ? "" : "s",

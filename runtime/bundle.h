@@ -62,7 +62,8 @@ nlohmann::ordered_json context_to_json(const WorkloadContext& c);
 
 bool load_bundle(const std::string& dir, Bundle& out, std::string& error);
 
-// "" when the loaded bundle has at least one log file (or observations.jsonl);
+// "" when the loaded bundle has at least one log file (or observations.jsonl,
+// or a log it refused to read, which the verdict's coverage explains);
 // otherwise what to tell
 // the user (what the directory holds instead, and the layout it needs).
 // Without a single log there is nothing to diagnose: most likely the wrong
