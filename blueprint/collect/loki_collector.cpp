@@ -134,6 +134,18 @@ void LokiCollector::collect(const CollectRequest& req, Collected& out) const {
     auto it = req.line_filters->find(s);
     return it == req.line_filters->end() ? nullptr : &it->second;
   };
+  // One query_range request: its entries, or why there are none usable.
+  auto query_range = [&](const std::string& query, int64_t from, int64_t to, int64_t limit, const char* direction,
+                         std::vector<LokiEntry>& entries, std::string& why) -> bool {
+    std::string path = fmt::format("/loki/api/v1/query_range?query={}&start={}&end={}&limit={}&direction={}",
+                                   HttpClient::escape(query), from, to, limit, direction);
+    HttpResponse r = http_->get(path, req.stop);
+    out.wire_bytes += r.wire_bytes;
+    std::string perr;
+    if (r.ok() && parse_loki_streams(r.body, entries, perr)) return true;
+    why = r.ok() ? perr : r.describe();
+    return false;
+  };
   // Fixed sources are reported even when nothing comes back.
   for (const auto& st : config_.streams)
     if (!st.source.empty()) acc[st.source];
@@ -256,14 +268,9 @@ void LokiCollector::collect(const CollectRequest& req, Collected& out) const {
           bool failed = false;
           for (int page = 0; !failed; ++page) {
             if (req.stop && req.stop->load()) break;
-            std::string path = fmt::format("/loki/api/v1/query_range?query={}&start={}&end={}&limit={}&direction=forward",
-                                           HttpClient::escape(query), start, c1, config_.limit);
-            HttpResponse r = http_->get(path, req.stop);
-            out.wire_bytes += r.wire_bytes;
             std::vector<LokiEntry> entries;
-            std::string perr;
-            if (!r.ok() || !parse_loki_streams(r.body, entries, perr)) {
-              std::string why = r.ok() ? perr : r.describe();
+            std::string why;
+            if (!query_range(query, start, c1, config_.limit, "forward", entries, why)) {
               for (const auto& s : wanted_here) {
                 acc[s].errors.push_back(fmt::format("{} [{}, {}) for {}: {}", st.selector, format_rfc3339(c0), format_rfc3339(c1),
                                                     fmt::join(batch, ","), why));
@@ -320,15 +327,10 @@ void LokiCollector::collect(const CollectRequest& req, Collected& out) const {
           auto tail_query = [&](const std::vector<std::string>& hosts, int64_t streams_n,
                                 std::map<std::string, int64_t>* got) -> bool {
             const int64_t limit = std::min<int64_t>(tail_lines * std::max<int64_t>(1, streams_n), config_.limit);
-            std::string q = loki_query(st.selector, host_label, hosts, tail_filter, tail_matcher);
-            std::string path = fmt::format("/loki/api/v1/query_range?query={}&start={}&end={}&limit={}&direction=backward",
-                                           HttpClient::escape(q), s0, s1, limit);
-            HttpResponse r = http_->get(path, req.stop);
-            out.wire_bytes += r.wire_bytes;
             std::vector<LokiEntry> entries;
-            std::string perr;
-            if (!r.ok() || !parse_loki_streams(r.body, entries, perr)) {
-              std::string why = r.ok() ? perr : r.describe();
+            std::string why;
+            if (!query_range(loki_query(st.selector, host_label, hosts, tail_filter, tail_matcher), s0, s1, limit, "backward",
+                             entries, why)) {
               for (const auto& s : tail_sources) {
                 acc[s].errors.push_back(fmt::format("{}: the newest {} progress lines for {}: {}", st.selector, limit,
                                                     fmt::join(hosts, ","), why));
