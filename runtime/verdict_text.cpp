@@ -448,7 +448,9 @@ std::string Report::render() {
     }
   }
   if (collapsed_something && !detailed())
-    out_ += line().add("  (--cascade lists every symptom with its rule and evidence lines)", st_.dim()).str();
+    // The ×N of a row counts reports merged into its symptoms, not symptoms
+    // and not evidence lines (issue 37, item 9): said once, where it is read.
+    out_ += line().add("  (×N = reports per row; --cascade lists each symptom, its rule and evidence)", st_.dim()).str();
 
   // ------------------------------------------------------------ coverage
   if (!v_.coverage.warnings.empty()) {
