@@ -73,7 +73,10 @@ struct ScanOptions {
   // wrappers put before every line of a remote command ("gpu-q-13: ...",
   // "10.0.0.6: ..."). The host is matched by name, by an alias the context
   // gives (`node_aliases`), by its short name, or by the "ip-172-19-24-110"
-  // form cloud hosts are named after their address.
+  // form cloud hosts are named after their address. And a line `srun --label`
+  // tags with a task number ("22: ...") is the node srun's own report in the
+  // same file places that task on ("srun: error: hkn0606: task 22: ...",
+  // read from the file's events once the file ends).
   std::vector<std::string> workload_nodes;
   // Other names of the workload's nodes: (alias, node), sorted by alias.
   std::vector<std::pair<std::string, std::string>> node_aliases;

@@ -86,6 +86,7 @@ void Scanner::Stream::single(std::string_view text, int64_t line_no, std::option
 }
 
 void Scanner::Stream::finish() {
+  assign_labelled_tasks();
   for (size_t idx : pending_boot_) {  // never anchored: order only
     result_.events[idx].where.boot = result_.events[idx].where.ts;
     result_.events[idx].where.ts.reset();
@@ -181,6 +182,62 @@ void Scanner::Stream::compact_superseded() {
   remap(pending_boot_);
   for (auto& v : last_of_extractor_) remap(v);
   superseded_live_ = 0;
+}
+
+// `srun --label` puts each task's number before its lines ("22: slurmstepd:
+// error: pyxis: ..."), all in the file of the host that ran srun; srun's own
+// report of a task names its node ("srun: error: hkn0606: task 22: Exited
+// with exit code 1", "srun: error: nid005475: tasks 0-2,5,7: Terminated",
+// src/srun/srun_job.c / launch), usually a few lines later. So once the file
+// is read, an event whose line carries a task label that srun tied to a
+// workload node in the same file is that node's. A label srun never placed
+// leaves the line on the file's host. srun's lines are read from the file's
+// events: the catalog must extract them (the bundled one does, slurm.attr).
+void Scanner::Stream::assign_labelled_tasks() {
+  if (result_.source != "app" || opt_.workload_nodes.empty()) return;
+  static const re2::RE2 placed(R"(srun: error: ([\w.\-]+): tasks? ([\d,\-\[\]]+): )");
+  std::map<int64_t, const std::string*> node_of_task;
+  for (size_t i = 0; i < result_.events.size(); ++i) {
+    if (event_extractor_[i] == kSuperseded) continue;
+    std::string host, list;
+    if (!re2::RE2::PartialMatch(result_.events[i].where.text.view(), placed, &host, &list)) continue;
+    const std::string* node = workload_node_named(host);
+    if (!node && host == result_.host) node = &result_.host;
+    if (!node) continue;
+    // "0-2,5,7" or "[16-23]": single tasks and ranges, bounded.
+    std::string_view rest(list);
+    while (!rest.empty()) {
+      size_t comma = rest.find(',');
+      std::string_view part = rest.substr(0, comma);
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+      while (!part.empty() && (part.front() == '[' || part.front() == ']')) part.remove_prefix(1);
+      while (!part.empty() && (part.back() == '[' || part.back() == ']')) part.remove_suffix(1);
+      size_t dash = part.find('-');
+      auto num = [](std::string_view d) -> std::optional<int64_t> {
+        if (d.empty() || d.size() > 9 || d.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
+        return std::stoll(std::string(d));
+      };
+      auto lo = num(part.substr(0, dash)), hi = dash == std::string_view::npos ? lo : num(part.substr(dash + 1));
+      if (!lo || !hi || *hi < *lo || *hi - *lo > 100000) continue;
+      for (int64_t t = *lo; t <= *hi; ++t) node_of_task.emplace(t, node);
+    }
+  }
+  if (node_of_task.empty()) return;
+  for (size_t i = 0; i < result_.events.size(); ++i) {
+    if (event_extractor_[i] == kSuperseded) continue;
+    Event& e = result_.events[i];
+    if (e.host.view() != result_.host) continue;  // already another host's (Ray, pdsh)
+    std::string_view text = e.where.text.view();
+    size_t d = 0;
+    while (d < text.size() && d < 9 && std::isdigit(static_cast<unsigned char>(text[d]))) ++d;
+    if (d == 0 || text.substr(d, 2) != ": ") continue;
+    auto it = node_of_task.find(std::stoll(std::string(text.substr(0, d))));
+    if (it == node_of_task.end() || *it->second == result_.host) continue;
+    auto r = relayed_.find(it->second);
+    if (r == relayed_.end()) r = relayed_.emplace(it->second, SharedString(*it->second)).first;
+    e.host = r->second;
+    e.control_plane = false;
+  }
 }
 
 bool Scanner::Stream::in_scope(int64_t t) const {

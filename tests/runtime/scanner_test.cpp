@@ -981,3 +981,31 @@ TEST_CASE("scan_file: a line a launcher relays for another workload node is that
                                           "gpu-q-10", "gpu-q-10", "gpu-q-10"});
   for (const auto& e : r.events) CHECK(e.where.host == "gpu-q-10");  // the evidence still says where it was read
 }
+
+TEST_CASE("scan_file: a line srun --label tags with a task is the node srun says ran that task") {
+  // srun's report lines are read where an extractor takes them (the bundled
+  // catalog's task-exit extractor), as here.
+  Fixture fx;
+  fx.program = program_for(std::string(kCatalog) + R"(
+extractor SrunTask from app {
+  match /srun: error: (?<host>[\w.\-]+): tasks? [\d,\-]+: /
+  emit app.srun_task { task_host: host }
+  test { line "srun: error: n1: task 2: Exited with exit code 1" expect app.srun_task { task_host: "n1" } }
+  test { line "srun: error: Node failure on n1" expect none }
+}
+)");
+  ScanOptions opt;
+  opt.workload_nodes = {"hkn0601", "hkn0606", "nid05"};
+  std::string text =
+      "22: hello pyxis\n"                                   // task 22: placed on hkn0606 below
+      "3: hello other\n"                                    // task 3: one of tasks 0-3 on nid05
+      "7: hello unplaced\n"                                 // no srun line names task 7
+      "hello batch\n"                                       // no label
+      "srun: error: hkn0606: task 22: Exited with exit code 1\n"
+      "srun: error: nid05: tasks 0-3,9: Terminated\n";
+  auto r = fx.scan(fx.file("hkn0601", "app", text), opt);
+  std::vector<std::string> hosts;
+  for (const auto& e : r.events)
+    if (fx.kind_of(e) == "app.hello") hosts.emplace_back(e.host.view());
+  CHECK(hosts == std::vector<std::string>{"hkn0606", "nid05", "hkn0601", "hkn0601"});
+}
