@@ -23,20 +23,20 @@ constexpr std::array<Word, 4> kDomains = {{
 }};
 
 constexpr std::array<Word, 5> kJobActions = {{
-    {job_action::kRestart, "restart the job as it was"},
-    {job_action::kRestartExcluding, "restart the job without the culprit nodes"},
-    {job_action::kStopFixConfig, "do not restart; fix the configuration first"},
-    {job_action::kStopFixCode, "do not restart; fix the code first"},
-    {job_action::kNone, "nothing to do for the job"},
+    {job_action::kRestart, "restart the job as it was", "Restart the job"},
+    {job_action::kRestartExcluding, "restart the job without the culprit nodes", "Restart the job without"},
+    {job_action::kStopFixConfig, "do not restart; fix the configuration first", "Do not resubmit the job until its configuration changes"},
+    {job_action::kStopFixCode, "do not restart; fix the code first", "Do not resubmit the job until its code changes"},
+    {job_action::kNone, "nothing to do for the job", "No action for the job"},
 }};
 
 constexpr std::array<Word, 6> kNodeActions = {{
-    {node_action::kDrain, "take the node out of service until it is repaired"},
-    {node_action::kResetGpu, "reset the GPU (nvidia-smi -r) before the next job"},
-    {node_action::kReboot, "reboot the node"},
-    {node_action::kInspectLink, "check the NVLink or network link the cause names"},
-    {node_action::kReplaceSuspect, "replace the suspect part"},
-    {node_action::kInspect, "look at the node; the evidence alone does not justify more"},
+    {node_action::kDrain, "take the node out of service until it is repaired", "Drain"},
+    {node_action::kResetGpu, "reset the GPU (nvidia-smi -r) before the next job", "Reset the GPU of"},
+    {node_action::kReboot, "reboot the node", "Reboot"},
+    {node_action::kInspectLink, "check the NVLink or network link the cause names", "Inspect the links of"},
+    {node_action::kReplaceSuspect, "replace the suspect part", "Replace the suspect part of"},
+    {node_action::kInspect, "look at the node; the evidence alone does not justify more", "Inspect"},
 }};
 
 // Slurm's job states (slurm/slurm.h job_states and the flags sacct prints as
@@ -116,23 +116,12 @@ std::span<const Word> job_actions() { return kJobActions; }
 std::span<const Word> node_actions() { return kNodeActions; }
 
 std::string_view action_label(std::string_view action) {
-  static constexpr std::array<Word, 11> kLabels = {{
-      {job_action::kRestart, "Restart the job"},
-      {job_action::kRestartExcluding, "Restart the job without"},
-      {job_action::kStopFixConfig, "Do not resubmit the job until its configuration changes"},
-      {job_action::kStopFixCode, "Do not resubmit the job until its code changes"},
-      {job_action::kNone, "No action for the job"},
-      {node_action::kDrain, "Drain"},
-      {node_action::kResetGpu, "Reset the GPU of"},
-      {node_action::kReboot, "Reboot"},
-      {node_action::kInspectLink, "Inspect the links of"},
-      {node_action::kReplaceSuspect, "Replace the suspect part of"},
-      {node_action::kInspect, "Inspect"},
-  }};
-  for (const auto& w : kLabels)
-    if (w.word == action) return w.meaning;
+  for (auto list : {std::span<const Word>(kJobActions), std::span<const Word>(kNodeActions)})
+    for (const auto& w : list)
+      if (w.word == action) return w.label;
   return action;
 }
+
 std::span<const Word> terminal_states() { return kTerminalStates; }
 std::span<const Word> ended_states() { return kEndedStates; }
 

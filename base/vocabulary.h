@@ -33,6 +33,7 @@ namespace culprit::vocab {
 struct Word {
   std::string_view word;
   std::string_view meaning;
+  std::string_view label = {};  // actions only: the words at the head of a line (action_label)
 };
 
 // What a verdict concluded.

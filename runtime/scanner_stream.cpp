@@ -199,8 +199,9 @@ void Scanner::Stream::assign_labelled_tasks() {
   std::map<int64_t, const std::string*> node_of_task;
   for (size_t i = 0; i < result_.events.size(); ++i) {
     if (event_extractor_[i] == kSuperseded) continue;
+    std::string_view text = result_.events[i].where.text.view();
     std::string host, list;
-    if (!re2::RE2::PartialMatch(result_.events[i].where.text.view(), placed, &host, &list)) continue;
+    if (text.find("srun: error: ") == std::string_view::npos || !re2::RE2::PartialMatch(text, placed, &host, &list)) continue;
     const std::string* node = workload_node_named(host);
     if (!node && host == result_.host) node = &result_.host;
     if (!node) continue;
