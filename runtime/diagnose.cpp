@@ -489,6 +489,7 @@ SourceTally tally_sources(const ir::Catalog& cat, const WorkloadContext& ctx,
     sc.events += static_cast<int64_t>(r.events.size());
     sc.events_out_of_scope += r.events_out_of_scope;
     sc.events_superseded += r.events_superseded;
+    sc.events_rank_unplaced += r.events_rank_unplaced;
     if (r.events_over_cap)
       sc.errors.push_back(fmt::format("{}: {} events over the {} cap were not kept", r.file, r.events_over_cap,
                                       max_events ? "per-file or per-request" : "per-file"));

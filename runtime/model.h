@@ -116,6 +116,7 @@ struct SourceCoverage {
   int64_t events = 0;
   int64_t events_out_of_scope = 0;
   int64_t events_superseded = 0;       // `keep last N` events replaced by later ones (progress lines)
+  int64_t events_rank_unplaced = 0;    // events of a line tagged with a rank whose node is unknown (kept on the file's host)
   std::vector<std::string> errors;
 };
 

@@ -73,10 +73,14 @@ struct ScanOptions {
   // wrappers put before every line of a remote command ("gpu-q-13: ...",
   // "10.0.0.6: ..."). The host is matched by name, by an alias the context
   // gives (`node_aliases`), by its short name, or by the "ip-172-19-24-110"
-  // form cloud hosts are named after their address. And a line `srun --label`
-  // tags with a task number ("22: ...") is the node srun's own report in the
-  // same file places that task on ("srun: error: hkn0606: task 22: ...",
-  // read from the file's events once the file ends).
+  // form cloud hosts are named after their address. And a line a launcher tags
+  // with its rank (`srun --label`'s "22: ", Open MPI's "[1,5]<stderr>:",
+  // PyTorch's "[rank9]:") is the node a placement in the same file gives that
+  // rank (srun's "srun: error: hkn0606: task 22: ...", Open MPI's
+  // "[gpu-07:4711] MCW rank 5 bound to ...", torchrun's failure record "host :
+  // gpu-07" / "rank : 9 (local_rank: 1)"), read from the file's events once the
+  // file ends; a tag nothing places stays on the file's host and is counted in
+  // ScanResult::events_rank_unplaced.
   std::vector<std::string> workload_nodes;
   // Other names of the workload's nodes: (alias, node), sorted by alias.
   std::vector<std::pair<std::string, std::string>> node_aliases;
@@ -132,6 +136,7 @@ struct ScanResult {
   int64_t bytes = 0, lines = 0, lines_out_of_scope = 0, lines_invalid_utf8 = 0, lines_truncated = 0,
           events_without_time = 0, events_out_of_scope = 0, events_over_cap = 0,
           events_superseded = 0,  // events of a `keep last N` extractor that N later ones replaced
+          events_rank_unplaced = 0,  // events of a rank-tagged line whose rank no placement in the file names
           dmesg_local_lines = 0;  // lines read with a dmesg -T (local time) stamp
   std::vector<OutOfScopeKind> out_of_scope_kinds;  // by kind id, for events_out_of_scope
   // The first kOutOfScopeSamples events of each kind that were not kept, so

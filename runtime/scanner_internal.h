@@ -151,7 +151,7 @@ class Scanner::Stream {
   void candidate_line(const Prepared::Line& line, int64_t line_no, int64_t offset, Prepared& p, const char* data, size_t len);
   void resolve_pending_boot();
   void note_out_of_scope(Event&& e);
-  void assign_labelled_tasks();
+  void assign_ranked_lines();
   bool keep_last(int32_t extractor, std::optional<int64_t> known_time, Event& ev);
   void compact_superseded();
 

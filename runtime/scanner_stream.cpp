@@ -86,7 +86,7 @@ void Scanner::Stream::single(std::string_view text, int64_t line_no, std::option
 }
 
 void Scanner::Stream::finish() {
-  assign_labelled_tasks();
+  assign_ranked_lines();
   for (size_t idx : pending_boot_) {  // never anchored: order only
     result_.events[idx].where.boot = result_.events[idx].where.ts;
     result_.events[idx].where.ts.reset();
@@ -184,56 +184,126 @@ void Scanner::Stream::compact_superseded() {
   superseded_live_ = 0;
 }
 
-// `srun --label` puts each task's number before its lines ("22: slurmstepd:
-// error: pyxis: ..."), all in the file of the host that ran srun; srun's own
-// report of a task names its node ("srun: error: hkn0606: task 22: Exited
-// with exit code 1", "srun: error: nid005475: tasks 0-2,5,7: Terminated",
-// src/srun/srun_job.c / launch), usually a few lines later. So once the file
-// is read, an event whose line carries a task label that srun tied to a
-// workload node in the same file is that node's. A label srun never placed
-// leaves the line on the file's host. srun's lines are read from the file's
-// events: the catalog must extract them (the bundled one does, slurm.attr).
-void Scanner::Stream::assign_labelled_tasks() {
+// Launchers that gather every rank's output into one file tag each line
+// with the rank that printed it, and elsewhere in the same file say where
+// that rank ran. Three numbering spaces, never mixed (an srun task is one
+// torchrun agent per node when srun starts torchrun, not a GPU rank):
+//
+//   srun task    tag "22: " at the very start (`srun --label`); placed by
+//                srun's own report "srun: error: hkn0606: task 22: Exited
+//                with exit code 1" / "srun: error: nid005475: tasks 0-2,5,7:
+//                Terminated" (Slurm src/srun, launch and srun_job.c).
+//   MPI rank     tag "[1,5]<stderr>:" (Open MPI's --tag-output, "[jobid,
+//                rank]<stream>:"), possibly after a --timestamp-output stamp;
+//                placed by "[gpu-07:4711] MCW rank 5 bound to socket 0[...]"
+//                or "... MCW rank 5 not bound" (--report-bindings: orte/mca/
+//                ess/base and prrte, opal_output's "[host:pid] " prefix).
+//   torch rank   tag "[rank9]:" (PyTorch's per-rank prefix of torchrun's
+//                output); placed by torchrun's failure record, whose
+//                "  host      : gpu-07" row is followed by "  rank      : 9
+//                (local_rank: 1)" (torch/distributed/elastic/multiprocessing/
+//                errors, _FAILURE_FORMAT_TEMPLATE).
+//
+// So once the file is read, an event whose line carries a tag that a
+// placement in the same file ties to another workload node is that node's.
+// A tag no placement names leaves the line on the file's host, and is counted
+// (ScanResult::events_rank_unplaced): the mapping was unknown. Placements are
+// read from the file's events: the catalog must extract those lines (the
+// bundled one does: slurm.attr, launchers.attr).
+namespace {
+
+enum RankSpace : int { kSrunTask, kMpiRank, kTorchRank, kRankSpaces };
+
+std::optional<int64_t> small_number(std::string_view d) {
+  if (d.empty() || d.size() > 9 || d.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
+  return std::stoll(std::string(d));
+}
+
+// The rank tag a relayed line starts with, if any.
+std::optional<std::pair<RankSpace, int64_t>> rank_tag(std::string_view text) {
+  // srun --label: digits, ": " at the very start.
+  size_t d = 0;
+  while (d < text.size() && d < 9 && std::isdigit(static_cast<unsigned char>(text[d]))) ++d;
+  if (d > 0 && text.substr(d, 2) == ": ") return std::pair{kSrunTask, *small_number(text.substr(0, d))};
+  // "[rank9]:" or "[1,5]<stderr>:", at the start or after a leading stamp
+  // (the first '[' within the first 48 bytes that opens a tag).
+  for (size_t at = text.find('['); at != std::string_view::npos && at < 48; at = text.find('[', at + 1)) {
+    if (at > 0 && text[at - 1] != ' ' && text[at - 1] != '\t') continue;
+    std::string_view rest = text.substr(at + 1);
+    size_t close = rest.find(']');
+    if (close == std::string_view::npos || close > 24) continue;
+    std::string_view inside = rest.substr(0, close), after = rest.substr(close + 1);
+    if (inside.substr(0, 4) == "rank" && after.substr(0, 1) == ":")
+      if (auto r = small_number(inside.substr(4))) return std::pair{kTorchRank, *r};
+    size_t comma = inside.find(',');
+    if (comma != std::string_view::npos && small_number(inside.substr(0, comma)) &&
+        (after.substr(0, 9) == "<stdout>:" || after.substr(0, 9) == "<stderr>:" || after.substr(0, 10) == "<stddiag>:"))
+      if (auto r = small_number(inside.substr(comma + 1))) return std::pair{kMpiRank, *r};
+  }
+  return std::nullopt;
+}
+
+// "0-2,5,7" or "[16-23]": single ranks and ranges, bounded.
+template <typename F>
+void for_each_listed(std::string_view list, F&& f) {
+  while (!list.empty()) {
+    size_t comma = list.find(',');
+    std::string_view part = list.substr(0, comma);
+    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+    while (!part.empty() && (part.front() == '[' || part.front() == ']')) part.remove_prefix(1);
+    while (!part.empty() && (part.back() == '[' || part.back() == ']')) part.remove_suffix(1);
+    size_t dash = part.find('-');
+    auto lo = small_number(part.substr(0, dash)), hi = dash == std::string_view::npos ? lo : small_number(part.substr(dash + 1));
+    if (!lo || !hi || *hi < *lo || *hi - *lo > 100000) continue;
+    for (int64_t t = *lo; t <= *hi; ++t) f(t);
+  }
+}
+
+}  // namespace
+
+void Scanner::Stream::assign_ranked_lines() {
   if (result_.source != "app" || opt_.workload_nodes.empty()) return;
-  static const re2::RE2 placed(R"(srun: error: ([\w.\-]+): tasks? ([\d,\-\[\]]+): )");
-  std::map<int64_t, const std::string*> node_of_task;
-  for (size_t i = 0; i < result_.events.size(); ++i) {
-    if (event_extractor_[i] == kSuperseded) continue;
-    std::string_view text = result_.events[i].where.text.view();
-    std::string host, list;
-    if (text.find("srun: error: ") == std::string_view::npos || !re2::RE2::PartialMatch(text, placed, &host, &list)) continue;
+  static const re2::RE2 srun_placed(R"(srun: error: ([\w.\-]+): tasks? ([\d,\-\[\]]+): )");
+  static const re2::RE2 mpi_placed(R"(\[([\w.\-]+):\d+\] MCW rank (\d+) (?:is )?(?:not )?bound)");
+  static const re2::RE2 torch_host_row(R"(^\s*(?:\[rank\d+\]:\s*)?host\s+: ([\w.\-]+)\s*$)");
+  static const re2::RE2 torch_rank_row(R"(^\s*(?:\[rank\d+\]:\s*)?rank\s+: (\d+) \(local_rank: \d+\))");
+  std::map<int64_t, const std::string*> placed[kRankSpaces];
+  auto node_of = [&](const std::string& host) -> const std::string* {
     const std::string* node = workload_node_named(host);
     if (!node && host == result_.host) node = &result_.host;
-    if (!node) continue;
-    // "0-2,5,7" or "[16-23]": single tasks and ranges, bounded.
-    std::string_view rest(list);
-    while (!rest.empty()) {
-      size_t comma = rest.find(',');
-      std::string_view part = rest.substr(0, comma);
-      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-      while (!part.empty() && (part.front() == '[' || part.front() == ']')) part.remove_prefix(1);
-      while (!part.empty() && (part.back() == '[' || part.back() == ']')) part.remove_suffix(1);
-      size_t dash = part.find('-');
-      auto num = [](std::string_view d) -> std::optional<int64_t> {
-        if (d.empty() || d.size() > 9 || d.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
-        return std::stoll(std::string(d));
-      };
-      auto lo = num(part.substr(0, dash)), hi = dash == std::string_view::npos ? lo : num(part.substr(dash + 1));
-      if (!lo || !hi || *hi < *lo || *hi - *lo > 100000) continue;
-      for (int64_t t = *lo; t <= *hi; ++t) node_of_task.emplace(t, node);
+    return node;
+  };
+  const std::string* record_host = nullptr;  // torchrun's record: the host row just read
+  int64_t record_line = 0;
+  for (size_t i = 0; i < result_.events.size(); ++i) {
+    if (event_extractor_[i] == kSuperseded) continue;
+    const Evidence& w = result_.events[i].where;
+    std::string_view text = w.text.view();
+    std::string host, list;
+    if (text.find("srun: error: ") != std::string_view::npos && re2::RE2::PartialMatch(text, srun_placed, &host, &list)) {
+      if (const std::string* node = node_of(host)) for_each_listed(list, [&](int64_t t) { placed[kSrunTask].emplace(t, node); });
+    } else if (text.find(" MCW rank ") != std::string_view::npos && re2::RE2::PartialMatch(text, mpi_placed, &host, &list)) {
+      if (const std::string* node = node_of(host)) for_each_listed(list, [&](int64_t t) { placed[kMpiRank].emplace(t, node); });
+    } else if (text.find("host ") != std::string_view::npos && re2::RE2::PartialMatch(text, torch_host_row, &host)) {
+      record_host = node_of(host);
+      record_line = w.line;
+    } else if (record_host && w.line == record_line + 1 && re2::RE2::PartialMatch(text, torch_rank_row, &list)) {
+      for_each_listed(list, [&](int64_t t) { placed[kTorchRank].emplace(t, record_host); });
+      record_host = nullptr;
     }
   }
-  if (node_of_task.empty()) return;
   for (size_t i = 0; i < result_.events.size(); ++i) {
     if (event_extractor_[i] == kSuperseded) continue;
     Event& e = result_.events[i];
     if (e.host.view() != result_.host) continue;  // already another host's (Ray, pdsh)
-    std::string_view text = e.where.text.view();
-    size_t d = 0;
-    while (d < text.size() && d < 9 && std::isdigit(static_cast<unsigned char>(text[d]))) ++d;
-    if (d == 0 || text.substr(d, 2) != ": ") continue;
-    auto it = node_of_task.find(std::stoll(std::string(text.substr(0, d))));
-    if (it == node_of_task.end() || *it->second == result_.host) continue;
+    auto tag = rank_tag(e.where.text.view());
+    if (!tag) continue;
+    auto it = placed[tag->first].find(tag->second);
+    if (it == placed[tag->first].end()) {
+      ++result_.events_rank_unplaced;
+      continue;
+    }
+    if (*it->second == result_.host) continue;
     auto r = relayed_.find(it->second);
     if (r == relayed_.end()) r = relayed_.emplace(it->second, SharedString(*it->second)).first;
     e.host = r->second;

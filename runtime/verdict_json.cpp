@@ -213,6 +213,7 @@ J verdict_tail(const Verdict& v, bool include_trail, VerdictSchema schema) {
     s["events"] = sc.events;
     s["events_out_of_scope"] = sc.events_out_of_scope;
     s["events_superseded"] = sc.events_superseded;
+    s["events_rank_unplaced"] = sc.events_rank_unplaced;
     s["errors"] = sc.errors;
     sources[name] = std::move(s);
   }

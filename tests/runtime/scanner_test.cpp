@@ -1009,3 +1009,42 @@ extractor SrunTask from app {
     if (fx.kind_of(e) == "app.hello") hosts.emplace_back(e.host.view());
   CHECK(hosts == std::vector<std::string>{"hkn0606", "nid05", "hkn0601", "hkn0601"});
 }
+
+TEST_CASE("scan_file: Open MPI and PyTorch rank tags go to the node the file's placements give the rank") {
+  // Placement lines are read where an extractor takes them (the bundled
+  // catalog's launchers.attr), as here. Each numbering stays in its own space:
+  // srun's task 1 is not PyTorch's rank 1.
+  Fixture fx;
+  fx.program = program_for(std::string(kCatalog) + R"(
+extractor Placed from app {
+  match /MCW rank \d+ (?:is )?(?:not )?bound|^\s*host\s+: \S+\s*$|^\s*rank\s+: \d+ \(local_rank|srun: error: \S+: task/
+  emit app.placed { }
+  test { line "  host      : n2" expect app.placed }
+  test { line "  time      : 2024-01-01_00:00:00" expect none }
+}
+)");
+  ScanOptions opt;
+  opt.workload_nodes = {"n1", "n2", "n3"};
+  std::string text =
+      "[n3:4711] MCW rank 5 bound to socket 0[core 5[hwt 0]]: [../BB]\n"
+      "2019-06-02T16:13:44.884Z: [1,5]<stderr>:hello stamped mpi\n"  // rank 5: n3
+      "[1,6]<stdout>:hello unplaced mpi\n"                             // no binding line for rank 6
+      "[rank9]: hello torch\n"                                         // rank 9: n2 (failure record below)
+      "[rank1]: hello torch rank 1\n"                                  // srun's task 1 is not torch rank 1
+      "1: hello task 1\n"                                              // srun task 1: n3
+      "x[rank9]: hello glued\n"                                        // not a tag
+      "Root Cause (first observed failure):\n"
+      "[0]:\n"
+      "  host      : n2.cluster.local\n"
+      "  rank      : 9 (local_rank: 1)\n"
+      "  host      : n1\n"
+      "  time      : 2024-01-01_00:00:00\n"
+      "  rank      : 4 (local_rank: 0)\n"                              // not right after its host row
+      "srun: error: n3: task 1: Exited with exit code 1\n";
+  auto r = fx.scan(fx.file("n1", "app", text), opt);
+  std::vector<std::string> hosts;
+  for (const auto& e : r.events)
+    if (fx.kind_of(e) == "app.hello") hosts.emplace_back(e.host.view());
+  CHECK(hosts == std::vector<std::string>{"n3", "n1", "n2", "n1", "n3", "n1"});
+  CHECK(r.events_rank_unplaced == 2);  // [1,6] and [rank1]
+}
