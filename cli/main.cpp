@@ -103,6 +103,9 @@ Options:
   --explain              --cascade plus the derivation trail (which rule did what)
   --width N              fit the text report to N columns (default: the
                          terminal's, or $COLUMNS; 0 = never cut lines)
+  --height N             fit the text report to N lines, shortening the lists
+                         so the cause and what to do stay on screen (default:
+                         the terminal's, or $LINES; 0 = never shorten)
   --timings              print where the time went on stderr: start-up, scan,
                          rule engine (with events/s), output, and the
                          five slowest rules
@@ -130,7 +133,7 @@ Options:
   -h, --help             this help
 
 Environment: CULPRIT_STDLIB (the bundled catalog's directory), CULPRIT_ENGINE,
-CULPRIT_CACHE_DIR, NO_COLOR, COLUMNS.
+CULPRIT_CACHE_DIR, NO_COLOR, COLUMNS, LINES.
 
 Exit status: 0 verdict produced, 2 bad input (a bundle without a single log
 included) or a catalog that fails its tests, 3 (--server) the service could
@@ -177,7 +180,7 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 
 int cmd_diagnose(int argc, char** argv) {
   ArgSpec spec = with_catalog_options({{"explain", "cascade", "skip-self-test", "help", "timings", "no-indexes"},
-                                       {"format", "threads", "slack-before", "slack-after", "color", "width",
+                                       {"format", "threads", "slack-before", "slack-after", "color", "width", "height",
                                         "server", "schema"}});
   Args a;
   std::string err;

@@ -40,6 +40,9 @@ Options:
   --explain              --cascade plus the derivation trail
   --width N              fit the text report to N columns (default: the
                          terminal's, or $COLUMNS; 0 = never cut lines)
+  --height N             fit the text report to N lines, shortening the lists
+                         so the cause and what to do stay on screen (default:
+                         the terminal's, or $LINES; 0 = never shorten)
   --color auto|always|never
                          auto: colour on a terminal unless $NO_COLOR is set
                          or $TERM is dumb
@@ -107,7 +110,7 @@ int report_error(const blueprint::HttpResponse& r, const std::string& url) {
 
 int cmd_diagnose_remote(int argc, char** argv) {
   ArgSpec spec{{"explain", "cascade", "help", "no-stdlib", "skip-self-test", "no-cache"},
-                    {"server", "format", "color", "width", "token-file", "rules", "threads", "slack-before", "slack-after",
+                    {"server", "format", "color", "width", "height", "token-file", "rules", "threads", "slack-before", "slack-after",
                      "engine", "cache-dir", "schema"}};
   Args a;
   std::string err;

@@ -26,6 +26,18 @@ size_t terminal_width() {
   return 0;
 }
 
+// The terminal's rows: $LINES, else the terminal's, else 0 (no limit).
+size_t terminal_height() {
+  if (const char* c = std::getenv("LINES"); c && *c) {
+    char* end = nullptr;
+    long n = std::strtol(c, &end, 10);
+    if (!*end && n > 0 && n < 100000) return static_cast<size_t>(n);
+  }
+  struct winsize ws {};
+  if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0) return ws.ws_row;
+  return 0;
+}
+
 }  // namespace
 
 bool auto_color(int fd) {
@@ -53,6 +65,17 @@ bool text_options(const Args& a, TextOptions& out, std::string& err) {
     out.width = static_cast<size_t>(n);
   } else {
     out.width = terminal_width();
+  }
+  if (auto h = a.last("height")) {
+    char* end = nullptr;
+    long n = std::strtol(h->c_str(), &end, 10);
+    if (h->empty() || *end || n < 0 || n > 100000 || (n > 0 && n < 10)) {
+      err = "--height must be 0 (no limit) or a number of lines from 10";
+      return false;
+    }
+    out.height = static_cast<size_t>(n);
+  } else {
+    out.height = terminal_height();
   }
   return true;
 }

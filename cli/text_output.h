@@ -6,6 +6,10 @@
 //                               is "dumb" (https://no-color.org)
 //   --width N                   columns to fit; default $COLUMNS, else the
 //                               terminal's width, else 0 (never cut)
+//   --height N                  lines to fit: the report is shortened until
+//                               the cause block stays on screen; default
+//                               $LINES, else the terminal's height, else 0
+//                               (never shortened)
 //   --cascade, --explain        every symptom instead of one line per group
 #pragma once
 

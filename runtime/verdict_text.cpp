@@ -193,11 +193,25 @@ std::string next_steps(const Recommendation& r) {
   else if (job.action == vocab::job_action::kStopFixConfig) parts.push_back("do not resubmit until its configuration changes");
   else if (job.action == vocab::job_action::kStopFixCode) parts.push_back("do not resubmit until its code changes");
   else if (job.action == vocab::job_action::kNone) parts.push_back("no action for the job");
+  // One step per (action, node), in the recommendation's order; the targets
+  // of its entries merged ("pci 0000:97:00, 0000:ba:00"), not one step each.
+  std::vector<std::pair<std::string, std::string>> order;
+  std::map<std::pair<std::string, std::string>, std::map<std::string, std::vector<std::string>>> targets;
   for (const auto& n : r.nodes) {
+    auto key = std::pair{n.action, n.node};
+    if (!targets.count(key)) order.push_back(key);
+    auto& t = targets[key];
+    for (const auto& [k, v] : n.target)
+      if (std::find(t[k].begin(), t[k].end(), v) == t[k].end()) t[k].push_back(v);
+  }
+  for (const auto& key : order) {
     std::vector<std::string> target;
-    for (const auto& [k, v] : n.target) target.push_back(fmt::format("{} {}", k, v));
-    parts.push_back(target.empty() ? fmt::format("{} {}", n.action, n.node)
-                                   : fmt::format("{} {} ({})", n.action, n.node, fmt::join(target, ", ")));
+    for (const auto& [k, vs] : targets[key]) target.push_back(fmt::format("{} {}", k, fmt::join(vs, ", ")));
+    // The dashboard's words ("Inspect the links of"), mid-sentence here.
+    std::string what(vocab::action_label(key.first));
+    if (!what.empty()) what[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(what[0])));
+    parts.push_back(target.empty() ? fmt::format("{} {}", what, key.second)
+                                   : fmt::format("{} {} ({})", what, key.second, fmt::join(target, "; ")));
   }
   return fmt::format("{}", fmt::join(parts, "; "));
 }
@@ -225,9 +239,21 @@ std::string payload_of(const std::string& text) {
   return rest.empty() ? text : std::string(rest);
 }
 
+// How far a report is shortened to fit TextOptions::height (verdict_text.h).
+enum FitLevel : int {
+  kFull = 0,
+  kOneEvidenceLine,   // one evidence line under each cause
+  kNoSideEvidence,    // none under other symptoms; no "lines read" line, no legend
+  kFewRows,           // at most kFewRowsPerSection rows per section, one coverage warning
+  kOneLinePerSection, // each section one line (its heading)
+  kNoCauseEvidence,   // and no evidence line under the causes
+  kShortest = kNoCauseEvidence,
+};
+constexpr size_t kFewRowsPerSection = 3;
+
 class Report {
  public:
-  Report(const Verdict& v, const TextOptions& opt) : v_(v), opt_(opt), st_{opt.color} {}
+  Report(const Verdict& v, const TextOptions& opt, int level = kFull) : v_(v), opt_(opt), st_{opt.color}, level_(level) {}
 
   std::string render();
 
@@ -235,7 +261,36 @@ class Report {
   const Verdict& v_;
   const TextOptions& opt_;
   Style st_;
+  int level_;
   std::string out_;
+
+  size_t cause_evidence() const {
+    return level_ >= kNoCauseEvidence ? 0 : level_ >= kOneEvidenceLine ? std::min<size_t>(1, opt_.evidence_per_symptom)
+                                                                          : opt_.evidence_per_symptom;
+  }
+  // Rows of a section of groups: all, a few, or none (its heading says how many).
+  size_t rows_per_section() const {
+    return level_ >= kOneLinePerSection ? 0 : level_ >= kFewRows ? kFewRowsPerSection : SIZE_MAX;
+  }
+  // What to do, for every verdict but a completed one: the recommendation's
+  // steps, or why none follows.
+  std::string next_line() const {
+    const Outcome& o = v_.outcome;
+    std::string steps = next_steps(v_.recommendation);
+    if (o.status == vocab::status::kUnattributed && v_.recommendation.nodes.empty())
+      steps = "no action follows from this evidence; start from the symptoms below";
+    else if (o.status == vocab::status::kAmbiguous && v_.recommendation.nodes.empty())
+      steps = "no action for the job or its nodes until the candidates are told apart";
+    return escape_for_terminal(steps);
+  }
+  // A verdict without a recommendation (one built by hand) has no steps.
+  void next_block(const char* head) {
+    if (std::string next = next_line(); !next.empty()) out_ += wrapped(head, "    ", next, opt_.width, "", st_);
+  }
+  void more_rows(size_t shown, size_t all, const std::string& indent) {
+    if (all > shown)
+      out_ += line().add(indent).add(fmt::format("… {} more {} (--cascade)", all - shown, all - shown == 1 ? "row" : "rows"), st_.dim()).str();
+  }
 
   Line line() const { return Line(opt_.width, st_); }
   bool detailed() const { return opt_.cascade || opt_.explain; }
@@ -269,7 +324,9 @@ class Report {
   // `evidence_lines` that many lines of the earliest symptom's evidence.
   void group_lines(const std::vector<Group>& groups, const std::string& indent, bool with_rule, size_t evidence_lines = 0) {
     size_t kind_w = kind_width(groups);
-    for (const auto& g : groups) {
+    size_t shown = std::min(groups.size(), rows_per_section());
+    for (size_t gi = 0; gi < shown; ++gi) {
+      const Group& g = groups[gi];
       std::string kind = g.kind + std::string(kind_w > columns(g.kind) ? kind_w - columns(g.kind) : 0, ' ');
       Line l = line();
       l.add(indent).add(kind, st_.bold()).add(fmt::format("  ×{} on {}", g.count, node_list(g.nodes)));
@@ -280,6 +337,8 @@ class Report {
       out_ += l.str();
       if (evidence_lines && g.first) evidence(*g.first, indent + "    ", evidence_lines, false);
     }
+    // With no row shown the section's heading stands for it (it counts them).
+    if (shown > 0) more_rows(shown, groups.size(), indent);
   }
 
   // Every symptom of the list with its state change and evidence (--cascade).
@@ -339,13 +398,15 @@ std::string Report::render() {
       out_ += wrapped("  ", "  ", "evidence: generic (that it failed, not why), on one node", opt_.width, "", st_);
   }
   if (o.status == vocab::status::kAttributed) {
-    if (std::string next = next_steps(v_.recommendation); !next.empty()) out_ += wrapped("  next: ", "    ", escape_for_terminal(next), opt_.width, "", st_);
+    next_block("  next: ");
   }
   if (!o.overridden_by.empty()) out_ += wrapped("  ", "    ", escape_for_terminal(fmt::format("decided by {}: {}", o.overridden_by, o.override_reason)), opt_.width, "", st_);
   if (o.status == vocab::status::kUnattributed && o.overridden_by.empty())
     out_ += wrapped("  ", "  ", "no rule established a cause from the evidence; the symptoms below are not enough to name one",
                     opt_.width, "", st_);
+  if (o.status == vocab::status::kUnattributed) next_block("  next: ");
   if (o.status == vocab::status::kNoFailure && o.overridden_by.empty()) out_ += "  the workload completed normally\n";
+  if (o.status == vocab::status::kNoFailure) out_ += "  next: no action: the workload completed\n";
   if (o.status == vocab::status::kAmbiguous) {
     out_ += "  candidates:\n";
     for (const auto& c : o.candidates)
@@ -355,8 +416,7 @@ std::string Report::render() {
                   .add(fmt::format(" on {}", c.nodes.empty() ? std::string("job") : fmt::format("{}", fmt::join(c.nodes, ", "))))
                   .str();
     // The candidates' node checks (runtime/recovery.h): looked at, never drained.
-    if (!v_.recommendation.nodes.empty())
-      out_ += wrapped("  next: ", "    ", escape_for_terminal(next_steps(v_.recommendation)), opt_.width, "", st_);
+    next_block("  next: ");
   }
 
   // Sort the symptoms into what the report shows where.
@@ -383,15 +443,18 @@ std::string Report::render() {
   bool collapsed_something = false;
   if (!causes.empty()) {
     out_ += causes.size() == 1 ? "\nCause symptom:\n" : "\nCause symptoms:\n";
-    for (const Symptom* s : causes) {
+    size_t shown = std::min(causes.size(), std::max<size_t>(1, rows_per_section()));
+    for (size_t ci = 0; ci < shown; ++ci) {
+      const Symptom* s = causes[ci];
       Line l = line();
       l.add("  * ").add(s->kind_name, st_.bold()).add(fmt::format(" on {} ×{}", node_label(*s), s->count));
       if (s->first) l.add(" from " + format_rfc3339(*s->first));
       // The root cause's summary is already printed above.
       if (s->id != o.root_cause && !s->summary.empty()) l.add(": ").add(s->summary);
       out_ += l.str();
-      evidence(*s, "      ", opt_.evidence_per_symptom);
+      if (size_t n = cause_evidence()) evidence(*s, "      ", n);
     }
+    more_rows(shown, causes.size(), "  ");
   }
   // The cascade under the causes it belongs to.
   for (const Symptom* c : causes) {
@@ -423,7 +486,7 @@ std::string Report::render() {
       collapsed_something = true;
       // Without a cause these are the evidence an operator reads: one
       // original line each.
-      group_lines(group_symptoms(active_other, no_reason, no_reason), "  ", false, 1);
+      group_lines(group_symptoms(active_other, no_reason, no_reason), "  ", false, level_ >= kNoSideEvidence ? 0 : 1);
     }
   }
   if (!orphans.empty()) {
@@ -447,7 +510,7 @@ std::string Report::render() {
                              opt_.width, "", st_);
     }
   }
-  if (collapsed_something && !detailed())
+  if (collapsed_something && !detailed() && level_ < kNoSideEvidence)
     // The ×N of a row counts reports merged into its symptoms, not symptoms
     // and not evidence lines (issue 37, item 9): said once, where it is read.
     out_ += line().add("  (×N = reports per row; --cascade lists each symptom, its rule and evidence)", st_.dim()).str();
@@ -455,7 +518,11 @@ std::string Report::render() {
   // ------------------------------------------------------------ coverage
   if (!v_.coverage.warnings.empty()) {
     out_ += fmt::format("\n{}Coverage {}:{}\n", st_.yellow(), v_.coverage.warnings.size() == 1 ? "warning" : "warnings", st_.reset());
-    for (const auto& w : v_.coverage.warnings) out_ += wrapped("  ! ", "    ", escape_for_terminal(w), opt_.width, "", st_);
+    size_t shown = level_ >= kOneLinePerSection ? 0 : level_ >= kFewRows ? 1 : v_.coverage.warnings.size();
+    for (size_t i = 0; i < shown; ++i) out_ += wrapped("  ! ", "    ", escape_for_terminal(v_.coverage.warnings[i]), opt_.width, "", st_);
+    if (shown < v_.coverage.warnings.size())
+      out_ += line().add(fmt::format("  … {} ({})", count_of(static_cast<int64_t>(v_.coverage.warnings.size() - shown), shown ? "more warning" : "warning", shown ? "more warnings" : "warnings"),
+                                     "--format json lists them; a taller terminal shows them"), st_.dim()).str();
   }
 
   // ----------------------------------------------------- what was read, recap
@@ -465,11 +532,12 @@ std::string Report::render() {
     out_of_scope += sc.lines_out_of_scope;
   }
   out_ += "\n";
-  out_ += line()
-              .add(fmt::format("{} read, {} outside the workload window; catalog {} ({}), {}", count_of(lines, "line"), out_of_scope,
-                               catalog_label(v_.engine), v_.engine.catalog_digest.substr(0, 19), v_.engine.evaluator),
-                   st_.dim())
-              .str();
+  if (level_ < kNoSideEvidence)
+    out_ += line()
+                .add(fmt::format("{} read, {} outside the workload window; catalog {} ({}), {}", count_of(lines, "line"), out_of_scope,
+                                 catalog_label(v_.engine), v_.engine.catalog_digest.substr(0, 19), v_.engine.evaluator),
+                     st_.dim())
+                .str();
   {
     size_t demoted = 0;
     for (const auto& [id, list] : cascade) demoted += list.size();
@@ -488,6 +556,7 @@ std::string Report::render() {
     if (!v_.coverage.warnings.empty()) counts.push_back(count_of(static_cast<int64_t>(v_.coverage.warnings.size()), "warning"));
     if (!counts.empty()) recap += fmt::format(" ({})", fmt::join(counts, ", "));
     out_ += wrapped("verdict: ", "  ", recap, opt_.width, "", st_);
+    if (o.status != vocab::status::kNoFailure) next_block("   next: ");
   }
 
   if (opt_.explain) {
@@ -510,6 +579,13 @@ std::string count_of(int64_t n, const std::string& singular, const std::string& 
   return fmt::format("{} {}", n, n == 1 ? singular : plural.empty() ? singular + "s" : plural);
 }
 
-std::string verdict_to_text(const Verdict& v, const TextOptions& opt) { return Report(v, opt).render(); }
+std::string verdict_to_text(const Verdict& v, const TextOptions& opt) {
+  std::string text = Report(v, opt).render();
+  if (!opt.height || opt.cascade || opt.explain) return text;
+  // Shorten step by step until it fits (verdict_text.h, "Height").
+  for (int level = kFull + 1; level <= kShortest && static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) > opt.height; ++level)
+    text = Report(v, opt, level).render();
+  return text;
+}
 
 }  // namespace culprit

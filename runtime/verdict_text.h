@@ -18,6 +18,18 @@
 // columns (display columns, counted in code points) with "…"; sentences
 // (summaries, warnings) wrap instead. width 0 = no limit.
 //
+// Height: with `height` set (the terminal's rows), a report that would scroll
+// the cause block off the screen is shortened, step by step, until it fits:
+// one evidence line per cause, then none under other symptoms and no "lines
+// read" line, then at most a few rows per section ("… N more rows"), then one
+// line per section. The cause block and the recap are never shortened, so at
+// 80×24 both the answer and what to do stay on screen. A report that still
+// does not fit is printed at its shortest. `cascade` and `explain` are never
+// shortened: they are asked for in full.
+//
+// The recap (last) repeats the answer and the action ("next: ..."), where the
+// prompt returns.
+//
 // Deterministic like the JSON form: the same verdict and options give the
 // same bytes. Pure function; thread-safe.
 #pragma once
@@ -34,6 +46,7 @@ struct TextOptions {
   bool cascade = false;   // every symptom with its evidence, not one line per (kind, reason)
   bool color = false;     // ANSI colours
   size_t width = 0;       // columns to fit; 0 = no limit
+  size_t height = 0;      // lines to fit (not with cascade/explain); 0 = no limit
   size_t evidence_per_symptom = 3;
 };
 

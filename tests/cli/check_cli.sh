@@ -351,9 +351,9 @@ checks=$((checks + 1))
 /usr/bin/python3 -c 'import sys; ls = open(sys.argv[1], encoding="utf-8").read().splitlines(); assert max(map(len, ls)) <= 60, max(map(len, ls))' "$tmp/out" ||
   fail "$what: lines wider than 60 columns"
 expect_in out '^Downstream, demoted: 25 symptoms on 4 nodes' "the collapsed cascade"
-# The recap closes the report; at 60 columns it wraps rather than lose the culprit.
+# The recap closes the report, with the action; at 60 columns it wraps rather than lose the culprit.
 checks=$((checks + 1))
-[ "$(tail -2 "$tmp/out" | tr -s ' \n' ' ')" = "verdict: attributed hardware / nvlink.signal_integrity on node-02 (1 cause, 25 downstream, 2 scrubbed, 2 warnings) " ] ||
+[ "$(tail -5 "$tmp/out" | tr -s ' \n' ' ')" = "verdict: attributed hardware / nvlink.signal_integrity on node-02 (1 cause, 25 downstream, 2 scrubbed, 2 warnings) next: restart the job without node-02; drain node-02; inspect the links of node-02 (links 4,5,12,13,16; pci 0000:61:00) " ] ||
   fail "$what: the last lines are not the recap"
 
 run diagnose examples/nvlink-xid149 --format text --width 0 --cascade

@@ -13,7 +13,7 @@ shift 2; [ $# -gt 0 ] && shift
 here=$(cd "$(dirname "$0")" && pwd)
 name=$(basename "$dir")${variant:+.$variant}
 golden="$here/reports/$name.txt"
-actual=$(COLUMNS=120 NO_COLOR= "$bin" diagnose "$dir" --format text --color never --threads 1 "$@" |
+actual=$(COLUMNS=120 LINES= NO_COLOR= "$bin" diagnose "$dir" --format text --color never --threads 1 "$@" |
          sed -E 's/\(sha256:[0-9a-f]{12}\)/(sha256:…)/')
 if [ "${UPDATE_GOLDEN:-}" = 1 ]; then
   printf '%s\n' "$actual" > "$golden"

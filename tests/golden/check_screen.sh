@@ -10,7 +10,7 @@ set -euo pipefail
 bin=$1 bundle=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-env -u COLUMNS -u NO_COLOR TERM=xterm-256color \
+env -u COLUMNS -u LINES -u NO_COLOR TERM=xterm-256color \
   script -qec "stty cols 120 rows 40; '$bin' diagnose '$bundle'" /dev/null >"$tmp/screen" </dev/null
 /usr/bin/python3 - "$tmp/screen" <<'PY'
 import re, sys

@@ -97,7 +97,7 @@ TEST_CASE("text report: the cascade is one line per (kind, reason) with counts a
   CHECK(lines.back() == "verdict: attributed hardware / gpu.fallen_off_bus on node-01 (1 cause, 3 downstream)");
 }
 
-TEST_CASE("text report: the recommendation is one line under the culprit nodes, only when attributed") {
+TEST_CASE("text report: the recommendation is one line under the culprit nodes, and every failure gets a next step") {
   auto v = attributed(1);
   v.recommendation.job.scope = "job";
   v.recommendation.job.action = "restart_excluding";
@@ -112,18 +112,63 @@ TEST_CASE("text report: the recommendation is one line under the culprit nodes, 
   v.recommendation.nodes = {drain, reset};
   auto lines = lines_of(verdict_to_text(v, {}));
   CHECK(lines[4] == "  culprit nodes: node-01");
-  CHECK(lines[5] == "  next: restart the job without node-01; drain node-01; reset_gpu node-01 (pci 0000:3b:00)");
+  CHECK(lines[5] == "  next: restart the job without node-01; drain node-01; reset the GPU of node-01 (pci 0000:3b:00)");
+  CHECK(lines.back() == "   next: restart the job without node-01; drain node-01; reset the GPU of node-01 (pci 0000:3b:00)");
+
+  // One step per action and node: the targets of several entries merged.
+  RecommendedAction link = drain, link2 = drain;
+  link.action = link2.action = "inspect_link";
+  link.target = {{"pci", "0000:97:00"}, {"links", "4,5"}};
+  link2.target = {{"pci", "0000:ba:00"}};
+  v.recommendation.nodes = {drain, link, link2};
+  lines = lines_of(verdict_to_text(v, {}));
+  CHECK(lines[5] == "  next: restart the job without node-01; drain node-01; inspect the links of node-01 (links 4,5; pci "
+                    "0000:97:00, 0000:ba:00)");
 
   v.recommendation = Recommendation{};
   v.recommendation.job.action = "stop_fix_code";
   lines = lines_of(verdict_to_text(v, {}));
   CHECK(lines[5] == "  next: do not resubmit until its code changes");
 
-  // Not attributed: the job action is `none` and nothing is said.
+  // Not attributed: nothing to act on, and the report says so rather than
+  // leave the operator without a next step.
   v.outcome.status = "unattributed";
   v.recommendation = Recommendation{};
   v.recommendation.job.action = "none";
-  CHECK(verdict_to_text(v, {}).find("next:") == std::string::npos);
+  CHECK(verdict_to_text(v, {}).find("\n  next: no action follows from this evidence; start from the symptoms below\n") != std::string::npos);
+  v.outcome.status = "no_failure";
+  std::string done = verdict_to_text(v, {});
+  CHECK(done.find("\n  next: no action: the workload completed\n") != std::string::npos);
+  CHECK(done.find("   next:") == std::string::npos);  // and no second one in the recap
+}
+
+TEST_CASE("text report: a height shortens the lists, never the cause block or the recap") {
+  auto v = attributed(3);
+  TextOptions opt;
+  opt.width = 120;
+  std::string full = verdict_to_text(v, opt);
+  size_t full_lines = lines_of(full).size();
+  opt.height = full_lines - 1;
+  std::string fitted = verdict_to_text(v, opt);
+  auto lines = lines_of(fitted);
+  CHECK(lines.size() <= full_lines - 1);
+  CHECK(lines[2] == "ROOT CAUSE  hardware / gpu.fallen_off_bus");
+  CHECK(lines[4] == "  culprit nodes: node-01");
+  CHECK(lines.back() == "verdict: attributed hardware / gpu.fallen_off_bus on node-01 (1 cause, 3 downstream)");
+  // Too short for anything but the cause block and the recap: the shortest form.
+  opt.height = 10;
+  auto shortest = lines_of(verdict_to_text(v, opt));
+  CHECK(shortest.size() > 10);
+  CHECK(shortest.size() <= lines.size());
+  CHECK(shortest[2] == "ROOT CAUSE  hardware / gpu.fallen_off_bus");
+  // A height the report already fits changes nothing; --cascade is never shortened.
+  opt.height = 200;
+  CHECK(verdict_to_text(v, opt) == full);
+  opt.height = 12;
+  opt.cascade = true;
+  TextOptions cascade = opt;
+  cascade.height = 0;
+  CHECK(verdict_to_text(v, opt) == verdict_to_text(v, cascade));
 }
 
 TEST_CASE("text report: plural forms") {
