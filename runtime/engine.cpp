@@ -625,7 +625,9 @@ class Engine final : public World {
   }
 
   void compute_outcome() {
-    outcome_ = outcome_of(symptoms_, ctx_);
+    outcome_ = outcome_of(symptoms_, ctx_, [this](const std::string& source, const std::string& node) {
+      return host_sources_.count({source, node}) > 0;
+    });
     changed_outcome();
   }
 

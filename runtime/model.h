@@ -165,6 +165,9 @@ namespace basis {
 inline constexpr const char* kSpecific = "specific";
 inline constexpr const char* kSingleOriginGeneric = "single_origin_generic";
 inline constexpr const char* kGenericNoSingleOrigin = "generic_no_single_origin";
+// Generic evidence on one node while other nodes' logs of the same sources
+// were not read: whether it was first there, or everywhere, cannot be seen.
+inline constexpr const char* kGenericOriginUnseen = "generic_origin_unseen";
 inline constexpr const char* kNone = "none";
 }  // namespace basis
 
@@ -173,7 +176,7 @@ struct Candidate {
   std::vector<std::string> nodes;
   std::vector<std::string> symptoms;   // ids
   std::string basis = basis::kSpecific;
-  std::vector<std::string> generic_nodes;  // generic_no_single_origin: the nodes it was seen on (not culprits)
+  std::vector<std::string> generic_nodes;  // generic_no_single_origin / generic_origin_unseen: the nodes it was seen on (not culprits)
 };
 
 struct Outcome {

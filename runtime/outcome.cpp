@@ -11,7 +11,8 @@
 
 namespace culprit {
 
-Outcome outcome_of(const std::deque<Symptom>& symptoms, const WorkloadContext& context) {
+Outcome outcome_of(const std::deque<Symptom>& symptoms, const WorkloadContext& context,
+                   const std::function<bool(const std::string& source, const std::string& node)>& heard) {
   // Ordered by classification, so candidates come out in the same order
   // whatever order the rules created the symptoms in.
   std::map<std::pair<std::string, std::string>, std::vector<const Symptom*>> classes;
@@ -22,13 +23,15 @@ Outcome outcome_of(const std::deque<Symptom>& symptoms, const WorkloadContext& c
     Candidate c;
     c.domain = cls.first;
     c.sub_domain = cls.second;
-    std::set<std::string> nodes;
+    std::set<std::string> nodes, sources;
     bool specific = false;
     for (const Symptom* s : list) {
       if (!s->node.empty() && !s->control_plane) nodes.insert(s->node);
       c.symptoms.push_back(s->id);
       specific = specific || !s->generic;
+      sources.insert(s->evidence_sources.begin(), s->evidence_sources.end());
     }
+    sources.insert("app");
     std::sort(c.symptoms.begin(), c.symptoms.end());
     c.nodes.assign(nodes.begin(), nodes.end());
     // Generic evidence names a node only as the single origin: the same
@@ -36,8 +39,16 @@ Outcome outcome_of(const std::deque<Symptom>& symptoms, const WorkloadContext& c
     // others as its cascade) is the job's code or a library failing wherever
     // it ran, and names none of them.
     if (!specific) {
-      c.basis = nodes.size() > 1 ? basis::kGenericNoSingleOrigin : basis::kSingleOriginGeneric;
-      if (nodes.size() > 1) c.generic_nodes = std::move(c.nodes), c.nodes.clear();
+      // One node: its own only if every other node was heard from on one of
+      // the sources the evidence came from, or on the application's log
+      // (where a rank shows its own failure, or that it lost a peer).
+      bool others_heard = std::all_of(context.nodes.begin(), context.nodes.end(), [&](const std::string& n) {
+        return nodes.count(n) || std::any_of(sources.begin(), sources.end(), [&](const std::string& src) { return heard(src, n); });
+      });
+      c.basis = nodes.size() > 1 ? basis::kGenericNoSingleOrigin
+              : nodes.size() == 1 && !others_heard ? basis::kGenericOriginUnseen
+                                                   : basis::kSingleOriginGeneric;
+      if (c.basis != basis::kSingleOriginGeneric) c.generic_nodes = std::move(c.nodes), c.nodes.clear();
     }
     o.candidates.push_back(std::move(c));
   }

@@ -17,12 +17,18 @@
 // same generic failure is still active on several nodes: then the candidate
 // names no node (the nodes are kept apart, as `generic_nodes`), since what
 // fails alike wherever it runs is the job's code or its stack, not a node.
+// On one node it is that node's only when the other workload nodes' logs of
+// the same sources, or their application logs, were read (`heard(source,
+// node)`): a traceback in the one
+// log a user pasted of a four-node job may be printed by every rank, so
+// without the others' logs it is `generic_origin_unseen` and names no node.
 //
 // Internal to the engine. Pure functions of their arguments: any thread;
 // nothing throws but allocation.
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <string>
 
 #include "compiler/ir.h"
@@ -30,7 +36,9 @@
 
 namespace culprit {
 
-Outcome outcome_of(const std::deque<Symptom>& symptoms, const WorkloadContext& context);
+// `heard(source, node)`: whether that node's logs of that source were read.
+Outcome outcome_of(const std::deque<Symptom>& symptoms, const WorkloadContext& context,
+                   const std::function<bool(const std::string& source, const std::string& node)>& heard);
 
 // `set outcome` by rule `rule` with `reason` (already interpolated): the
 // status, and the classification when the action names one; a status that

@@ -391,6 +391,10 @@ std::string Report::render() {
       none = fmt::format("none (the same failure on {} with no single origin: the job's code or its stack, not a node)",
                          c->generic_nodes.size() <= 3 ? fmt::format("{}", fmt::join(c->generic_nodes, ", "))
                                                       : count_of(static_cast<int64_t>(c->generic_nodes.size()), "node"));
+    if (c && c->basis == basis::kGenericOriginUnseen)
+      none = fmt::format("none (the failure is generic and was read on {} only: the other nodes' logs were not, so "
+                         "whether it began there cannot be seen)",
+                         fmt::join(c->generic_nodes, ", "));
     out_ += wrapped("  culprit nodes: ", "    ",
                     escape_for_terminal(o.culprit_nodes.empty() ? none : fmt::format("{}", fmt::join(o.culprit_nodes, ", "))),
                     opt_.width, st_.bold(), st_);
