@@ -311,7 +311,13 @@ class Engine final : public World {
   void trail(const ir::Rule& r, const char* action, Describe&& describe) {
     if (!collect_trail_) return;
     auto [target, detail] = describe();
-    trail_.push_back({ir::kStageNames[static_cast<size_t>(r.stage)], r.name, action, std::move(target), std::move(detail)});
+    std::string at;
+    if (r.where.file && r.where.line) {
+      std::string_view path = r.where.file->path;
+      size_t slash = path.find_last_of('/');
+      at = fmt::format("{}:{}", slash == std::string_view::npos ? path : path.substr(slash + 1), r.where.line);
+    }
+    trail_.push_back({ir::kStageNames[static_cast<size_t>(r.stage)], r.name, action, std::move(target), std::move(detail), std::move(at)});
   }
 
   // The time an item carried itself (see Symptom::own_first): not a time

@@ -155,6 +155,7 @@ struct Coverage {
 
 struct TrailEntry {
   std::string stage, rule, action, target, detail;
+  std::string rule_at;  // where the rule is written: "pytorch.attr:300" (file name and line), "" when unknown
 };
 
 // How strongly the evidence supports a class (runtime/outcome.h): specific

@@ -275,6 +275,7 @@ J verdict_tail(const Verdict& v, bool include_trail, VerdictSchema schema) {
       tj["action"] = e.action;
       tj["target"] = e.target;
       tj["detail"] = e.detail;
+      if (!e.rule_at.empty()) tj["rule_at"] = e.rule_at;
       tr.push_back(std::move(tj));
     }
     j["trail"] = std::move(tr);

@@ -283,6 +283,46 @@ class Report {
       steps = "no action for the job or its nodes until the candidates are told apart";
     return escape_for_terminal(steps);
   }
+  // --explain: what each rule did, stage by stage. The same action of one
+  // rule on one kind is one row ("×29 on node-01, node-03"), in the order the
+  // rule first did it, with where the rule is written; a row's detail is its
+  // first entry's.
+  void derivation_trail() {
+    out_ += "\nDerivation trail:\n";
+    struct Row {
+      const TrailEntry* first;
+      std::string kind;
+      size_t count = 0;
+      std::vector<std::string> places;  // nodes (or "job"), first seen first
+    };
+    size_t i = 0;
+    while (i < v_.trail.size()) {
+      const std::string& stage = v_.trail[i].stage;
+      out_ += fmt::format("  [{}]\n", escape_for_terminal(stage));
+      std::vector<Row> rows;
+      std::map<std::tuple<std::string, std::string, std::string>, size_t> row_of;
+      for (; i < v_.trail.size() && v_.trail[i].stage == stage; ++i) {
+        const TrailEntry& t = v_.trail[i];
+        size_t at = t.target.find('@');
+        std::string kind = t.target.substr(0, at);
+        std::string place = at == std::string::npos ? "" : t.target.substr(at + 1, t.target.find('#', at) - at - 1);
+        auto [it, fresh] = row_of.try_emplace({t.rule, t.action, kind}, rows.size());
+        if (fresh) rows.push_back(Row{&t, kind});
+        Row& r = rows[it->second];
+        ++r.count;
+        if (!place.empty() && std::find(r.places.begin(), r.places.end(), place) == r.places.end()) r.places.push_back(place);
+      }
+      for (const Row& r : rows) {
+        const TrailEntry& t = *r.first;
+        std::string head = t.rule_at.empty() ? t.rule : fmt::format("{} ({})", t.rule, t.rule_at);
+        std::string what = r.count == 1 ? t.target
+                         : r.places.empty() ? fmt::format("{} ×{}", r.kind, r.count)
+                                            : fmt::format("{} ×{} on {}", r.kind, r.count, fmt::join(r.places, ", "));
+        out_ += wrapped("    ", "        ", escape_for_terminal(fmt::format("{} {} {}: {}", head, t.action, what, t.detail)), opt_.width, "", st_);
+      }
+    }
+  }
+
   // A verdict without a recommendation (one built by hand) has no steps.
   void next_block(const char* head) {
     if (std::string next = next_line(); !next.empty()) out_ += wrapped(head, "    ", next, opt_.width, "", st_);
@@ -301,7 +341,11 @@ class Report {
       if (n++ == max_lines) break;
       std::string text = payload_of(e.text.str());
       std::replace(text.begin(), text.end(), '\t', ' ');
-      out_ += line().add(indent).add(fmt::format("{}:{}", e.file, e.line), st_.dim()).add("  ").add(text).str();
+      // --cascade and --explain are asked for in full: wrapped, never cut.
+      if (detailed())
+        out_ += wrapped(indent, indent + "  ", escape_for_terminal(fmt::format("{}:{}  {}", e.file, e.line, text)), opt_.width, "", st_);
+      else
+        out_ += line().add(indent).add(fmt::format("{}:{}", e.file, e.line), st_.dim()).add("  ").add(text).str();
     }
     size_t shown = std::min(max_lines, s.evidence.size());
     if (say_rest && s.evidence_total > static_cast<int64_t>(shown))
@@ -344,12 +388,11 @@ class Report {
   // Every symptom of the list with its state change and evidence (--cascade).
   void detailed_lines(const std::vector<const Symptom*>& list, const std::string& indent) {
     for (const Symptom* d : list) {
-      Line l = line();
-      l.add(indent + "- ").add(d->kind_name, st_.bold()).add(fmt::format(" on {} ×{}", node_label(*d), d->count));
-      if (d->demoted_by) l.add(fmt::format("  ({}: {})", d->demoted_by->rule, d->demoted_by->reason));
-      else if (d->scrubbed_by) l.add(fmt::format("  ({}: {})", d->scrubbed_by->rule, d->scrubbed_by->reason));
-      else if (!d->summary.empty()) l.add(": ").add(d->summary);
-      out_ += l.str();
+      std::string row = fmt::format("{} on {} ×{}", d->kind_name, node_label(*d), d->count);
+      if (d->demoted_by) row += fmt::format(" ({}: {})", d->demoted_by->rule, d->demoted_by->reason);
+      else if (d->scrubbed_by) row += fmt::format(" ({}: {})", d->scrubbed_by->rule, d->scrubbed_by->reason);
+      else if (!d->summary.empty()) row += ": " + d->summary;
+      out_ += wrapped(indent + "- ", indent + "    ", escape_for_terminal(row), opt_.width, "", st_);
       evidence(*d, indent + "    ", opt_.evidence_per_symptom);
     }
   }
@@ -529,6 +572,8 @@ std::string Report::render() {
                                      "--format json lists them; a taller terminal shows them"), st_.dim()).str();
   }
 
+  if (opt_.explain) derivation_trail();
+
   // ----------------------------------------------------- what was read, recap
   int64_t lines = 0, out_of_scope = 0;
   for (const auto& [name, sc] : v_.coverage.sources) {
@@ -563,17 +608,6 @@ std::string Report::render() {
     if (o.status != vocab::status::kNoFailure) next_block("   next: ");
   }
 
-  if (opt_.explain) {
-    out_ += "\nDerivation trail:\n";
-    std::string stage;
-    for (const auto& t : v_.trail) {
-      if (t.stage != stage) {
-        stage = t.stage;
-        out_ += fmt::format("  [{}]\n", escape_for_terminal(stage));
-      }
-      out_ += escape_for_terminal(fmt::format("    {} {} {}: {}", t.rule, t.action, t.target, t.detail)) + "\n";
-    }
-  }
   return out_;
 }
 

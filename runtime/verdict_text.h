@@ -12,7 +12,9 @@
 //   5. coverage warnings;
 //   6. what was read and with which catalog parts, then a one-line recap.
 // `cascade` (or `explain`) lists every symptom with its evidence instead of
-// collapsing; `explain` adds the derivation trail (which rule did what).
+// collapsing, wrapped at the width and never cut; `explain` adds the
+// derivation trail (which rule did what, where the rule is written, a rule's
+// repeated action on one kind as one row "×N on nodes"), before the recap.
 //
 // Width: every line that quotes evidence or lists things is cut to `width`
 // columns (display columns, counted in code points) with "…"; sentences

@@ -358,7 +358,7 @@ checks=$((checks + 1))
 
 run diagnose examples/nvlink-xid149 --format text --width 0 --cascade
 expect_status 0
-expect_in out '^  - nccl.ib_completion_error on node-01 ×11  \(Xid149AndNvlinkFiltering: ' "every symptom with its rule"
+expect_in out '^  - nccl.ib_completion_error on node-01 ×11 \(Xid149AndNvlinkFiltering: ' "every symptom with its rule"
 
 run diagnose examples/nvlink-xid149 --format text --width 12
 expect_status 2
