@@ -516,6 +516,20 @@ SourceTally tally_sources(const ir::Catalog& cat, const WorkloadContext& ctx,
     if (e.control_plane) t.control_plane.insert(e.host.str());
     else t.nodes_with_any.insert(e.host.str());
   }
+  // Extractors of a source that had lines, which matched none of them.
+  std::vector<int64_t> matched(cat.extractors.size());
+  for (const auto& r : results)
+    for (size_t i = 0; i < r.extractor_matches.size() && i < matched.size(); ++i) matched[i] += r.extractor_matches[i];
+  for (size_t i = 0; i < cat.extractors.size(); ++i) {
+    if (matched[i]) continue;
+    const auto& x = cat.extractors[i];
+    if (std::any_of(x.sources.begin(), x.sources.end(), [&](const std::string& s) {
+          auto it = cov.sources.find(s);
+          return it != cov.sources.end() && it->second.lines_read > 0;
+        }))
+      cov.silent_extractors.push_back(x.name);
+  }
+  std::sort(cov.silent_extractors.begin(), cov.silent_extractors.end());
   for (auto& [source, sc] : cov.sources) {
     sc.nodes_expected = static_cast<int64_t>(ctx.nodes.size());
     for (const auto& n : ctx.nodes) (t.host_sources.count({source, n}) ? sc.nodes_with_data : sc.nodes_missing).push_back(n);

@@ -151,6 +151,9 @@ struct Coverage {
   std::vector<HostAlias> host_aliases;
   std::vector<CollectorReport> collectors;          // sorted by (collector, source); empty for a bundle
   std::vector<std::string> warnings;
+  // Extractors that read a source this run read lines of, and matched none
+  // of them: "why didn't my rule fire?" (sorted; shown with --explain).
+  std::vector<std::string> silent_extractors;
 };
 
 struct TrailEntry {

@@ -138,6 +138,9 @@ struct ScanResult {
           events_superseded = 0,  // events of a `keep last N` extractor that N later ones replaced
           events_rank_unplaced = 0,  // events of a rank-tagged line whose rank no placement in the file names
           dmesg_local_lines = 0;  // lines read with a dmesg -T (local time) stamp
+  // By extractor id: the lines it matched in this file, kept or not (out of
+  // scope, over the cap, superseded): which extractors never fired.
+  std::vector<int64_t> extractor_matches;
   std::vector<OutOfScopeKind> out_of_scope_kinds;  // by kind id, for events_out_of_scope
   // The first kOutOfScopeSamples events of each kind that were not kept, so
   // that diagnose can name the lines of a cause found outside the scope.

@@ -441,6 +441,8 @@ void Scanner::Stream::line(std::string_view text, int64_t line_no, int64_t offse
 // inherits, or none yet (resolved by the first time that follows).
 void Scanner::Stream::emit(Event&& ev, int32_t extractor, int64_t line_no, int64_t offset, std::optional<int64_t> wall,
                            const char* origin, const LineTime& lt, std::optional<int64_t> inherited) {
+  if (result_.extractor_matches.empty()) result_.extractor_matches.resize(program_.catalog().extractors.size());
+  ++result_.extractor_matches[static_cast<size_t>(extractor)];
   const bool keeps_last = program_.catalog().extractors[static_cast<size_t>(extractor)].keep_last.has_value();
   if (result_.events.size() - superseded_live_ >= opt_.max_events_per_file && !keeps_last) {
     ++result_.events_over_cap;

@@ -279,6 +279,7 @@ J verdict_tail(const Verdict& v, bool include_trail, VerdictSchema schema) {
       tr.push_back(std::move(tj));
     }
     j["trail"] = std::move(tr);
+    j["silent_extractors"] = v.coverage.silent_extractors;
   }
   return j;
 }

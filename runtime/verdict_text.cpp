@@ -288,6 +288,11 @@ class Report {
   // rule first did it, with where the rule is written; a row's detail is its
   // first entry's.
   void derivation_trail() {
+    if (!v_.coverage.silent_extractors.empty())
+      out_ += "\n" + wrapped("", "  ", escape_for_terminal(fmt::format(
+                                      "Extractors that matched no line of the sources they read ({}): {}",
+                                      v_.coverage.silent_extractors.size(), fmt::join(v_.coverage.silent_extractors, ", "))),
+                             opt_.width, "", st_);
     out_ += "\nDerivation trail:\n";
     struct Row {
       const TrailEntry* first;

@@ -360,6 +360,18 @@ run diagnose examples/nvlink-xid149 --format text --width 0 --cascade
 expect_status 0
 expect_in out '^  - nccl.ib_completion_error on node-01 ×11 \(Xid149AndNvlinkFiltering: ' "every symptom with its rule"
 
+# "Why didn't my rule fire?": --explain names the extractors that read a
+# source with lines and matched none (the kernel log has no OOM kill), and not
+# those that fired (the XID lines).
+run diagnose examples/nvlink-xid149 --format text --width 0 --explain
+expect_status 0
+expect_in out '^Extractors that matched no line of the sources they read \([0-9]+\): .*KernelOomKill' "the silent extractors"
+checks=$((checks + 1))
+grep '^Extractors that matched no line' "$tmp/out" | grep -qw 'GpuXid' && fail "$what: an extractor that fired is listed as silent"
+run diagnose examples/nvlink-xid149 --format json --explain
+expect_status 0
+expect_in out '"silent_extractors": \[' "the silent extractors in the JSON"
+
 run diagnose examples/nvlink-xid149 --format text --width 12
 expect_status 2
 expect_in err '--width must be 0 \(no limit\) or a number of columns from 40' "the allowed widths"
