@@ -110,14 +110,27 @@ TEST_CASE("tables: a test that expects another row's value fails") {
   CHECK(run_inline_tests(build_program(compile_ok(text))).failed == 1);
 }
 
-TEST_CASE("tables: a lookup of a value no row has is null, also in a where") {
+TEST_CASE("tables: a lookup in a rule's where, and one whose results are all null") {
   auto cat = compile_ok(std::string(kErrors) + R"attr(
+table Quiet {
+  columns code, note
+  row 1, null
+}
 rule Memory stage symptoms {
   for e: event t.err where lookup(Errs, code, e.code, meaning) == "memory"
-  symptom t.memory priority 90 { summary: "{e.msg}" }
+  symptom t.memory priority 90 { summary: "{e.msg}", note: lookup(Quiet, code, e.code, note) }
 }
 )attr");
-  CHECK(cat->rules.size() == 1);
+  REQUIRE(cat->rules.size() == 1);
+  const auto& r = cat->rules[0];
+  REQUIRE(r.for_query->filter);
+  CHECK(sexpr(*r.for_query->filter, *cat) ==
+        "(== (if (in e0.code 2 3) \"oom\" (if (in e0.code 214) \"memory\" null)) \"memory\")");
+  // No row gives a note: the lookup is the constant null, typed null (the
+  // JIT refuses a constant whose value has another type than its expression).
+  const auto& note = r.actions[0].fields.back().value;
+  CHECK(sexpr(note, *cat) == "null");
+  CHECK(note.type == Type::Null);
 }
 
 TEST_CASE("tables: E0104, E0105, E0106 in the declaration") {
