@@ -109,7 +109,9 @@ int Analyzer::find_column(const TableDef& t, const std::string& column, const So
 // Lowered to `if(VALUE in [keys of result 1], result 1, if(VALUE in [keys
 // of result 2], result 2, ... null))`: one link per distinct result, so a
 // table of a hundred rows with five meanings is five `in` tests. Rows with
-// a null result need no link (null is what falls out of the chain).
+// a null result need no link (null is what falls out of the chain). With
+// no link at all the lookup is the constant null, typed null (executors take
+// a constant's type from its value).
 ir::Expr Analyzer::lower_lookup(const ast::Expr& x, Scope& s) {
   if (x.args.size() != 4) {
     err("E0302", x.where, "'lookup' takes 4 arguments: lookup(TABLE, COLUMN, VALUE, RESULT_COLUMN)");
@@ -161,27 +163,47 @@ ir::Expr Analyzer::lower_lookup(const ast::Expr& x, Scope& s) {
     g->second.push_back(&k);
   }
   if (!ok) return bad(x.where);
-  ir::Expr out = make(Op::Const, Type::Null, x.where);
-  for (auto g = groups.rbegin(); g != groups.rend(); ++g) {
-    auto in = make(Op::In, Type::Bool, x.where);
-    in.kids.push_back(value);
-    for (const auto* k : g->second) {
-      auto c = make(Op::Const, k->value.type, k->where);
-      c.constant = k->value;
-      in.kids.push_back(std::move(c));
+  // One chain of at most kChain links per chunk of results; chunks under a
+  // tree of coalesce() of at most kChain each. Every evaluator recurses over
+  // the expression, so a table of a thousand meanings must not make a
+  // thousand-deep chain (the parser's expr_depth limit exists for them).
+  constexpr size_t kChain = 16;
+  std::vector<ir::Expr> chunks;
+  for (size_t end = groups.size(); end > 0;) {
+    size_t begin = end > kChain ? end - kChain : 0;
+    ir::Expr out = make(Op::Const, Type::Null, x.where);
+    for (size_t g = end; g-- > begin;) {
+      auto in = make(Op::In, Type::Bool, x.where);
+      in.kids.push_back(value);
+      for (const auto* k : groups[g].second) {
+        auto c = make(Op::Const, k->value.type, k->where);
+        c.constant = k->value;
+        in.kids.push_back(std::move(c));
+      }
+      auto then = make(Op::Const, rt, x.args[3]->where);
+      then.constant = groups[g].first;
+      auto link = make(Op::Call, rt, x.where);
+      link.a = static_cast<int32_t>(ir::Builtin::If);
+      link.kids.push_back(std::move(in));
+      link.kids.push_back(std::move(then));
+      link.kids.push_back(std::move(out));
+      out = std::move(link);
     }
-    auto then = make(Op::Const, rt, x.args[3]->where);
-    then.constant = g->first;
-    auto link = make(Op::Call, rt, x.where);
-    link.a = static_cast<int32_t>(ir::Builtin::If);
-    link.kids.push_back(std::move(in));
-    link.kids.push_back(std::move(then));
-    link.kids.push_back(std::move(out));
-    out = std::move(link);
+    chunks.insert(chunks.begin(), std::move(out));
+    end = begin;
   }
-  // With no link (every result null) the lookup is the constant null, typed
-  // null: executors take a constant's type from its value.
-  return out;
+  if (chunks.empty()) return make(Op::Const, Type::Null, x.where);
+  while (chunks.size() > 1) {
+    std::vector<ir::Expr> up;
+    for (size_t i = 0; i < chunks.size(); i += kChain) {
+      auto c = make(Op::Call, rt, x.where);
+      c.a = static_cast<int32_t>(ir::Builtin::Coalesce);
+      for (size_t j = i; j < std::min(chunks.size(), i + kChain); ++j) c.kids.push_back(std::move(chunks[j]));
+      up.push_back(std::move(c));
+    }
+    chunks = std::move(up);
+  }
+  return std::move(chunks.front());
 }
 
 std::optional<std::string> Analyzer::expand_table_refs(const std::string& regex, const SourceRange& lit) {
