@@ -15,6 +15,7 @@
 
 #include "base/vocabulary.h"
 #include "compiler/diagnostics.h"
+#include "compiler/value.h"
 
 namespace culprit::ast {
 
@@ -196,6 +197,22 @@ struct Scenario {
   std::vector<ScenarioExpect> expects;
 };
 
+// A `table`: a message catalog as data (docs/language.md §5a). Cells are
+// literals as written: an int, a string or null (Value::null()); sema
+// checks that each column holds one type and each row one cell per column.
+struct TableCell {
+  Value value;
+  SourceRange where;
+};
+
+struct Table {
+  std::string name;
+  SourceRange where;                                       // the name
+  std::vector<std::pair<std::string, SourceRange>> columns;
+  std::vector<std::vector<TableCell>> rows;                // as written
+  std::vector<SourceRange> row_ranges;                     // each `row ...`
+};
+
 struct CatalogHeader {
   std::string name, version;
   SourceRange where;
@@ -207,6 +224,7 @@ struct File {
   std::vector<Extractor> extractors;
   std::vector<Rule> rules;
   std::vector<Scenario> scenarios;
+  std::vector<Table> tables;
 };
 
 }  // namespace culprit::ast

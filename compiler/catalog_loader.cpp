@@ -109,7 +109,9 @@ class RegexCollector {
   void file(const ast::File& f) {
     for (const auto& x : f.extractors) {
       for (const auto& m : x.matches) add(m.regex, m.flags, true);
-      if (x.matches.size() > 1) {
+      bool table_ref = false;
+      for (const auto& m : x.matches) table_ref = table_ref || m.regex.find("(?&") != std::string::npos;
+      if (x.matches.size() > 1 && !table_ref) {
         // The pattern the clauses are scanned with together (sema_extractors.cpp).
         std::vector<MatchClauseRegex> clauses;
         for (const auto& m : x.matches) clauses.push_back(clause_regex(m.regex, m.flags));
@@ -132,6 +134,9 @@ class RegexCollector {
 
  private:
   void add(const std::string& pattern, const std::string& flags, bool scanned) {
+    // A (?&TABLE.COLUMN) is expanded by sema from its table; asked as
+    // written, the engines would only refuse it.
+    if (pattern.find("(?&") != std::string::npos) return;
     auto c = clause_regex(pattern, flags);
     out.push_back({c.pattern, c.caseless, c.dotall, scanned});
   }

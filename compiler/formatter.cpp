@@ -21,10 +21,11 @@ bool one_of(const std::string& s, std::initializer_list<const char*> list) {
 // Words that begin a statement when they start a line outside parentheses.
 bool statement_word(const std::string& w) {
   return one_of(w, {"match", "emit", "test", "line", "expect", "for", "where", "group", "symptom", "demote", "scrub", "set",
-                    "classify", "nodes", "workload", "terminal", "window", "log", "catalog", "extractor", "rule", "scenario"});
+                    "classify", "nodes", "workload", "terminal", "window", "log", "catalog", "extractor", "rule", "scenario",
+                    "table", "columns", "row"});
 }
 
-bool declaration_word(const std::string& w) { return one_of(w, {"catalog", "extractor", "rule", "scenario"}); }
+bool declaration_word(const std::string& w) { return one_of(w, {"catalog", "extractor", "rule", "scenario", "table"}); }
 
 // Words after which '(' is a parenthesized expression, not a call.
 bool operator_word(const std::string& w) {
@@ -157,7 +158,7 @@ class Layout {
     if (i == 0) return true;
     const AttrToken& p = toks_[i - 1];
     if (p.kind == Kind::Punct) return !one_of(p.text, {")", "]", "}"});
-    if (p.kind == Kind::Word) return operator_word(p.text) || one_of(p.text, {"exit", "then"});
+    if (p.kind == Kind::Word) return operator_word(p.text) || one_of(p.text, {"exit", "then", "row"});
     return false;
   }
 

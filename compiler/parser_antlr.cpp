@@ -159,7 +159,7 @@ void report_syntax_errors(const SourceFile& file, const std::vector<antlr4::Toke
   auto declaration_between = [&](size_t from, size_t to) {
     for (size_t i = from + 1; i <= to && i < toks.size(); ++i) {
       std::string t = toks[i]->getText();
-      if (toks[i]->getCharPositionInLine() == 0 && (t == "extractor" || t == "rule" || t == "scenario" || t == "catalog"))
+      if (toks[i]->getCharPositionInLine() == 0 && (t == "extractor" || t == "rule" || t == "scenario" || t == "catalog" || t == "table"))
         return true;
     }
     return false;

@@ -256,6 +256,30 @@ void Translator::scenario(P::ScenarioDeclContext* c, ast::File& out) {
   out.scenarios.push_back(std::move(s));
 }
 
+void Translator::table(P::TableDeclContext* c, ast::File& out) {
+  ast::Table t;
+  t.name = c->IDENT()->getText();
+  t.where = range(c->IDENT());
+  for (auto* n : c->name()) t.columns.emplace_back(name(n), range(n));
+  for (auto* r : c->tableRow()) {
+    std::vector<ast::TableCell> cells;
+    for (auto* cell : r->tableCell()) {
+      ast::TableCell x;
+      x.where = range(cell);
+      if (auto* si = cell->signedInt()) {
+        int64_t v = parse_int(si->INT(), 10);
+        x.value = Value::integer(si->getText()[0] == '-' ? -v : v);
+      } else if (cell->STRING()) {
+        x.value = Value::string(unquote(cell->STRING()));
+      }  // else `null`
+      cells.push_back(std::move(x));
+    }
+    t.rows.push_back(std::move(cells));
+    t.row_ranges.push_back(range(r));
+  }
+  out.tables.push_back(std::move(t));
+}
+
 void Translator::file(P::FileContext* f, ast::File& out) {
   for (auto* d : f->decl()) {
     if (auto* c = d->catalogDecl()) {
@@ -270,6 +294,8 @@ void Translator::file(P::FileContext* f, ast::File& out) {
       rule(r, out);
     } else if (auto* s = d->scenarioDecl()) {
       scenario(s, out);
+    } else if (auto* t = d->tableDecl()) {
+      table(t, out);
     }
   }
 }

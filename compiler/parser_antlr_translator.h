@@ -72,6 +72,7 @@ class Translator {
   ast::Action action(P::ActionContext* c);
   void rule(P::RuleDeclContext* c, ast::File& out);
   void scenario(P::ScenarioDeclContext* c, ast::File& out);
+  void table(P::TableDeclContext* c, ast::File& out);
   void file(P::FileContext* f, ast::File& out);
 
  private:

@@ -133,6 +133,11 @@ ir::Catalog Analyzer::run(std::vector<CatalogPart>& parts) {
       for (const auto& s : f.scenarios) dup(scenario_names, s.title, s.where, "scenario");
     }
   }
+  // Tables before anything reads them: a lookup or a regex may name a table
+  // of any file of the catalog.
+  for (auto& part : parts)
+    for (auto& f : part.files)
+      for (const auto& t : f.tables) analyze_table(t);
   // Kinds first, so queries may name a kind a later rule creates.
   for (auto& part : parts)
     for (auto& f : part.files) {

@@ -9,7 +9,10 @@
 // What is checked: duplicate names, unknown kinds/fields/names/stages, types
 // of every operator and function, regexes in both Hyperscan and RE2, captures
 // referenced but not defined, actions allowed per stage, inline test shape
-// (both polarities per extractor, a target per test), scenario expectations.
+// (both polarities per extractor, a target per test), scenario expectations,
+// tables (a cell per column, a type per column, unique lookup keys). Table
+// lookups and (?&TABLE.COLUMN) in regexes are lowered here, to `if`/`in`
+// and plain alternations: the IR has no tables.
 //
 // Thread-safety: analyze() keeps its state in the call (an Analyzer of its
 // own, sema_internal.h), so analyses may run on different threads at once.

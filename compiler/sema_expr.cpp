@@ -269,6 +269,7 @@ ir::Expr Analyzer::lower_call(const ast::Expr& x, Scope& s) {
     }
     return e;
   }
+  if (x.text == "lookup") return lower_lookup(x, s);  // sema_tables.cpp
   const BuiltinFn* fn = nullptr;
   for (const auto& f : kFunctions)
     if (x.text == f.name) fn = &f;
@@ -276,7 +277,7 @@ ir::Expr Analyzer::lower_call(const ast::Expr& x, Scope& s) {
     std::vector<std::string> fns;
     for (const auto& f : kFunctions) fns.emplace_back(f.name);
     for (const auto& [name, op] : group_fns) fns.emplace_back(name);
-    for (const char* q : {"exists", "none", "nodes", "max", "min"}) fns.emplace_back(q);
+    for (const char* q : {"exists", "none", "nodes", "max", "min", "lookup"}) fns.emplace_back(q);
     err("E0202", head_range(x.where, x.text.size()), fmt::format("unknown function '{}'", x.text), did_you_mean(x.text, fns));
     for (const auto& a : x.args) lower(*a, s);  // mistakes inside the arguments are mistakes of their own
     return bad(x.where);
@@ -562,14 +563,18 @@ ir::Expr Analyzer::lower(const ast::Expr& x, Scope& s) {
       }
       bool caseless = x.regex_flags.find('i') != std::string::npos;
       bool dotall = x.regex_flags.find('s') != std::string::npos;
-      auto check = check_regex(x.text, caseless, dotall, /*scanned=*/false);  // RE2 only
+      auto expanded = expand_table_refs(x.text, x.regex_range.file ? x.regex_range : x.where);
+      if (!expanded) return bad(x.where);
+      // With a column expanded, the engines' offsets are not the literal's.
+      const bool as_written = *expanded == x.text;
+      auto check = check_regex(*expanded, caseless, dotall, /*scanned=*/false);  // RE2 only
       if (!check.limit_error.empty()) {
         err(check.limit_code.c_str(), x.regex_range.file ? x.regex_range : x.where, check.limit_error);
         return bad(x.where);
       }
       if (!check.re2_error.empty()) {
         SourceRange at = x.regex_range.file ? x.regex_range : x.where;
-        if (check.re2_error_offset >= 0)
+        if (check.re2_error_offset >= 0 && as_written)
           at = literal_sub_range(at, static_cast<size_t>(check.re2_error_offset),
                                  static_cast<size_t>(check.re2_error_offset + std::max<int64_t>(1, check.re2_error_length)), false);
         err("E0402", at, fmt::format("RE2 rejects this regex: {}", check.re2_error), regex_help(check));

@@ -147,10 +147,15 @@ void Analyzer::analyze_extractor(const ast::Extractor& x) {
   bool regex_ok = true;
   for (size_t i = 0; i < x.matches.size(); ++i) {
     const auto& m = x.matches[i];
-    clauses.push_back(clause_regex(m.regex, m.flags));
+    // (?&TABLE.COLUMN) becomes the column's values (sema_tables.cpp); the
+    // engines then see the expanded pattern, whose offsets are not the
+    // literal's, so their errors point at the whole regex.
+    auto expanded = expand_table_refs(m.regex, m.range);
+    if (!expanded) regex_ok = false;
+    clauses.push_back(clause_regex(expanded ? *expanded : m.regex, m.flags));
     const auto& c = clauses.back();
     auto check = check_regex(c.pattern, c.caseless, c.dotall);
-    regex_ok = report_regex(check, m.range, true, "this regex") && regex_ok;
+    regex_ok = expanded && report_regex(check, m.range, *expanded == m.regex, "this regex") && regex_ok;
     if (!several) {
       out.pattern = c.pattern;
       out.caseless = c.caseless;

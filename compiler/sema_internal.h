@@ -5,6 +5,7 @@
 // the kind and field name tables, and the queries of the rule being
 // analyzed. Each pass defines its members in its own file:
 //   sema.cpp             driver, catalog headers, duplicate names, kinds and field schemas
+//   sema_tables.cpp      tables: their checks, lookup(), (?&TABLE.COLUMN) in regexes
 //   sema_expr.cpp        expressions: names, fields, operators, calls, queries, interpolation
 //   sema_order.cpp       temporal order (`Y before X`, docs/language.md §6.1)
 //   sema_extractors.cpp  extractors: regexes, emitted fields, line tests
@@ -115,6 +116,13 @@ class Analyzer {
   // priority a rule sets, is in priority_unknown_ instead. Rules are analyzed in stage order,
   // so every `symptom` action is seen before an `outcome` rule classifies.
   std::map<int32_t, int64_t> priority_max_;
+  // The catalog's tables (every part's), by name, with each column's type
+  // (Type::Null for a column of nulls only).
+  struct TableDef {
+    const ast::Table* table = nullptr;
+    std::vector<Type> types;
+  };
+  std::map<std::string, TableDef> tables_;
   std::set<int32_t> priority_unknown_;
 
   void err(const char* code, const SourceRange& r, std::string msg, std::string help = {}) {
@@ -178,6 +186,16 @@ class Analyzer {
   ir::Expr best_time(const OrderOperand& o);
   bool order_operand(const ast::Expr& x, Scope& s, OrderOperand& out);
   ir::Expr lower_order(const ast::Expr& x, Scope& s);
+
+  // ------------------------------------------------ tables (sema_tables.cpp)
+  void analyze_table(const ast::Table& t);
+  const TableDef* find_table(const std::string& name, const SourceRange& where);
+  int find_column(const TableDef& t, const std::string& column, const SourceRange& where);
+  ir::Expr lower_lookup(const ast::Expr& x, Scope& s);
+  // `regex` with each (?&TABLE.COLUMN) replaced by the alternation of that
+  // column's values; `lit` is the literal it was written in (for carets).
+  // nullopt after reporting an unknown table or column.
+  std::optional<std::string> expand_table_refs(const std::string& regex, const SourceRange& lit);
 
   // --------------------------------------------------------- entities
   static std::string regex_help(const RegexCheck& c);        // sema_extractors.cpp

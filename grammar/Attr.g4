@@ -11,10 +11,19 @@ decl        : catalogDecl
             | extractorDecl
             | ruleDecl
             | scenarioDecl
+            | tableDecl
             ;
 
 // ---------------------------------------------------------------- catalog
 catalogDecl : 'catalog' STRING 'version' STRING ;
+
+// ------------------------------------------------------------------ table
+// A message catalog as data: named columns, one literal row per entry.
+// Expressions read it with lookup(TABLE, COLUMN, VALUE, RESULT_COLUMN), an
+// extractor's regex matches any value of a column with (?&TABLE.COLUMN).
+tableDecl   : 'table' IDENT '{' 'columns' name (',' name)* tableRow* '}' ;
+tableRow    : 'row' tableCell (',' tableCell)* ;
+tableCell   : signedInt | STRING | 'null' ;
 
 // -------------------------------------------------------------- extractor
 extractorDecl : 'extractor' IDENT 'from' name (',' name)* keepClause? '{' extractorItem* '}' ;
@@ -145,6 +154,7 @@ name        : IDENT
             | 'catalog' | 'test' | 'no' | 'stage' | 'match' | 'emit' | 'to'
             | 'scrub' | 'demote' | 'classify' | 'set' | 'rule' | 'extractor'
             | 'scenario' | 'expect' | 'because' | 'workload' | 'metric' | 'at' | 'keep' | 'last' | 'generic'
+            | 'table' | 'columns' | 'row'
             ;
 
 // ------------------------------------------------------------------ lexer
