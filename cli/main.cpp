@@ -26,6 +26,7 @@
 #include "cli/allocator.h"
 #include "cli/args.h"
 #include "cli/catalog_choice.h"
+#include "cli/check_json.h"
 #include "cli/dashboard_command.h"
 #include "cli/eval.h"
 #include "cli/export_patterns.h"
@@ -147,6 +148,11 @@ diagnostic with its code, file:line:col, the source line and a caret.
 
 Options:
   --no-stdlib     check only the given PATHs
+  --format text|json
+                  text (the default): diagnostics on stderr, a summary line;
+                  json: one document on stdout with every diagnostic's code,
+                  severity, file, line, col, end, message, help and notes
+                  (schema culprit.check/v1, cli/check_json.h), for editors
   --timings       compile twice, in fresh processes with an empty and then a
                   warm cache, and print the time of every phase (parse, sema,
                   Hyperscan, LLVM codegen/optimize/emit, linking, self-tests)
@@ -508,7 +514,7 @@ int check_timings(const Args& a, const culprit::AttributorConfig& engine) {
 }
 
 int cmd_check(int argc, char** argv) {
-  ArgSpec spec = with_catalog_options({{"help", "timings", "timings-run", "explain"}, {}}, false);
+  ArgSpec spec = with_catalog_options({{"help", "timings", "timings-run", "explain"}, {"format"}}, false);
   Args a;
   std::string err;
   if (!culprit::cli::parse_args(argc, argv, 2, spec, a, err)) return usage_error("check", err);
@@ -520,8 +526,22 @@ int cmd_check(int argc, char** argv) {
   if (!catalog_config(a, a.positionals, config, err)) return usage_error("check", err);
   if (a.has("timings-run")) return timings_run(config);
   if (a.has("timings")) return check_timings(a, config);
-  auto attributor = open_attributor("check", config, false);
-  if (!attributor) return kBadInput;
+  std::string format = a.last("format").value_or("text");
+  if (format != "text" && format != "json") return usage_error("check", "--format must be text or json");
+  const bool json = format == "json";
+  if (json && a.has("explain")) return usage_error("check", "--explain prints text; it does not combine with --format json");
+  culprit::AttributorStart start;
+  std::shared_ptr<const culprit::Attributor> attributor;
+  if (json) {
+    config.self_test = false;
+    attributor = culprit::Attributor::open(config, start);
+  } else {
+    attributor = open_attributor("check", config, false);
+  }
+  if (!attributor) {
+    if (json) std::cout << culprit::cli::check_report_json(start, culprit::Diagnostics{}, nullptr);
+    return kBadInput;
+  }
   const auto& c = attributor->catalog();
   // Warnings about how the rules will run, not whether they compile: they
   // need the query plans, which exist only once the program is built.
@@ -534,6 +554,10 @@ int cmd_check(int argc, char** argv) {
   culprit::plan::warn_unindexed_nesting(c, attributor->program()->query_plans(), perf, [&](const culprit::ir::Rule& r) {
     return !bundled.empty() && r.where.file && r.where.file->path.starts_with(bundled);
   });
+  if (json) {
+    std::cout << culprit::cli::check_report_json(start, perf, &c);
+    return kOk;
+  }
   if (!perf.all().empty()) std::cerr << perf.render(culprit::cli::auto_color(STDERR_FILENO));
   if (a.has("explain")) explain_plans(*attributor->program());
   std::vector<std::string> parts;

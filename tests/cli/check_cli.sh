@@ -544,6 +544,38 @@ expect_in err '^   \|                \^~~~~~~~$' "a caret under the unknown kind
 expect_in err 'the rules do not compile \(1 error\)' "the error count"
 expect_empty out
 
+# The same as one JSON document for editors: every field of the diagnostic,
+# nothing on stderr, the same exit status.
+run check --no-stdlib "$tmp/broken.attr" --format json
+expect_status 2
+expect_empty err
+checks=$((checks + 1))
+/usr/bin/python3 - "$tmp/out" "$tmp/broken.attr" <<'PY' || fail "$what: the JSON report"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["schema"] == "culprit.check/v1" and j["ok"] is False and j["catalog"] is None, j
+assert "do not compile" in j["error"], j["error"]
+d = [x for x in j["diagnostics"] if x["code"] == "E0201"]
+assert len(d) == 1, j["diagnostics"]
+d = d[0]
+assert (d["severity"], d["file"], d["line"], d["col"], d["end_line"], d["end_col"]) == ("error", sys.argv[2], 8, 16, 8, 24), d
+assert "unknown event kind 'gpu.xidd'" in d["message"] and d["help"] and d["notes"] == [], d
+PY
+printf 'extractor Hello from apps {\n  match /hello (?<x>\\w+)/\n  emit app.hello { x: x }\n  test { line "hello a" expect app.hello }\n  test { line "bye" expect none }\n}\n' > "$tmp/warn.attr"
+run check "$tmp/warn.attr" --format json
+expect_status 0
+checks=$((checks + 1))
+/usr/bin/python3 - "$tmp/out" <<'PY' || fail "$what: a warning in the JSON report of a catalog that compiles"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["ok"] is True and j["catalog"]["rules"] > 0 and j["error"] == "", j
+w = [x for x in j["diagnostics"] if x["code"] == "E0208"]
+assert len(w) == 1 and w[0]["severity"] == "warning" and w[0]["help"] == "did you mean 'app'?", j["diagnostics"]
+PY
+run check --format yaml
+expect_status 2
+expect_in err '\-\-format must be text or json' "the allowed formats"
+
 # A broken file next to the bundled catalog is reported the same way.
 run check "$tmp/broken.attr"
 expect_status 2
