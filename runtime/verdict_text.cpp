@@ -149,6 +149,10 @@ struct Group {
   int64_t count = 0;           // occurrences (sum of the symptoms' counts)
   size_t symptoms = 0;
   std::set<std::string> nodes;
+  // Hosts whose lines are the evidence of a symptom on another node (the
+  // ranks that lost node-02 report it): said, so a row "on node-02" citing
+  // node-01's lines reads as what it is (issue 37, item 9).
+  std::set<std::string> reporters;
   const Symptom* first = nullptr;  // the earliest, for its summary and evidence
 };
 
@@ -170,6 +174,9 @@ std::vector<Group> group_symptoms(const std::vector<const Symptom*>& list,
     g.count += s->count;
     ++g.symptoms;
     g.nodes.insert(node_label(*s));
+    if (!s->node.empty())
+      for (const auto& e : s->evidence)
+        if (e.host.view() != s->node) g.reporters.insert(e.host.str());
     if (!g.first || earlier(s, g.first)) g.first = s;
   }
   std::vector<Group> out;
@@ -379,6 +386,7 @@ class Report {
       std::string kind = g.kind + std::string(kind_w > columns(g.kind) ? kind_w - columns(g.kind) : 0, ' ');
       Line l = line();
       l.add(indent).add(kind, st_.bold()).add(fmt::format("  ×{} on {}", g.count, node_list(g.nodes)));
+      if (!g.reporters.empty()) l.add(fmt::format(" (reported from {})", node_list(g.reporters)));
       if (with_rule && !g.rule.empty()) l.add(fmt::format(" ({})", g.rule));
       std::string why = g.reason;
       if (why.empty() && g.first && !g.first->summary.empty()) why = (g.symptoms > 1 ? "e.g. " : "") + g.first->summary;
