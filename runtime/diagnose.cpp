@@ -738,6 +738,20 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
   if (!req.observations_path.empty() && !read_observations_file(req.observations_path, observations, error)) return false;
   const HostNames hosts = resolve_hosts(ctx, workload_nodes, req.files, observations);
 
+  // A log under a name no extractor reads (a job's "slurm-4242.log", a
+  // collector's "launcher.log") would be read by nothing: it is the job's
+  // output by every other account, so it is read as `app`, and coverage says
+  // so. The standard sources keep their names, and a custom source that the
+  // catalog reads (a site's "healthcheck") keeps its own.
+  std::vector<std::string> read_as_app;
+  for (auto& f : req.files) {
+    static const std::set<std::string, std::less<>> standard = {"app", "kernel", "scheduler", "fabricmanager", "network"};
+    if (standard.count(f.source) || program->database_for(f.source)) continue;
+    read_as_app.push_back(fmt::format("{} (source '{}')", f.display_path, f.source));
+    f.source = "app";
+  }
+  std::sort(read_as_app.begin(), read_as_app.end());
+
   const ScanOptions scan = scan_scope(ctx, opt);
   auto zones = host_zones(req.files, scan.year_hint);
   Observed observed = sort_observations(cat, workload_nodes, scan, std::move(observations));
@@ -750,6 +764,10 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
   Coverage cov;
   SourceTally tally = tally_sources(cat, ctx, workload_nodes, req.collectors, results, observed.metric_events,
                                     opt.max_events, cov);
+  if (!read_as_app.empty())
+    cov.warnings.push_back(fmt::format("{} read as the application's output (app): no extractor reads {}: {}",
+                                       read_as_app.size() == 1 ? "1 file" : fmt::format("{} files", read_as_app.size()),
+                                       read_as_app.size() == 1 ? "its source" : "their sources", fmt::join(read_as_app, ", ")));
   name_out_of_scope_causes(*program, ctx, results, cov);
   note_zone_shifts(results, zones, cov);
   note_gaps(ctx, tally, hosts, req, cov);

@@ -169,6 +169,16 @@ expect_status 2
 expect_in err 'no-logs holds no log to read \(only 1 other file: README.txt\); put each node.s logs in logs/<host>/<source>.log' "that the bundle holds no log"
 expect_empty out
 
+# A job's output under a name no extractor reads (Slurm's slurm-%j file) is
+# read as the application's output, and coverage says so.
+mkdir -p "$tmp/slurm-out/logs/node-01"
+printf '{"workload_id": "4242", "scheduler": "slurm", "nodes": ["node-01"], "terminal": {"state": "OUT_OF_MEMORY", "exit_code": 0}}\n' > "$tmp/slurm-out/context.json"
+echo 'slurmstepd: error: Detected 8 oom-kill event(s) in step 4242.batch cgroup. Some of your processes may have been killed by the cgroup out-of-memory handler.' > "$tmp/slurm-out/logs/node-01/slurm-4242.log"
+run diagnose "$tmp/slurm-out" --format json --skip-self-test
+expect_status 0
+expect_in out '"sub_domain": "host_oom"' "the cgroup OOM read from the job's own output file"
+expect_in out "read as the application's output \\(app\\): no extractor reads its source: logs/node-01/slurm-4242.log \\(source 'slurm-4242'\\)" "which file was read as app"
+
 mkdir -p "$tmp/bad-json"
 printf '{"workload_id": "1", "nodes": ["node-01"],' > "$tmp/bad-json/context.json"
 run diagnose "$tmp/bad-json"
