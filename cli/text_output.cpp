@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <fmt/format.h>
+
 namespace culprit::cli {
 
 namespace {
@@ -15,27 +17,36 @@ bool env_set(const char* name) {
   return v && *v;
 }
 
-size_t terminal_width() {
-  if (const char* c = std::getenv("COLUMNS"); c && *c) {
+// The terminal's size along one axis: the environment variable (COLUMNS,
+// LINES) when it holds a number, else what the terminal on stdout says, else
+// 0 (no limit).
+size_t terminal_size(const char* env, bool columns) {
+  if (const char* c = std::getenv(env); c && *c) {
     char* end = nullptr;
     long n = std::strtol(c, &end, 10);
     if (!*end && n > 0 && n < 100000) return static_cast<size_t>(n);
   }
   struct winsize ws {};
-  if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0) return columns ? ws.ws_col : ws.ws_row;
   return 0;
 }
 
-// The terminal's rows: $LINES, else the terminal's, else 0 (no limit).
-size_t terminal_height() {
-  if (const char* c = std::getenv("LINES"); c && *c) {
-    char* end = nullptr;
-    long n = std::strtol(c, &end, 10);
-    if (!*end && n > 0 && n < 100000) return static_cast<size_t>(n);
+// --width / --height: 0 (no limit) or at least `least`; absent, the terminal's.
+bool size_option(const Args& a, const char* name, size_t least, const char* unit, const char* env, bool columns,
+                 size_t& out, std::string& err) {
+  auto v = a.last(name);
+  if (!v) {
+    out = terminal_size(env, columns);
+    return true;
   }
-  struct winsize ws {};
-  if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0) return ws.ws_row;
-  return 0;
+  char* end = nullptr;
+  long n = std::strtol(v->c_str(), &end, 10);
+  if (v->empty() || *end || n < 0 || n > 100000 || (n > 0 && static_cast<size_t>(n) < least)) {
+    err = fmt::format("--{} must be 0 (no limit) or a number of {} from {}", name, unit, least);
+    return false;
+  }
+  out = static_cast<size_t>(n);
+  return true;
 }
 
 }  // namespace
@@ -55,29 +66,8 @@ bool text_options(const Args& a, TextOptions& out, std::string& err) {
   out.color = color == "always" || (color == "auto" && auto_color(STDOUT_FILENO));
   out.explain = a.has("explain");
   out.cascade = a.has("cascade");
-  if (auto w = a.last("width")) {
-    char* end = nullptr;
-    long n = std::strtol(w->c_str(), &end, 10);
-    if (w->empty() || *end || n < 0 || n > 100000 || (n > 0 && n < 40)) {
-      err = "--width must be 0 (no limit) or a number of columns from 40";
-      return false;
-    }
-    out.width = static_cast<size_t>(n);
-  } else {
-    out.width = terminal_width();
-  }
-  if (auto h = a.last("height")) {
-    char* end = nullptr;
-    long n = std::strtol(h->c_str(), &end, 10);
-    if (h->empty() || *end || n < 0 || n > 100000 || (n > 0 && n < 10)) {
-      err = "--height must be 0 (no limit) or a number of lines from 10";
-      return false;
-    }
-    out.height = static_cast<size_t>(n);
-  } else {
-    out.height = terminal_height();
-  }
-  return true;
+  return size_option(a, "width", 40, "columns", "COLUMNS", true, out.width, err) &&
+         size_option(a, "height", 10, "lines", "LINES", false, out.height, err);
 }
 
 }  // namespace culprit::cli

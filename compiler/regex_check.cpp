@@ -139,41 +139,6 @@ std::string to_re2_syntax(const std::string& p) {
   return out;
 }
 
-// Copies `p`, offering each position outside escapes and character classes
-// to `at(i, out)`: it appends its rewrite of what starts there and returns
-// the last index it consumed, or npos to have the character copied as is.
-template <typename At>
-std::string rewrite_outside_classes(const std::string& p, At at) {
-  std::string out;
-  out.reserve(p.size() + 8);
-  bool in_class = false;
-  for (size_t i = 0; i < p.size(); ++i) {
-    char c = p[i];
-    if (c == '\\' && i + 1 < p.size()) {
-      out += c;
-      out += p[++i];
-      continue;
-    }
-    if (in_class) {
-      if (c == ']') in_class = false;
-      out += c;
-      continue;
-    }
-    if (c == '[') {
-      in_class = true;
-      out += c;
-      // A ']' right after '[' or '[^' is a literal member, not the end.
-      if (i + 1 < p.size() && p[i + 1] == '^') out += p[++i];
-      if (i + 1 < p.size() && p[i + 1] == ']') out += p[++i];
-      continue;
-    }
-    size_t last = at(i, out);
-    if (last == std::string::npos) out += c;
-    else i = last;
-  }
-  return out;
-}
-
 std::string to_hyperscan_syntax(const std::string& p) {
   return rewrite_outside_classes(p, [&](size_t i, std::string& out) {
     if (p[i] != '$') return std::string::npos;

@@ -101,6 +101,44 @@ void set_regex_verdict_cache(const std::string& dir);
 // compile the same thing.
 unsigned hyperscan_flags(bool caseless, bool dotall);
 
+// Copies regex `p`, offering each position outside escapes and character
+// classes to `at(i, out)`: it appends its rewrite of what starts there and
+// returns the last index it consumed, or npos to have the character copied as
+// is. The walk every rewrite of a pattern's syntax shares (Hyperscan's `$`,
+// group names, a table column's alternation), so a `[` or `\(` inside a class
+// or an escape is never taken for syntax.
+template <typename At>
+std::string rewrite_outside_classes(const std::string& p, At at) {
+  std::string out;
+  out.reserve(p.size() + 8);
+  bool in_class = false;
+  for (size_t i = 0; i < p.size(); ++i) {
+    char c = p[i];
+    if (c == '\\' && i + 1 < p.size()) {
+      out += c;
+      out += p[++i];
+      continue;
+    }
+    if (in_class) {
+      if (c == ']') in_class = false;
+      out += c;
+      continue;
+    }
+    if (c == '[') {
+      in_class = true;
+      out += c;
+      // A ']' right after '[' or '[^' is a literal member, not the end.
+      if (i + 1 < p.size() && p[i + 1] == '^') out += p[++i];
+      if (i + 1 < p.size() && p[i + 1] == ']') out += p[++i];
+      continue;
+    }
+    size_t last = at(i, out);
+    if (last == std::string::npos) out += c;
+    else i = last;
+  }
+  return out;
+}
+
 // The pattern Hyperscan compiles for an extractor regex: every end anchor `$`
 // (outside character classes) becomes `\r?$`. Hyperscan scans raw buffers,
 // where a CRLF line ends "\r\n" and multiline `$` matches only before the

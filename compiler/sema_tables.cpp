@@ -18,6 +18,7 @@
 #include <set>
 
 #include "base/suggest.h"
+#include "compiler/regex_check.h"
 
 namespace culprit::sema_internal {
 
@@ -207,62 +208,38 @@ ir::Expr Analyzer::lower_lookup(const ast::Expr& x, Scope& s) {
 }
 
 std::optional<std::string> Analyzer::expand_table_refs(const std::string& regex, const SourceRange& lit) {
-  std::string out;
-  bool ok = true, in_class = false;
-  for (size_t i = 0; i < regex.size(); ++i) {
-    char c = regex[i];
-    if (c == '\\' && i + 1 < regex.size()) {
-      out += regex.substr(i, 2);
-      ++i;
-      continue;
-    }
-    if (in_class) {
-      if (c == ']') in_class = false;
-      out += c;
-      continue;
-    }
-    if (c == '[') {
-      in_class = true;
-      out += c;
-      if (i + 1 < regex.size() && regex[i + 1] == ']') out += regex[++i];  // []...] : ']' first is literal
-      continue;
-    }
-    if (regex.compare(i, 3, "(?&") != 0) {
-      out += c;
-      continue;
-    }
+  bool ok = true;
+  std::string out = rewrite_outside_classes(regex, [&](size_t i, std::string& out) -> size_t {
+    if (regex.compare(i, 3, "(?&") != 0) return std::string::npos;
     // (?&TABLE.COLUMN) or (?&TABLE.COLUMN[WHERE]): WHERE names a column
     // whose cell must be non-null for the row's value to be included.
     size_t close = regex.find(')', i);
     size_t dot = regex.find('.', i);
     SourceRange at = literal_sub_range(lit, i, close == std::string::npos ? regex.size() : close + 1, false);
+    auto fail = [&]() {
+      ok = false;
+      return close == std::string::npos ? regex.size() - 1 : close;
+    };
     if (close == std::string::npos || dot == std::string::npos || dot > close) {
       err("E0210", at, "'(?&' in a regex names a table column: write (?&TABLE.COLUMN)");
       ok = false;
-      break;
+      return regex.size() - 1;  // the rest is not read
     }
     size_t open = regex.find('[', dot);
     bool filtered = open != std::string::npos && open < close;
     if (filtered && regex[close - 1] != ']') {
       err("E0210", at, "a column reference's filter is written (?&TABLE.COLUMN[OTHER_COLUMN])");
       ok = false;
-      break;
+      return regex.size() - 1;
     }
     size_t col_end = filtered ? open : close;
     std::string table = regex.substr(i + 3, dot - i - 3), column = regex.substr(dot + 1, col_end - dot - 1);
     std::string filter = filtered ? regex.substr(open + 1, close - 1 - open - 1) : std::string();
     const TableDef* t = find_table(table, literal_sub_range(lit, i + 3, dot, false));
-    i = close;
-    if (!t) {
-      ok = false;
-      continue;
-    }
+    if (!t) return fail();
     int col = find_column(*t, column, literal_sub_range(lit, dot + 1, col_end, false));
     int when = filtered ? find_column(*t, filter, literal_sub_range(lit, open + 1, close - 1, false)) : -1;
-    if (col < 0 || (filtered && when < 0)) {
-      ok = false;
-      continue;
-    }
+    if (col < 0 || (filtered && when < 0)) return fail();
     // Longest first: RE2 takes the first alternative that matches, so a
     // value that is a prefix of another ("out of memory" of "out of memory
     // on device") must come after it. Empty values would match everywhere.
@@ -276,13 +253,13 @@ std::optional<std::string> Analyzer::expand_table_refs(const std::string& regex,
     if (sorted.empty()) {
       err("E0210", at, fmt::format("column '{}' of '{}' has no value to match{}", column, table,
                                    filtered ? " where '" + filter + "' is given" : ""));
-      ok = false;
-      continue;
+      return fail();
     }
     out += "(?:";
     for (size_t k = 0; k < sorted.size(); ++k) out += (k ? "|" : "") + regex_escape(sorted[k]);
     out += ")";
-  }
+    return close;
+  });
   if (!ok) return std::nullopt;
   return out;
 }

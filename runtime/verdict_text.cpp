@@ -176,7 +176,7 @@ std::vector<Group> group_symptoms(const std::vector<const Symptom*>& list,
     g.nodes.insert(node_label(*s));
     if (!s->node.empty())
       for (const auto& e : s->evidence)
-        if (e.host.view() != s->node) g.reporters.insert(e.host.str());
+        if (!e.host.view().empty() && e.host.view() != s->node) g.reporters.insert(e.host.str());
     if (!g.first || earlier(s, g.first)) g.first = s;
   }
   std::vector<Group> out;

@@ -10,6 +10,7 @@
 #include "compiler/regex_check.h"
 #include "runtime/native_code.h"
 #include "runtime/self_test.h"
+#include "tests/support/inline_tests.h"
 #include "tests/support/test_support.h"
 
 using namespace culprit;
@@ -35,14 +36,6 @@ extractor Spell from app {
   test { line "c=3" expect none }
 }
 )";
-
-void expect_tests_pass(std::shared_ptr<const Program> p, size_t tests) {
-  auto report = run_inline_tests(p);
-  for (const auto& r : report.results)
-    if (!r.passed) MESSAGE(r.location << " " << r.name << ": " << r.message);
-  CHECK(report.failed == 0);
-  CHECK(report.passed == tests);
-}
 
 }  // namespace
 
@@ -84,19 +77,7 @@ TEST_CASE("match clauses: the inline tests pass on the interpreter") {
 }
 
 TEST_CASE("match clauses: the inline tests pass on the JIT") {
-  std::string why;
-  if (!jit_available(why)) {
-    MESSAGE("JIT unavailable: " << why);
-    return;
-  }
-  JitOptions o;
-  o.use_cache = false;
-  std::string error;
-  auto p = Program::build(compile_ok(kTwoSpellings), error, jit_factory(o));
-  INFO(error);
-  REQUIRE(p != nullptr);
-  CHECK(p->evaluator() == "jit");
-  expect_tests_pass(p, 4);
+  if (auto p = jit_program_or_skip(compile_ok(kTwoSpellings))) expect_tests_pass(p, 4);
 }
 
 TEST_CASE("match clauses: a test that expects the other clause's captures fails") {

@@ -8,6 +8,7 @@
 
 #include "runtime/native_code.h"
 #include "runtime/self_test.h"
+#include "tests/support/inline_tests.h"
 #include "tests/support/test_support.h"
 
 using namespace culprit;
@@ -52,14 +53,6 @@ extractor Known from app {
 }
 )attr";
 
-void expect_tests_pass(std::shared_ptr<const Program> p, size_t tests) {
-  auto report = run_inline_tests(p);
-  for (const auto& r : report.results)
-    if (!r.passed) MESSAGE(r.location << " " << r.name << ": " << r.message);
-  CHECK(report.failed == 0);
-  CHECK(report.passed == tests);
-}
-
 }  // namespace
 
 TEST_CASE("tables: a column reference is the column's escaped values, longest first") {
@@ -87,19 +80,7 @@ TEST_CASE("tables: lookups pass their tests on the interpreter") {
 }
 
 TEST_CASE("tables: lookups pass their tests on the JIT") {
-  std::string why;
-  if (!jit_available(why)) {
-    MESSAGE("JIT unavailable: " << why);
-    return;
-  }
-  JitOptions o;
-  o.use_cache = false;
-  std::string error;
-  auto p = Program::build(compile_ok(kErrors), error, jit_factory(o));
-  INFO(error);
-  REQUIRE(p != nullptr);
-  CHECK(p->evaluator() == "jit");
-  expect_tests_pass(p, 8);
+  if (auto p = jit_program_or_skip(compile_ok(kErrors))) expect_tests_pass(p, 8);
 }
 
 TEST_CASE("tables: a test that expects another row's value fails") {

@@ -39,6 +39,7 @@ Symptom symptom(const std::string& kind, const std::string& node, int64_t count)
   s.count = count;
   s.summary = kind + " on " + node;
   Evidence e;
+  e.host = node;
   e.file = "logs/" + node + "/app.log";
   e.line = 10;
   e.text = "a log line of " + kind + " with a long tail " + std::string(200, 'x');
@@ -246,6 +247,19 @@ TEST_CASE("text report: --explain groups a rule's repeated action, names where t
   trail = trail.substr(0, trail.find("\n\n"));
   CHECK(trail.find("…") == std::string::npos);
   CHECK(trail.find("node-04: from 1 item") != std::string::npos);
+}
+
+TEST_CASE("text report: a row whose evidence other hosts logged says who reported it") {
+  auto v = attributed(1);
+  Symptom gone = symptom("net.peer_gone", "node-02", 2);
+  gone.state = SymptomState::Demoted;
+  gone.demoted_by = StateChange{"Cascade", "downstream of the GPU on node-01", v.outcome.root_cause};
+  gone.evidence[0].host = "node-01";  // node-01's ranks lost node-02
+  gone.id = "net.peer_gone@node-02";
+  v.symptoms.push_back(gone);
+  std::string r = verdict_to_text(v, {});
+  CHECK(r.find("  net.peer_gone      ×2 on node-02 (reported from node-01): downstream of the GPU on node-01\n") != std::string::npos);
+  CHECK(r.find("nccl.remote_error  ×3 on node-02: downstream") != std::string::npos);  // its own lines: nothing added
 }
 
 TEST_CASE("text report: many nodes are counted, not listed") {
