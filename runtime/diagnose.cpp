@@ -727,6 +727,31 @@ bool diagnose(std::shared_ptr<const Program> program, const DiagnoseRequest& req
   return diagnose(std::move(program), std::move(copy), opt, out, error);
 }
 
+// A log under a name no extractor reads (a job's "slurm-4242.log", a
+// collector's "launcher.log") would be read by nothing: it is the job's output
+// by every other account, so it is read as `app`, from a bundle's file or from
+// the lines a collector sent alike, and coverage says so. The standard sources
+// keep their names, and a custom source the catalog reads (a site's
+// "healthcheck") keeps its own. Returns the files so read ("path (source
+// 'name')"), sorted and unique.
+static std::vector<std::string> read_unknown_sources_as_app(const Program& program, std::vector<LogFile>& files,
+                                                            std::vector<Observation>& observations) {
+  static const std::set<std::string, std::less<>> standard = {"app", "kernel", "scheduler", "fabricmanager", "network"};
+  auto unread = [&](const std::string& source) { return !standard.count(source) && !program.database_for(source); };
+  std::set<std::string> read;
+  for (auto& f : files)
+    if (unread(f.source)) {
+      read.insert(fmt::format("{} (source '{}')", f.display_path, f.source));
+      f.source = "app";
+    }
+  for (auto& o : observations)
+    if (!o.is_metric && unread(o.source)) {
+      read.insert(fmt::format("{} (source '{}')", o.file, o.source));
+      o.source = "app";
+    }
+  return {read.begin(), read.end()};
+}
+
 bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, const DiagnoseOptions& opt, Verdict& out,
               std::string& error) {
   const auto& ctx = req.context;
@@ -738,19 +763,7 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
   if (!req.observations_path.empty() && !read_observations_file(req.observations_path, observations, error)) return false;
   const HostNames hosts = resolve_hosts(ctx, workload_nodes, req.files, observations);
 
-  // A log under a name no extractor reads (a job's "slurm-4242.log", a
-  // collector's "launcher.log") would be read by nothing: it is the job's
-  // output by every other account, so it is read as `app`, and coverage says
-  // so. The standard sources keep their names, and a custom source that the
-  // catalog reads (a site's "healthcheck") keeps its own.
-  std::vector<std::string> read_as_app;
-  for (auto& f : req.files) {
-    static const std::set<std::string, std::less<>> standard = {"app", "kernel", "scheduler", "fabricmanager", "network"};
-    if (standard.count(f.source) || program->database_for(f.source)) continue;
-    read_as_app.push_back(fmt::format("{} (source '{}')", f.display_path, f.source));
-    f.source = "app";
-  }
-  std::sort(read_as_app.begin(), read_as_app.end());
+  std::vector<std::string> read_as_app = read_unknown_sources_as_app(*program, req.files, observations);
 
   const ScanOptions scan = scan_scope(ctx, opt);
   auto zones = host_zones(req.files, scan.year_hint);
