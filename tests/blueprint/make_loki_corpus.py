@@ -52,7 +52,11 @@ def stamp(line, year):
 
 
 streams, workloads = [], []
-bundles = sorted(os.path.dirname(p) for p in glob.glob(f"{root}/**/context.json", recursive=True))
+# The labelled examples and the real incidents, each once: examples/real links
+# the first-sight cases it holds, and the first-sight batches themselves are
+# the same bundles again (or ones that do not match yet).
+bundles = sorted({os.path.realpath(os.path.dirname(p))
+                  for p in glob.glob(f"{root}/*/context.json") + glob.glob(f"{root}/real/*/context.json")})
 for i, b in enumerate(bundles):
     ctx = json.load(open(f"{b}/context.json"))
     if not ctx.get("start") or not ctx.get("end") or not ctx.get("nodes"):
