@@ -65,6 +65,15 @@ std::string fields(const ir::KindSchema& k) {
   return f.empty() ? std::string("no fields of its own") : fmt::format("fields: {}", code(fmt::format("{}", fmt::join(f, ", "))));
 }
 
+// A kind's hover: its fields, who makes it, who reads it.
+std::string kind_section(const char* what, const ir::KindSchema& k, const CatalogIndex::KindUses& u, const char* made_by,
+                         const char* made_by_none) {
+  std::string s = fmt::format("**{}** {}\n\n{}", what, code(k.name), fields(k));
+  list(s, made_by, uses(u.made), made_by_none);
+  list(s, "Read by", uses(u.read), "no rule");
+  return s;
+}
+
 }  // namespace
 
 CatalogIndex::CatalogIndex(std::shared_ptr<const ir::Catalog> catalog) : catalog_(std::move(catalog)) {
@@ -99,20 +108,12 @@ std::string CatalogIndex::hover(std::string_view word) const {
   const auto& c = *catalog_;
   std::string out;
   auto section = [&](std::string text) { out += (out.empty() ? "" : "\n\n---\n\n") + text; };
-  if (int32_t k = c.event_kind_id(word); k >= 0) {
-    const auto& u = events_[static_cast<size_t>(k)];
-    std::string s = fmt::format("**event kind** {}\n\n{}", code(word), fields(c.event_kinds[static_cast<size_t>(k)]));
-    list(s, "Emitted by", uses(u.made), "nothing in this catalog");
-    list(s, "Read by", uses(u.read), "no rule");
-    section(std::move(s));
-  }
-  if (int32_t k = c.symptom_kind_id(word); k >= 0) {
-    const auto& u = symptoms_[static_cast<size_t>(k)];
-    std::string s = fmt::format("**symptom kind** {}\n\n{}", code(word), fields(c.symptom_kinds[static_cast<size_t>(k)]));
-    list(s, "Created by", uses(u.made), "no rule");
-    list(s, "Read by", uses(u.read), "no rule");
-    section(std::move(s));
-  }
+  if (int32_t k = c.event_kind_id(word); k >= 0)
+    section(kind_section("event kind", c.event_kinds[static_cast<size_t>(k)], events_[static_cast<size_t>(k)], "Emitted by",
+                         "nothing in this catalog"));
+  if (int32_t k = c.symptom_kind_id(word); k >= 0)
+    section(kind_section("symptom kind", c.symptom_kinds[static_cast<size_t>(k)], symptoms_[static_cast<size_t>(k)],
+                         "Created by", "no rule"));
   for (const auto& x : c.extractors) {
     if (x.name != word) continue;
     std::string kind = x.kind >= 0 && static_cast<size_t>(x.kind) < c.event_kinds.size() ? c.event_kinds[static_cast<size_t>(x.kind)].name : "?";
