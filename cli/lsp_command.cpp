@@ -163,7 +163,11 @@ bool Server::handle(const std::string& body) {
   }
   const json* id = member(msg, "id");
   const json* method = member(msg, "method");
-  if (id && !id->is_number_integer() && !id->is_string() && !id->is_null()) id = nullptr;
+  if (id && !id->is_number_integer() && !id->is_string() && !id->is_null()) {
+    // JSON-RPC ids are numbers or strings; an answer to another could not be matched.
+    fail(nullptr, kInvalidRequest, "the id must be an integer or a string");
+    return true;
+  }
   if (!method || !method->is_string()) {
     // A response to a request of ours: the server sends none, so there is
     // nothing to match it with.
