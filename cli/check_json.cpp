@@ -24,28 +24,30 @@ void place(ordered_json& j, const SourceRange& r) {
 }
 
 void add(ordered_json& out, const Diagnostics& ds) {
-  for (const auto& d : ds.all()) {
-    ordered_json j;
-    j["severity"] = severity_name(d.severity);
-    j["code"] = d.code;
-    place(j, d.where);
-    j["end_line"] = d.where.end_line;
-    j["end_col"] = d.where.end_col;
-    j["message"] = d.message;
-    j["help"] = d.help;
-    ordered_json notes = ordered_json::array();
-    for (const auto& n : d.notes) {
-      ordered_json nj;
-      place(nj, n.where);
-      nj["message"] = n.message;
-      notes.push_back(std::move(nj));
-    }
-    j["notes"] = std::move(notes);
-    out.push_back(std::move(j));
-  }
+  for (const auto& d : ds.all()) out.push_back(diagnostic_json(d));
 }
 
 }  // namespace
+
+ordered_json diagnostic_json(const Diagnostic& d) {
+  ordered_json j;
+  j["severity"] = severity_name(d.severity);
+  j["code"] = d.code;
+  place(j, d.where);
+  j["end_line"] = d.where.end_line;
+  j["end_col"] = d.where.end_col;
+  j["message"] = d.message;
+  j["help"] = d.help;
+  ordered_json notes = ordered_json::array();
+  for (const auto& n : d.notes) {
+    ordered_json nj;
+    place(nj, n.where);
+    nj["message"] = n.message;
+    notes.push_back(std::move(nj));
+  }
+  j["notes"] = std::move(notes);
+  return j;
+}
 
 std::string check_report_json(const AttributorStart& start, const Diagnostics& run_warnings, const ir::Catalog* catalog) {
   ordered_json j;

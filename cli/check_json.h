@@ -14,6 +14,7 @@
 // how they will run. Pure function; any thread.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "compiler/diagnostics.h"
@@ -22,5 +23,9 @@
 namespace culprit::cli {
 
 std::string check_report_json(const AttributorStart& start, const Diagnostics& run_warnings, const ir::Catalog* catalog);
+
+// One element of "diagnostics" above; `culprit lsp` sends the same object
+// as an LSP diagnostic's `data`, so a tool sees one schema either way.
+nlohmann::ordered_json diagnostic_json(const Diagnostic& d);
 
 }  // namespace culprit::cli

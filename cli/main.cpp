@@ -37,6 +37,7 @@
 #include "cli/match_command.h"
 #include "cli/offenders_command.h"
 #include "cli/fmt_command.h"
+#include "cli/lsp_command.h"
 #include "cli/text_output.h"
 #include "compiler/catalog_loader.h"
 #include "compiler/parser.h"
@@ -70,6 +71,7 @@ Usage:
   culprit check [PATH...] [options]   compile rules and report diagnostics
   culprit match --source SRC LINE     which extractors match a log line, the event, the rules that see it
   culprit fmt [--check] PATH...       lay .attr files out in the canonical format
+  culprit lsp [--rules PATH]...       a Language Server Protocol server for .attr files (editors)
   culprit eval DIR [options]          score the catalog on labelled bundles
   culprit serve [options]             the attribution service (HTTP, docs/service.md)
   culprit run --config FILE --once|--watch
@@ -611,9 +613,10 @@ int run(int argc, char** argv) {
   if (cmd == "eval") return culprit::cli::cmd_eval(argc, argv);
   if (cmd == "match") return culprit::cli::cmd_match(argc, argv);
   if (cmd == "fmt") return culprit::cli::cmd_fmt(argc, argv);
+  if (cmd == "lsp") return culprit::cli::cmd_lsp(argc, argv);
   if (cmd == "export-patterns") return culprit::cli::cmd_export_patterns(argc, argv);
   std::string hint;
-  if (auto m = culprit::closest_match(cmd, {"diagnose", "test", "check", "eval", "serve", "export-patterns", "match", "fmt", "run", "dashboard", "offenders", "help"}))
+  if (auto m = culprit::closest_match(cmd, {"diagnose", "test", "check", "eval", "serve", "export-patterns", "match", "fmt", "lsp", "run", "dashboard", "offenders", "help"}))
     hint = fmt::format(" (did you mean '{}'?)", *m);
   std::cerr << fmt::format("culprit: unknown command '{}'{}\n\n{}", culprit::escape_for_terminal(cmd), hint, kMainHelp);
   return kBadInput;

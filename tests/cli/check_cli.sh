@@ -57,9 +57,10 @@ for args in "--help" "-h" "help"; do
   expect_in out 'culprit diagnose BUNDLE' "the diagnose command"
   expect_in out 'culprit test' "the test command"
   expect_in out 'culprit check' "the check command"
+  expect_in out 'culprit lsp' "the lsp command"
   expect_empty err
 done
-for cmd in diagnose test check; do
+for cmd in diagnose test check lsp; do
   for flag in --help -h; do
     run "$cmd" "$flag"
     expect_status 0
@@ -108,7 +109,7 @@ run test --no-stdilb
 expect_status 2
 expect_in err "did you mean '--no-stdlib'\?" "the option it meant"
 
-for cmd in diagnose test check; do
+for cmd in diagnose test check lsp; do
   run "$cmd" --frobnicate
   expect_status 2
   expect_in err "unknown option '--frobnicate'" "the unknown option"
