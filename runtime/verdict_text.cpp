@@ -319,7 +319,7 @@ class Report {
         std::string kind = t.target.substr(0, at);
         std::string place = at == std::string::npos ? "" : t.target.substr(at + 1, t.target.find('#', at) - at - 1);
         auto [it, fresh] = row_of.try_emplace({t.rule, t.action, kind}, rows.size());
-        if (fresh) rows.push_back(Row{&t, kind});
+        if (fresh) rows.push_back(Row{&t, kind, 0, {}});
         Row& r = rows[it->second];
         ++r.count;
         if (!place.empty() && std::find(r.places.begin(), r.places.end(), place) == r.places.end()) r.places.push_back(place);
