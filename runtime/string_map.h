@@ -123,7 +123,8 @@ class StringMap {
     Entry(uint32_t n, Args&&... args) : value(std::forward<Args>(args)...), size(n) {}
     const char* chars() const noexcept { return reinterpret_cast<const char*>(this + 1); }
     std::string_view key() const noexcept { return {chars(), size}; }
-    bool matches(std::string_view k) const noexcept { return k.size() == size && std::memcmp(chars(), k.data(), size) == 0; }
+    // An empty view may carry a null data(), which memcmp must not see.
+    bool matches(std::string_view k) const noexcept { return k.size() == size && (size == 0 || std::memcmp(chars(), k.data(), size) == 0); }
   };
   struct Slot {
     uint64_t hash = 0;
@@ -157,7 +158,7 @@ class StringMap {
     // Room first, so that the push below cannot throw once the value is made.
     if (entries_.size() == entries_.capacity()) entries_.reserve(std::max<size_t>(16, entries_.size() * 2));
     Entry* e = new (at) Entry(static_cast<uint32_t>(key.size()), std::forward<Args>(args)...);
-    std::memcpy(const_cast<char*>(e->chars()), key.data(), key.size());
+    if (!key.empty()) std::memcpy(const_cast<char*>(e->chars()), key.data(), key.size());
     entries_.push_back(e);
     return e;
   }
