@@ -157,12 +157,13 @@ ir::Expr Analyzer::lower_field(const ast::Expr& x, Scope& s) {
         return bad(x.where);
       }
       static const std::pair<const char*, Type> fields[] = {
-          {"status", Type::String}, {"domain", Type::String}, {"sub_domain", Type::String}, {"culprits", Type::Int}};
-      for (int i = 0; i < 4; ++i)
+          {"status", Type::String}, {"domain", Type::String}, {"sub_domain", Type::String}, {"culprits", Type::Int},
+          {"basis", Type::String}};
+      for (int i = 0; i < 5; ++i)
         if (x.text == fields[i].first) { auto e = make(Op::Outcome, fields[i].second, x.where); e.a = i; return e; }
       err("E0204", tail_range(x.where, x.text.size()),
-          fmt::format("'outcome' has no field '{}' (it has status, domain, sub_domain, culprits)", x.text),
-          did_you_mean(x.text, {"status", "domain", "sub_domain", "culprits"}));
+          fmt::format("'outcome' has no field '{}' (it has status, domain, sub_domain, culprits, basis)", x.text),
+          did_you_mean(x.text, {"status", "domain", "sub_domain", "culprits", "basis"}));
       return bad(x.where);
     }
     if (base.text == "workload") {

@@ -223,7 +223,8 @@ class Engine final : public World {
       case 0: return Value::string(outcome_.status);
       case 1: return outcome_.domain.empty() ? Value::null() : Value::string(outcome_.domain);
       case 2: return outcome_.sub_domain.empty() ? Value::null() : Value::string(outcome_.sub_domain);
-      default: return Value::integer(static_cast<int64_t>(outcome_.culprit_nodes.size()));
+      case 3: return Value::integer(static_cast<int64_t>(outcome_.culprit_nodes.size()));
+      default: return Value::string(outcome_.basis);
     }
   }
   Value workload(int field) const override {

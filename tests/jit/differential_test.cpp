@@ -85,7 +85,7 @@ class TestWorld final : public World {
  public:
   std::vector<const Event*> events;
   std::vector<const Symptom*> symptoms;
-  Value terminal_state, terminal_exit, outcome_vals[4], workload_vals[2];
+  Value terminal_state, terminal_exit, outcome_vals[5], workload_vals[2];
   std::set<std::pair<std::string, std::string>> covered_pairs;
   std::vector<std::string> nodes = {"node-01", "node-02", "node-03"};
   // Steps as the engine counts them (runtime/engine.cpp): the call and every
@@ -126,7 +126,7 @@ class TestWorld final : public World {
     }
   }
   Value terminal(int field) const override { return field == 0 ? terminal_state : terminal_exit; }
-  Value outcome(int field) const override { return outcome_vals[field & 3]; }
+  Value outcome(int field) const override { return field >= 0 && field < 5 ? outcome_vals[field] : Value::null(); }
   Value workload(int field) const override { return workload_vals[field & 1]; }
   bool covered(const std::string& source, const std::string& node) const override {
     return covered_pairs.count({source, node}) > 0;
@@ -272,7 +272,10 @@ class Gen {
           }
           case 6: return symptom_field(Type::String, "ss");
           case 7: return node(Op::Terminal, Type::String, {}, 0);
-          case 8: return node(Op::Outcome, Type::String, {}, pick(3));
+          case 8: {  // status, domain, sub_domain or basis (3 is the Int culprits)
+            const int f = pick(4);
+            return node(Op::Outcome, Type::String, {}, f == 3 ? 4 : f);
+          }
           case 9: return node(Op::Workload, Type::String, {}, 1);
           default: return node(Op::Capture, Type::String, {}, pick(4));
         }
@@ -626,6 +629,7 @@ void fill(Fixture& fx, std::mt19937_64& rng, const ir::Catalog& cat, int32_t ev_
   fx.world.outcome_vals[1] = pick(2) ? Value::string("hardware") : Value::null();
   fx.world.outcome_vals[2] = Value::null();
   fx.world.outcome_vals[3] = Value::integer(pick(3));
+  fx.world.outcome_vals[4] = Value::string(pick(2) ? "specific" : "generic_origin_unseen");
   fx.world.workload_vals[0] = Value::integer(3);
   fx.world.workload_vals[1] = Value::string("job-7");
   for (const char* src : {"app", "kernel"})

@@ -59,7 +59,8 @@ class FakeWorld : public World {
     if (field == 0) return Value::string(outcome_value.status);
     if (field == 1) return Value::string(outcome_value.domain);
     if (field == 2) return Value::string(outcome_value.sub_domain);
-    return Value::integer(static_cast<int64_t>(outcome_value.culprit_nodes.size()));
+    if (field == 3) return Value::integer(static_cast<int64_t>(outcome_value.culprit_nodes.size()));
+    return Value::string(outcome_value.basis);
   }
   Value workload(int field) const override {
     return field == 0 ? Value::integer(static_cast<int64_t>(nodes.size())) : Value::string(workload_id);
@@ -487,6 +488,8 @@ TEST_CASE("terminal, workload and outcome read the world - without one they are 
   eval.world.outcome_value.culprit_nodes = {"node-02"};
   CHECK(is_bool(eval("outcome.status == \"attributed\" and outcome.culprits == 1"), true));
   CHECK(is_bool(eval("outcome.status == \"ambiguous\""), false));
+  eval.world.outcome_value.basis = "generic_origin_unseen";
+  CHECK(is_str(eval("outcome.basis"), "generic_origin_unseen"));
 }
 
 TEST_CASE("covered() and coverage()") {
