@@ -206,6 +206,9 @@ struct RecommendedAction {
   std::string rule;                    // the rule that made the cause symptom
   std::string basis;                   // the recovery-table entry: "class hardware/gpu.memory", "xid 48 WORKFLOW_XID_48"
   std::string reason;                  // one sentence for operators
+  std::string why;                     // the reason without the action it names: the cause's class and the
+                                       // recovery table's note, or why nothing follows (a page that lists
+                                       // several actions of one cause says it once)
   std::vector<std::string> symptoms;   // ids of the symptoms it rests on (sorted)
   std::vector<std::string> evidence;   // "file:line" of their first evidence lines (sorted, at most 5 per symptom)
 };

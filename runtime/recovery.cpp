@@ -448,8 +448,9 @@ std::vector<RecommendedAction> candidate_checks(const Verdict& verdict, const Re
   }
   std::vector<RecommendedAction> out;
   for (auto& [node, ra] : by_node) {
-    ra.reason = fmt::format("inspect {} ({} of an ambiguous verdict: looked at, not drained, until a person decides)", node,
-                            join(classes_of[node], " and "));
+    ra.why = fmt::format("{} of an ambiguous verdict: looked at, not drained, until a person decides",
+                         join(classes_of[node], " and "));
+    ra.reason = fmt::format("inspect {} ({})", node, ra.why);
     sort_unique(ra.symptoms);
     sort_unique(ra.evidence);
     out.push_back(std::move(ra));
@@ -470,16 +471,18 @@ Recommendation recommend(const Verdict& verdict, const RecoveryTable& table) {
     // does not name one cause is not evidence enough. An ambiguous one still
     // has its candidates' nodes inspected (candidate_checks).
     if (o.status == vocab::status::kNoFailure) {
-      job.reason = "the workload did not fail: nothing to recover";
+      job.why = "the workload did not fail";
+      job.reason = job.why + ": nothing to recover";
     } else if (o.status == vocab::status::kAmbiguous) {
       std::vector<std::string> names;
       for (const auto& c : o.candidates) names.push_back(c.domain + "/" + c.sub_domain);
       r.nodes = candidate_checks(verdict, table);
-      job.reason = fmt::format("ambiguous between {}: no action follows until a person decides{}", join(names, " and "),
-                               r.nodes.empty() ? "" : "; the nodes a candidate would act on are to be inspected");
+      job.why = fmt::format("ambiguous between {}: no action follows until a person decides", join(names, " and "));
+      job.reason = job.why + (r.nodes.empty() ? "" : "; the nodes a candidate would act on are to be inspected");
       for (const auto& c : o.candidates) job.symptoms.insert(job.symptoms.end(), c.symptoms.begin(), c.symptoms.end());
     } else {
-      job.reason = "no cause was attributed: no action follows from this evidence";
+      job.why = "no cause was attributed";
+      job.reason = job.why + ": no action follows from this evidence";
     }
     job.basis = "status " + o.status;
     sort_unique(job.symptoms);
@@ -507,11 +510,13 @@ Recommendation recommend(const Verdict& verdict, const RecoveryTable& table) {
   job.rule = root ? root->rule : "";
   if (!entry) {
     job.basis = "no recovery table entry";
-    job.reason = fmt::format("the recovery table has no line for {} nor its domain: nothing is recommended", cls);
+    job.why = fmt::format("the recovery table has no line for {} nor its domain", cls);
+    job.reason = job.why + ": nothing is recommended";
     return r;
   }
   job.basis = entry->key;
   std::string note = entry->note.empty() ? "" : ": " + entry->note;
+  job.why = cls + note;
   job.action = entry->job;
   if (job.action == vocab::job_action::kRestartExcluding) {
     job.nodes = o.culprit_nodes;
@@ -562,6 +567,7 @@ Recommendation recommend(const Verdict& verdict, const RecoveryTable& table) {
                          : a == vocab::node_action::kInspect      ? fmt::format("inspect {}", s.node)
                                                : fmt::format("replace the suspect part{} of {}",
                                                              target.empty() ? "" : " (" + target_text(target) + ")", s.node);
+      ra.why = cls + (why.empty() ? "" : ": " + why) + extra;
       ra.reason = what + extra + " (" + cls + (why.empty() ? "" : ": " + why) + ")";
     }
     ra.symptoms.push_back(s.id);

@@ -62,6 +62,7 @@ J action_json(const RecommendedAction& a) {
   j["rule"] = a.rule.empty() ? J(nullptr) : J(a.rule);
   j["basis"] = a.basis;
   j["reason"] = a.reason;
+  j["why"] = a.why;
   j["symptoms"] = a.symptoms;
   j["evidence"] = a.evidence;
   return j;
