@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <set>
 
 #include "base/vocabulary.h"
 #include "runtime/json_input.h"
@@ -213,8 +214,12 @@ std::string cascade(const VerdictView& view) {
 
 std::string timeline(const blueprint::VerdictDetail& d, const VerdictView& view) {
   std::string out = "<section aria-labelledby=\"timeline-h\"><h2 id=\"timeline-h\">Timeline</h2>\n";
-  out += "<p class=\"muted\">Symptoms per node from first to last sighting (UTC); the root cause is outlined. Select one to "
-         "jump to it in the cascade.</p>\n";
+  const std::string& status = d.summary.status;
+  out += fmt::format("<p class=\"muted\">Symptoms per node from first to last sighting (UTC); {}. Select one to jump to it in "
+                     "the cascade.</p>\n",
+                     status == "attributed"  ? "the root cause is outlined and named"
+                     : status == "ambiguous" ? "each candidate cause is named"
+                                             : "no cause was named, so every mark is a symptom");
   out += fmt::format("<div class=\"chart timeline\" data-chart=\"timeline\" data-src=\"/api/workloads/{}/timeline\" "
                      "role=\"img\" aria-label=\"Timeline of the symptoms of each node\"></div>\n",
                      d.summary.id);
@@ -283,11 +288,30 @@ std::string related_section(const std::vector<blueprint::RelatedVerdict>& relate
 
 // What follows from the verdict (culprit.verdict/v2's recommendation,
 // docs/recovery.md): the job's action, then each node's. A v1 verdict has
-// none and shows nothing.
+// none and shows nothing. Each action's `why` (its reason without the action
+// it names) is said once when every action shares it, as the actions of one
+// cause do, and beside the action otherwise; a verdict stored before `why`
+// existed shows each action's whole reason instead.
 std::string recommendation_section(const ojson& v) {
   if (!v.is_object() || !v.contains("recommendation") || !v["recommendation"].is_object()) return "";
   const ojson& r = v["recommendation"];
-  std::string out = "<section aria-labelledby=\"recommend-h\"><h2 id=\"recommend-h\">What to do</h2>\n<ul class=\"recommend\">\n";
+  std::vector<const ojson*> actions;
+  if (r.contains("job") && r["job"].is_object()) actions.push_back(&r["job"]);
+  if (r.contains("nodes") && r["nodes"].is_array())
+    for (const auto& a : r["nodes"])
+      if (a.is_object()) actions.push_back(&a);
+  if (actions.empty()) return "";
+  bool have_why = true;
+  std::set<std::string> whys, bases;
+  for (const ojson* a : actions) {
+    if (!a->contains("why")) have_why = false;
+    whys.insert(string_member_or(*a, "why"));
+    bases.insert(string_member_or(*a, "basis"));
+  }
+  const bool one_why = have_why && whys.size() == 1 && !whys.begin()->empty();
+  std::string out = "<section aria-labelledby=\"recommend-h\"><h2 id=\"recommend-h\">What to do</h2>\n";
+  if (one_why) out += fmt::format("<p class=\"why\"><strong>Why:</strong> {}</p>\n", esc(*whys.begin()));
+  out += "<ul class=\"recommend\">\n";
   // The action in words ("Reset the GPU of node-02", "Restart the job
   // without node-03"); the token itself stays in the title, as the JSON and
   // the store have it.
@@ -297,11 +321,12 @@ std::string recommendation_section(const ojson& v) {
       for (auto it = a["target"].begin(); it != a["target"].end(); ++it)
         if (it.value().is_string()) target += fmt::format(" <code>{} {}</code>", esc(it.key()), esc(it.value().get<std::string>()));
     const std::string action = string_member_or(a, "action");
-    out += fmt::format("<li><strong title=\"{}\">{}</strong>{}{}<br><span class=\"muted\">{} · from {}</span></li>\n", esc(action),
-                       esc(vocab::action_label(action)), who.empty() ? "" : " " + who, target, esc(string_member_or(a, "reason")),
-                       esc(string_member_or(a, "basis")));
+    const std::string detail = one_why ? "" : have_why ? string_member_or(a, "why") : string_member_or(a, "reason");
+    out += fmt::format("<li><strong title=\"{}\">{}</strong>{}{}{}</li>\n", esc(action), esc(vocab::action_label(action)),
+                       who.empty() ? "" : " " + who, target,
+                       detail.empty() ? "" : fmt::format("<br><span class=\"muted\">{}</span>", esc(detail)));
   };
-  if (r.contains("job")) {
+  if (r.contains("job") && r["job"].is_object()) {
     const ojson& job = r["job"];
     std::string without;
     if (job.contains("nodes") && job["nodes"].is_array())
@@ -310,8 +335,17 @@ std::string recommendation_section(const ojson& v) {
     item(job, string_member_or(job, "action") == vocab::job_action::kRestartExcluding ? without : "");
   }
   if (r.contains("nodes") && r["nodes"].is_array())
-    for (const auto& a : r["nodes"]) item(a, node_link(string_member_or(a, "node"), true));
-  return out + "</ul></section>\n";
+    for (const auto& a : r["nodes"])
+      if (a.is_object()) item(a, node_link(string_member_or(a, "node"), true));
+  out += "</ul>\n";
+  // Where the actions come from, once: the recovery table's line (a class or
+  // an XID bucket), when one line gave them all.
+  if (bases.size() == 1) {
+    const std::string& b = *bases.begin();
+    if (b.rfind("class ", 0) == 0 || b.rfind("xid ", 0) == 0)
+      out += fmt::format("<p class=\"muted\">From the recovery table's line <code>{}</code> (docs/recovery.md).</p>\n", esc(b));
+  }
+  return out + "</section>\n";
 }
 
 }  // namespace

@@ -200,12 +200,21 @@
       el("line", { "class": "tl-edge", x1: X(e[0]), x2: X(e[0]), y1: mt - 6, y2: y - gap }, svg);
       el("text", { "class": "muted", x: X(e[0]), y: mt - 10, "text-anchor": "middle" }, svg, e[1]);
     });
-    var ticks = Math.max(2, Math.floor(pw / 110));
-    for (var i = 0; i <= ticks; i++) {
-      var t = t0 + (i / ticks) * (t1 - t0);
-      el("text", { x: X(t), y: H - mb + 18, "text-anchor": "middle" }, axis, clock(t));
+    // Ticks at round instants (every 1, 2, 5, 10, 15 or 30 s, min or h, or
+    // days), as many as fit 110 px apart: evenly spaced, and each label an
+    // exact time rather than a rounded fraction of the span.
+    var steps = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800, 604800];
+    var room = Math.max(2, Math.floor(pw / 110)), step = steps[steps.length - 1] * 1000;
+    for (var si = 0; si < steps.length; si++)
+      if ((t1 - t0) / (steps[si] * 1000) <= room) { step = steps[si] * 1000; break; }
+    var axisY = y - gap + 2;
+    for (var t = Math.ceil(t0 / step) * step; t <= t1; t += step) {
+      el("line", { "class": "tick", x1: X(t), x2: X(t), y1: axisY, y2: axisY + 4 }, axis);
+      var label = step >= 86400000 ? new Date(t).toISOString().slice(5, 10)
+                : step >= 60000 ? new Date(t).toISOString().slice(11, 16) : clock(t);
+      el("text", { x: X(t), y: H - mb + 18, "text-anchor": "middle" }, axis, label);
     }
-    el("line", { x1: ml, x2: ml + pw, y1: y - gap + 2, y2: y - gap + 2 }, axis);
+    el("line", { x1: ml, x2: ml + pw, y1: axisY, y2: axisY }, axis);
     var drawn = 0, causes = [];
     order.forEach(function (s) {
       var L = layout[s.row], top = L.y + 4 + s._lane * (laneH + 3);
@@ -223,11 +232,14 @@
       if (s.cause) causes.push(s);
       drawn++;
     });
-    causes.forEach(function (s) {  // label the cause beside its mark, over everything else
+    // Label the cause, or an ambiguous verdict's candidates, beside the mark,
+    // over everything else: the bars an operator must tell apart.
+    var named = causes.length ? causes : data.status === "ambiguous" ? order.filter(function (s) { return s.candidate && !s._before && !s._after; }) : [];
+    named.forEach(function (s) {
       var L = layout[s.row], cy = L.y + 4 + s._lane * (laneH + 3) + laneH / 2 + 4;
       var right = s._x1 + 6 + 200 < W;
       el("text", { "class": "tl-label", x: right ? s._x1 + 6 : s._x0 - 6, y: cy, "text-anchor": right ? "start" : "end" }, svg,
-        "root cause: " + s.kind);
+        (s.cause ? "root cause: " : "candidate: ") + s.kind);
     });
     var legend = html("ul", "legend", box);
     [["tl-cause", "root cause"], ["tl-active", "active"], ["tl-candidate", "ambiguous candidate"], ["tl-demoted", "demoted"], ["tl-scrubbed", "scrubbed"]].forEach(function (k) {

@@ -155,6 +155,14 @@ try {
     n: Number(b.getAttribute("data-rendered")), cause: b.querySelectorAll(".tl-cause").length,
     rows: b.querySelectorAll(".tl-row").length }));
   check(tl.n > 0 && tl.cause > 0 && tl.rows > 1, `the timeline draws symptoms per node with the cause marked (${JSON.stringify(tl)})`);
+  // The time axis: ticks at round instants, evenly spaced, one step apart.
+  const ticks = await page.$$eval("[data-chart=timeline] svg .axis text", (ts) =>
+    ts.map((t) => ({ x: Number(t.getAttribute("x")), label: t.textContent })));
+  const seconds = ticks.map((t) => t.label.split(":").reduce((acc, v) => acc * 60 + Number(v), 0));
+  const gapsX = ticks.slice(1).map((t, i) => t.x - ticks[i].x), gapsT = seconds.slice(1).map((v, i) => v - seconds[i]);
+  check(ticks.length >= 3 && gapsX.every((g) => Math.abs(g - gapsX[0]) < 0.5) && gapsT.every((g) => g === gapsT[0] && g > 0) &&
+        [1, 2, 5, 10, 15, 30].includes(gapsT[0] % 60 === 0 ? gapsT[0] / 60 : gapsT[0]),
+        `the timeline's axis ticks are round and even (${ticks.map((t) => t.label).join(" ")})`);
   check((await page.$$("section[aria-labelledby=coverage-h] li, section[aria-labelledby=coverage-h] p")).length > 0, "coverage is told");
   await shot(page, "workload.png");
   await contrast(page, "the workload page");

@@ -400,6 +400,10 @@ def check_store(d, where, rows):
     check("What to do" in page and "Restart the job without" in page and "Inspect the links of" in page and "0000:61:00" in page
           and ">inspect_link<" not in page and "none</strong> the job" not in page,
           "%s: the workload page shows the recommendation (job and node actions, the GPU)" % where)
+    todo = page[page.index('id="recommend-h"'):]
+    todo = todo[:todo.index("</section>")]
+    check(todo.count("fatal NVLink5 fault") == 1 and "<strong>Why:</strong>" in todo and "· from" not in todo,
+          "%s: the actions of one cause say its class and note once, not once per action" % where)
     status, headers, body = d.get("/workloads/%d/verdict.json" % vid)
     check(status == 200 and body.decode() == rows[vid][5], "%s: verdict.json is the stored verdict, byte for byte" % where)
     tl = d.json("/api/workloads/%d/timeline" % vid)
