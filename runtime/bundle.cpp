@@ -8,7 +8,9 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <optional>
 #include <sstream>
+#include <tuple>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -68,6 +70,83 @@ bool valid_alias(std::string_view s) {
          std::all_of(s.begin(), s.end(), [](char ch) { return std::isxdigit(static_cast<unsigned char>(ch)) || ch == ':' || ch == '.'; });
 }
 
+// A node's "ranks" or "tasks": "0-7,16" or [0, 1, 2], as inclusive ranges.
+// At most kMaxListedRanks numbers per node, each below 2^31.
+constexpr int64_t kMaxListedRanks = 1 << 20;
+bool parse_rank_list(const nlohmann::json& v, const std::string& where, std::vector<std::pair<int64_t, int64_t>>& out,
+                     std::string& error) {
+  auto bad = [&](const std::string& what) {
+    error = fmt::format("context: {} at {} (ranks are \"0-7,16\" or [0, 1, 2]: numbers from 0, ranges first-last)", what,
+                        where);
+    return false;
+  };
+  auto number = [](std::string_view d) -> std::optional<int64_t> {
+    if (d.empty() || d.size() > 10 || d.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
+    int64_t n = std::stoll(std::string(d));
+    if (n >= (int64_t{1} << 31)) return std::nullopt;
+    return n;
+  };
+  int64_t count = 0;
+  auto add = [&](int64_t lo, int64_t hi) {
+    count += hi - lo + 1;
+    out.emplace_back(lo, hi);
+    return count <= kMaxListedRanks;
+  };
+  if (v.is_array()) {
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (!v[i].is_number_integer() || v[i].get<int64_t>() < 0 || v[i].get<int64_t>() >= (int64_t{1} << 31))
+        return bad(fmt::format("{} is not a rank", describe_json_value(v[i])));
+      if (!add(v[i].get<int64_t>(), v[i].get<int64_t>())) return bad("more than 1048576 ranks");
+    }
+  } else if (v.is_string()) {
+    std::string_view s = v.get_ref<const std::string&>();
+    while (!s.empty()) {
+      size_t comma = s.find(',');
+      std::string_view part = s.substr(0, comma);
+      s = comma == std::string_view::npos ? std::string_view() : s.substr(comma + 1);
+      while (!part.empty() && part.front() == ' ') part.remove_prefix(1);
+      while (!part.empty() && part.back() == ' ') part.remove_suffix(1);
+      size_t dash = part.find('-');
+      auto lo = number(part.substr(0, dash));
+      auto hi = dash == std::string_view::npos ? lo : number(part.substr(dash + 1));
+      if (!lo || !hi || *hi < *lo)
+        return bad(fmt::format("'{}' is not a rank or a range of ranks", truncate_utf8(sanitize_utf8(std::string(part)), 32)));
+      if (!add(*lo, *hi)) return bad("more than 1048576 ranks");
+    }
+  } else {
+    return bad(fmt::format("{} is not a list of ranks", describe_json_value(v)));
+  }
+  if (out.empty()) return bad("an empty list");
+  return true;
+}
+
+// "0-7,16" for a node's ranges, as parse_rank_list reads it back.
+std::string rank_list_text(const std::vector<WorkloadContext::RankRange>& ranges, const std::string& node) {
+  std::string s;
+  for (const auto& r : ranges)
+    if (r.node == node) s += (s.empty() ? "" : ",") + (r.first == r.last ? std::to_string(r.first) : fmt::format("{}-{}", r.first, r.last));
+  return s;
+}
+
+// Sorts the ranges and refuses a number given for two nodes.
+bool settle_ranges(std::vector<WorkloadContext::RankRange>& ranges, const char* what, std::string& error) {
+  std::sort(ranges.begin(), ranges.end(), [](const auto& a, const auto& b) { return std::tie(a.first, a.last, a.node) < std::tie(b.first, b.last, b.node); });
+  std::vector<WorkloadContext::RankRange> merged;
+  for (const auto& r : ranges) {
+    if (!merged.empty() && r.first <= merged.back().last + (r.node == merged.back().node ? 1 : 0)) {
+      if (r.node != merged.back().node) {
+        error = fmt::format("context: {} {} is given for two nodes ('{}' and '{}')", what, r.first, merged.back().node, r.node);
+        return false;
+      }
+      merged.back().last = std::max(merged.back().last, r.last);
+      continue;
+    }
+    merged.push_back(r);
+  }
+  ranges = std::move(merged);
+  return true;
+}
+
 // The "nodes" of a context (limit context_nodes). Bad values are described
 // with describe_json_value, never dumped whole, and located by their JSON
 // pointer.
@@ -88,8 +167,8 @@ bool parse_context_nodes(const nlohmann::json& list, WorkloadContext& c, std::st
       name = n.get<std::string>();
     } else if (n.is_object()) {
       for (auto it = n.begin(); it != n.end(); ++it)
-        if (it.key() != "name" && it.key() != "aliases") {
-          error = fmt::format("context: unknown key '{}' in a node at /nodes/{} (known: name, aliases)",
+        if (it.key() != "name" && it.key() != "aliases" && it.key() != "ranks" && it.key() != "tasks") {
+          error = fmt::format("context: unknown key '{}' in a node at /nodes/{} (known: name, aliases, ranks, tasks)",
                               truncate_utf8(sanitize_utf8(it.key()), 64), i);
           return false;
         }
@@ -123,6 +202,13 @@ bool parse_context_nodes(const nlohmann::json& list, WorkloadContext& c, std::st
       error = fmt::format("context: invalid node name {} at /nodes/{}", describe_json_value(nlohmann::json(name)), i);
       return false;
     }
+    for (const char* key : {"ranks", "tasks"}) {
+      if (!n.is_object() || !n.contains(key)) continue;
+      std::vector<std::pair<int64_t, int64_t>> listed;
+      if (!parse_rank_list(n[key], fmt::format("/nodes/{}/{}", i, key), listed, error)) return false;
+      auto& into = std::string_view(key) == "ranks" ? c.ranks : c.tasks;
+      for (const auto& [lo, hi] : listed) into.push_back({lo, hi, name});
+    }
     given.emplace_back(name, aliases);
   }
   for (const auto& [name, aliases] : given) owner.emplace(lowered(name), name);
@@ -139,6 +225,7 @@ bool parse_context_nodes(const nlohmann::json& list, WorkloadContext& c, std::st
   }
   std::sort(c.nodes.begin(), c.nodes.end());
   c.nodes.erase(std::unique(c.nodes.begin(), c.nodes.end()), c.nodes.end());
+  if (!settle_ranges(c.ranks, "rank", error) || !settle_ranges(c.tasks, "srun task", error)) return false;
   for (auto& [node, list] : c.aliases) {
     std::sort(list.begin(), list.end());
     list.erase(std::unique(list.begin(), list.end()), list.end());
@@ -201,8 +288,17 @@ nlohmann::ordered_json context_to_json(const WorkloadContext& c) {
   auto nodes = nlohmann::ordered_json::array();
   for (const auto& n : c.nodes) {
     auto a = c.aliases.find(n);
-    if (a == c.aliases.end() || a->second.empty()) nodes.push_back(n);
-    else nodes.push_back({{"name", n}, {"aliases", a->second}});
+    const std::string ranks = rank_list_text(c.ranks, n), tasks = rank_list_text(c.tasks, n);
+    if ((a == c.aliases.end() || a->second.empty()) && ranks.empty() && tasks.empty()) {
+      nodes.push_back(n);
+      continue;
+    }
+    nlohmann::ordered_json o;
+    o["name"] = n;
+    if (a != c.aliases.end() && !a->second.empty()) o["aliases"] = a->second;
+    if (!ranks.empty()) o["ranks"] = ranks;
+    if (!tasks.empty()) o["tasks"] = tasks;
+    nodes.push_back(std::move(o));
   }
   j["nodes"] = std::move(nodes);
   auto t = nlohmann::ordered_json::object();

@@ -276,6 +276,8 @@ ScanOptions scan_scope(const WorkloadContext& ctx, const DiagnoseOptions& opt) {
   scan.window_start = ctx.start;
   scan.window_end = ctx.end;
   scan.workload_nodes = ctx.nodes;
+  scan.context_ranks = ctx.ranks;
+  scan.context_tasks = ctx.tasks;
   std::sort(scan.workload_nodes.begin(), scan.workload_nodes.end());
   for (const auto& [node, aliases] : ctx.aliases)
     for (const auto& a : aliases) scan.node_aliases.emplace_back(a, node);

@@ -232,6 +232,16 @@ struct WorkloadContext {
   // node -> its aliases, sorted. Log hosts are matched against them (and
   // against FQDN/short-name forms, runtime/bundle.h canonical_host).
   std::map<std::string, std::vector<std::string>> aliases;
+  // Where the job's processes ran, when whoever wrote the context knows it (a
+  // collector, a hostfile's slots, the operator): each node's global ranks
+  // (PyTorch's and MPI's numbering) and its srun task ids, as inclusive
+  // ranges, sorted by `first`, never overlapping. A rank-tagged line that its
+  // own file does not place is placed by them (runtime/scanner.h).
+  struct RankRange {
+    int64_t first = 0, last = 0;
+    std::string node;
+  };
+  std::vector<RankRange> ranks, tasks;
   TerminalState terminal;
 };
 

@@ -80,8 +80,13 @@ struct ScanOptions {
   // "[gpu-07:4711] MCW rank 5 bound to ...", torchrun's failure record "host :
   // gpu-07" / "rank : 9 (local_rank: 1)"), read from the file's events once the
   // file ends; a tag nothing places stays on the file's host and is counted in
-  // ScanResult::events_rank_unplaced.
+  // ScanResult::events_rank_unplaced. DeepSpeed's launcher line
+  // "global_rank_mapping=defaultdict(<class 'list'>, {'gpu-07': [0, 1], ...})"
+  // places PyTorch ranks too; and where the file places no rank, the context's
+  // layout does (`context_ranks` for PyTorch and MPI ranks, `context_tasks` for
+  // srun tasks: WorkloadContext::ranks and ::tasks).
   std::vector<std::string> workload_nodes;
+  std::vector<WorkloadContext::RankRange> context_ranks, context_tasks;
   // Other names of the workload's nodes: (alias, node), sorted by alias.
   std::vector<std::pair<std::string, std::string>> node_aliases;
   // The host's zone (local time minus UTC), when its other logs state it:

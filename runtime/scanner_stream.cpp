@@ -202,7 +202,16 @@ void Scanner::Stream::compact_superseded() {
 //                output); placed by torchrun's failure record, whose
 //                "  host      : gpu-07" row is followed by "  rank      : 9
 //                (local_rank: 1)" (torch/distributed/elastic/multiprocessing/
-//                errors, _FAILURE_FORMAT_TEMPLATE).
+//                errors, _FAILURE_FORMAT_TEMPLATE), or by DeepSpeed's
+//                launcher, which logs every host's global ranks at start:
+//                "global_rank_mapping=defaultdict(<class 'list'>, {'gpu-07':
+//                [0, 1, 2, 3], 'gpu-08': [4, 5, 6, 7]})" (deepspeed/launcher/
+//                launch.py).
+//
+// What the file does not place, the context may (WorkloadContext::ranks for
+// the torch and MPI numbering, ::tasks for srun's): a layout a collector, a
+// hostfile or the operator knows. The file's own placement wins where both
+// speak: it was printed by the run itself.
 //
 // So once the file is read, an event whose line carries a tag that a
 // placement in the same file ties to another workload node is that node's.
@@ -267,10 +276,16 @@ void Scanner::Stream::assign_ranked_lines() {
   static const re2::RE2 mpi_placed(R"(\[([\w.\-]+):\d+\] MCW rank (\d+) (?:is )?(?:not )?bound)");
   static const re2::RE2 torch_host_row(R"(^\s*(?:\[rank\d+\]:\s*)?host\s+: ([\w.\-]+)\s*$)");
   static const re2::RE2 torch_rank_row(R"(^\s*(?:\[rank\d+\]:\s*)?rank\s+: (\d+) \(local_rank: \d+\))");
+  static const re2::RE2 deepspeed_host_ranks(R"('([\w.\-]+)': \[([\d, ]*)\])");
   std::map<int64_t, const std::string*> placed[kRankSpaces];
   auto node_of = [&](const std::string& host) -> const std::string* {
     const std::string* node = workload_node_named(host);
-    if (!node && host == result_.host) node = &result_.host;
+    // The file's own host, also by its FQDN (workload_node_named gives no
+    // node for it: it is not another host's line).
+    if (!node && (host == result_.host || (host.find('.') != std::string::npos &&
+                                             host.find_first_not_of("0123456789.") != std::string::npos &&
+                                             std::string_view(host).substr(0, host.find('.')) == result_.host)))
+      node = &result_.host;
     return node;
   };
   const std::string* record_host = nullptr;  // torchrun's record: the host row just read
@@ -290,8 +305,24 @@ void Scanner::Stream::assign_ranked_lines() {
     } else if (record_host && w.line == record_line + 1 && re2::RE2::PartialMatch(text, torch_rank_row, &list)) {
       for_each_listed(list, [&](int64_t t) { placed[kTorchRank].emplace(t, record_host); });
       record_host = nullptr;
+    } else if (size_t at = text.find("global_rank_mapping="); at != std::string_view::npos) {
+      re2::StringPiece rest(text.data() + at, text.size() - at);
+      while (re2::RE2::FindAndConsume(&rest, deepspeed_host_ranks, &host, &list))
+        if (const std::string* node = node_of(host)) {
+          list.erase(std::remove(list.begin(), list.end(), ' '), list.end());
+          for_each_listed(list, [&](int64_t t) { placed[kTorchRank].emplace(t, node); });
+        }
     }
   }
+  // The context's layout, where the file placed nothing: ranges of the
+  // torch/MPI numbering and of srun's.
+  auto from_context = [&](RankSpace space, int64_t rank) -> const std::string* {
+    const auto& ranges = space == kSrunTask ? opt_.context_tasks : opt_.context_ranks;
+    auto it = std::upper_bound(ranges.begin(), ranges.end(), rank, [](int64_t r, const auto& x) { return r < x.first; });
+    if (it == ranges.begin()) return nullptr;
+    --it;
+    return rank <= it->last ? node_of(it->node) : nullptr;
+  };
   for (size_t i = 0; i < result_.events.size(); ++i) {
     if (event_extractor_[i] == kSuperseded) continue;
     Event& e = result_.events[i];
@@ -299,13 +330,14 @@ void Scanner::Stream::assign_ranked_lines() {
     auto tag = rank_tag(e.where.text.view());
     if (!tag) continue;
     auto it = placed[tag->first].find(tag->second);
-    if (it == placed[tag->first].end()) {
+    const std::string* node = it != placed[tag->first].end() ? it->second : from_context(tag->first, tag->second);
+    if (!node) {
       ++result_.events_rank_unplaced;
       continue;
     }
-    if (*it->second == result_.host) continue;
-    auto r = relayed_.find(it->second);
-    if (r == relayed_.end()) r = relayed_.emplace(it->second, SharedString(*it->second)).first;
+    if (*node == result_.host) continue;
+    auto r = relayed_.find(node);
+    if (r == relayed_.end()) r = relayed_.emplace(node, SharedString(*node)).first;
     e.host = r->second;
     e.control_plane = false;
   }

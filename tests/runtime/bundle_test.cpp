@@ -462,6 +462,34 @@ TEST_CASE("parse_context_json: nodes with aliases") {
   rejects(context_with("nodes", R"([{"name": "a", "aliases": ["not valid"]}])"), "invalid alias");
 }
 
+TEST_CASE("parse_context_json: nodes with their ranks and srun tasks") {
+  WorkloadContext c;
+  std::string error;
+  REQUIRE(parse_context_json(context_with("nodes", R"([{"name": "n2", "ranks": "8-15", "tasks": [1]},
+                                                        {"name": "n1", "ranks": "0-3, 4-7", "tasks": "0"}, "n3"])"),
+                             c, error));
+  REQUIRE(c.ranks.size() == 2);  // n1's two ranges merged
+  CHECK((c.ranks[0].first == 0 && c.ranks[0].last == 7 && c.ranks[0].node == "n1"));
+  CHECK((c.ranks[1].first == 8 && c.ranks[1].last == 15 && c.ranks[1].node == "n2"));
+  REQUIRE(c.tasks.size() == 2);
+  CHECK((c.tasks[0].node == "n1" && c.tasks[1].node == "n2" && c.tasks[1].first == 1));
+  rejects(context_with("nodes", R"([{"name": "a", "ranks": "0-7"}, {"name": "b", "ranks": "7-15"}])"),
+          "rank 7 is given for two nodes ('a' and 'b')");
+  rejects(context_with("nodes", R"([{"name": "a", "tasks": [0]}, {"name": "b", "tasks": [0]}])"), "srun task 0 is given for two nodes");
+  rejects(context_with("nodes", R"([{"name": "a", "ranks": "7-3"}])"), "'7-3' is not a rank or a range of ranks at /nodes/0/ranks");
+  rejects(context_with("nodes", R"([{"name": "a", "ranks": [-1]}])"), "-1 is not a rank");
+  rejects(context_with("nodes", R"([{"name": "a", "ranks": ""}])"), "an empty list");
+  rejects(context_with("nodes", R"([{"name": "a", "ranks": {"first": 0}}])"), "is not a list of ranks");
+  rejects(context_with("nodes", R"([{"name": "a", "ranks": "0-4294967296"}])"), "is not a rank or a range");
+  rejects(context_with("nodes", R"([{"name": "a", "ranks": "0-2000000"}])"), "more than 1048576 ranks");
+  WorkloadContext back;
+  REQUIRE(parse_context(nlohmann::json::parse(context_to_json(c).dump()), back, error));
+  REQUIRE(back.ranks.size() == 2);
+  CHECK((back.ranks[1].first == 8 && back.ranks[1].last == 15 && back.ranks[1].node == "n2"));
+  CHECK(back.tasks.size() == 2);
+  CHECK(context_to_json(c).dump().find(R"({"name":"n1","ranks":"0-7","tasks":"0"})") != std::string::npos);
+}
+
 TEST_CASE("context_to_json: what parse_context reads back, aliases and terminal state included (issue 33)") {
   WorkloadContext c;
   std::string error;
@@ -557,4 +585,32 @@ TEST_CASE("diagnose: logs of a node under its FQDN are that node's, with a cover
   }
   CHECK(noted);
   CHECK(state_warned);
+}
+
+TEST_CASE("diagnose: the context's ranks place a rank-tagged line of the batch host's output on its node") {
+  TempDir dir;
+  dir.write("context.json", R"({"workload_id": "1", "nodes": [{"name": "n1", "ranks": "0-7"}, {"name": "n2", "ranks": "8-15"}],
+                                "terminal": {"state": "FAILED", "exit_code": 1}})");
+  dir.write("logs/n1/app.log", "[rank11]: boom on a GPU\n[rank3]: boom on a GPU\n");
+  Bundle b;
+  std::string error;
+  REQUIRE(load_bundle(dir.path(), b, error));
+  Verdict v;
+  REQUIRE(diagnose(program_for(R"(
+extractor Boom from app {
+  match /boom/
+  emit app.boom { }
+  test { line "boom" expect app.boom }
+  test { line "calm" expect none }
+}
+rule Booms stage symptoms {
+  for e: event app.boom
+  symptom app.boom priority 10 { summary: "boom on {e.node}" }
+}
+)"),
+                   request_from_bundle(b), {}, v, error));
+  std::vector<std::string> nodes;
+  for (const auto& s : v.symptoms) nodes.push_back(s.node);
+  CHECK(nodes == std::vector<std::string>{"n1", "n2"});
+  CHECK(v.coverage.sources.at("app").events_rank_unplaced == 0);
 }

@@ -1048,3 +1048,57 @@ extractor Placed from app {
   CHECK(hosts == std::vector<std::string>{"n3", "n1", "n2", "n1", "n3", "n1"});
   CHECK(r.events_rank_unplaced == 2);  // [1,6] and [rank1]
 }
+
+TEST_CASE("scan_file: DeepSpeed's global_rank_mapping places PyTorch ranks, by FQDN too") {
+  Fixture fx;
+  fx.program = program_for(std::string(kCatalog) + R"attr(
+extractor Mapping from app {
+  match /global_rank_mapping=/
+  emit app.placed { }
+  test { line "global_rank_mapping=defaultdict(<class 'list'>, {'a': [0]})" expect app.placed }
+  test { line "WORLD INFO DICT: {'a': [0]}" expect none }
+}
+)attr");
+  ScanOptions opt;
+  opt.workload_nodes = {"x1", "x2"};
+  std::string text =
+      "[rank5]: hello before the mapping\n"  // placed: the mapping is read once the file ends
+      "[2022-12-02 21:47:16,624] [INFO] [launch.py:161:main] global_rank_mapping=defaultdict(<class 'list'>, "
+      "{'x1.hsn.example.org': [0, 1, 2, 3], 'x2.hsn.example.org': [4, 5, 6, 7]})\n"
+      "[rank2]: hello rank 2\n"
+      "[rank8]: hello outside the mapping\n";
+  auto r = fx.scan(fx.file("x1", "app", text), opt);
+  std::vector<std::string> hosts;
+  for (const auto& e : r.events)
+    if (fx.kind_of(e) == "app.hello") hosts.emplace_back(e.host.view());
+  CHECK(hosts == std::vector<std::string>{"x2", "x1", "x1"});
+  CHECK(r.events_rank_unplaced == 1);
+}
+
+TEST_CASE("scan_file: the context's layout places what the file does not; the file's own placement wins") {
+  Fixture fx;
+  fx.program = program_for(std::string(kCatalog) + R"(
+extractor SrunTask from app {
+  match /srun: error: (?<host>[\w.\-]+): tasks? [\d,\-]+: /
+  emit app.srun_task { task_host: host }
+  test { line "srun: error: n1: task 2: Exited with exit code 1" expect app.srun_task { task_host: "n1" } }
+}
+)");
+  ScanOptions opt;
+  opt.workload_nodes = {"n1", "n2", "n3"};
+  opt.context_ranks = {{0, 7, "n1"}, {8, 15, "n2"}, {16, 23, "n3"}};
+  opt.context_tasks = {{0, 0, "n1"}, {1, 1, "n2"}, {2, 2, "n3"}};
+  std::string text =
+      "[rank9]: hello torch 9\n"        // ranks 8-15: n2
+      "[1,20]<stderr>:hello mpi 20\n"   // the same numbering: n3
+      "2: hello task 2\n"               // srun task 2: n3
+      "1: hello task 1\n"               // the file says n1 below, the context n2: the file wins
+      "[rank30]: hello outside\n"       // no one places rank 30
+      "srun: error: n1: task 1: Exited with exit code 1\n";
+  auto r = fx.scan(fx.file("n1", "app", text), opt);
+  std::vector<std::string> hosts;
+  for (const auto& e : r.events)
+    if (fx.kind_of(e) == "app.hello") hosts.emplace_back(e.host.view());
+  CHECK(hosts == std::vector<std::string>{"n2", "n3", "n3", "n1", "n1"});
+  CHECK(r.events_rank_unplaced == 1);
+}
