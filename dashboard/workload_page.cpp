@@ -217,8 +217,8 @@ std::string timeline(const blueprint::VerdictDetail& d, const VerdictView& view)
   const std::string& status = d.summary.status;
   out += fmt::format("<p class=\"muted\">Symptoms per node from first to last sighting (UTC); {}. Select one to jump to it in "
                      "the cascade.</p>\n",
-                     status == "attributed"  ? "the root cause is outlined and named"
-                     : status == "ambiguous" ? "each candidate cause is named"
+                     status == vocab::status::kAttributed  ? "the root cause is outlined and named"
+                     : status == vocab::status::kAmbiguous ? "each candidate cause is named"
                                              : "no cause was named, so every mark is a symptom");
   out += fmt::format("<div class=\"chart timeline\" data-chart=\"timeline\" data-src=\"/api/workloads/{}/timeline\" "
                      "role=\"img\" aria-label=\"Timeline of the symptoms of each node\"></div>\n",
