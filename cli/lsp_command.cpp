@@ -18,6 +18,7 @@
 #include "cli/lsp_text.h"
 #include "cli/lsp_transport.h"
 #include "compiler/catalog_loader.h"
+#include "compiler/query_plan.h"
 #include "compiler/regex_check.h"
 #include "runtime/native_code.h"
 
@@ -33,7 +34,7 @@ const char* kLspHelp = R"(Usage: culprit lsp [--rules PATH]... [--no-stdlib] [op
 A Language Server Protocol server for .attr files, for editors: it speaks
 JSON-RPC over stdin and stdout. On opening and on saving a file it compiles
 the catalog with it and publishes every diagnostic (code, range, help and
-notes); hovering an event or symptom kind shows which extractors and rules
+notes), the warnings `culprit check` adds included; hovering an event or symptom kind shows which extractors and rules
 make and read it, hovering an extractor its sources, regex and kind; going
 to the definition of a kind lists its makers, of an extractor its
 declaration. How to hook it into an editor: docs/language.md section 8.
@@ -101,8 +102,8 @@ std::string canonical_path(const std::string& p) {
 
 class Server {
  public:
-  Server(std::vector<std::string> base_paths, std::string cache_dir)
-      : base_paths_(std::move(base_paths)), cache_dir_(std::move(cache_dir)) {
+  Server(std::vector<std::string> base_paths, std::string cache_dir, bool with_stdlib)
+      : base_paths_(std::move(base_paths)), cache_dir_(std::move(cache_dir)), with_stdlib_(with_stdlib) {
     for (const auto& p : base_paths_) base_canonical_.push_back(canonical_path(p));
   }
 
@@ -141,6 +142,7 @@ class Server {
 
   std::vector<std::string> base_paths_, base_canonical_;
   std::string cache_dir_;
+  bool with_stdlib_;                      // the bundled catalog is the first part
   std::map<std::string, Document> docs_;  // by URI
   std::set<std::string> with_diagnostics_;  // URIs last published with a non-empty list
   std::shared_ptr<const lsp::CatalogIndex> base_index_;  // the catalog without any open document
@@ -274,7 +276,17 @@ void Server::compile_and_publish(const std::string& uri) {
   // From disk: on open the file is as the editor read it, on save as it
   // wrote it; the compiler reads it exactly as `culprit check` would.
   LoadedCatalog loaded = load_catalog(paths, cache_dir_);
-  if (loaded.ok()) d.index = std::make_shared<const lsp::CatalogIndex>(loaded.catalog);
+  if (loaded.ok()) {
+    d.index = std::make_shared<const lsp::CatalogIndex>(loaded.catalog);
+    // What `culprit check` adds once the rules are planned (E0801, a nested
+    // query no index narrows), for every rule but the bundled catalog's, as
+    // `check` does.
+    const ir::Catalog& c = *loaded.catalog;
+    std::string bundled = with_stdlib_ && !c.parts.empty() ? c.parts.front().root : std::string();
+    if (!bundled.empty() && bundled.back() != '/') bundled += '/';
+    plan::warn_unindexed_nesting(c, plan::plan_catalog(c), loaded.diagnostics,
+                                 [&](const ir::Rule& r) { return !bundled.empty() && r.where.file && r.where.file->path.starts_with(bundled); });
+  }
   publish(uri, loaded.diagnostics);
 }
 
@@ -405,7 +417,7 @@ int cmd_lsp(int argc, char** argv) {
   set_regex_verdict_cache(cache_dir);
 
   std::ios::sync_with_stdio(false);
-  Server server(std::move(paths), cache_dir);
+  Server server(std::move(paths), cache_dir, !a.has("no-stdlib"));
   for (;;) {
     lsp::Incoming in = lsp::read_message(std::cin);
     if (in.status == lsp::Incoming::End) break;

@@ -157,6 +157,12 @@ rule SiteXid stage symptoms {
   symptom site.xid_seen key e.pci { summary: "XID {e.xid}" }
 }
 """
+NESTED = """rule SiteNested stage symptoms {
+  for a: event gpu.xid
+  where exists(b: event gpu.xid where b.pci != a.pci)
+  symptom site.nested key a.pci { summary: "two GPUs" }
+}
+"""
 
 
 def main():
@@ -215,6 +221,20 @@ def session(culprit, tmp):
     got = c.diagnostics(2)
     check(got.get(uri(site_path)) == [], f"save: the site file's diagnostics clear: {got.get(uri(site_path))}")
     check(got.get(uri(extra_path)) == [], f"save: the other file's diagnostics clear: {got.get(uri(extra_path))}")
+
+    # A rule that compiles but nests a query no index narrows: the warning `culprit check` gives (E0801), on save.
+    nested = fixed + NESTED
+    with open(site_path, "w") as f:
+        f.write(nested)
+    c.notify("textDocument/didSave", {"textDocument": {"uri": uri(site_path)}})
+    got = c.diagnostics(1).get(uri(site_path), [])
+    check(len(got) == 1 and got[0].get("code") == "E0801" and got[0].get("severity") == 2
+          and got[0]["range"]["start"]["line"] == len(fixed.split("\n")) + 1,
+          f"save: a nested unindexed query is warned about (E0801) like culprit check does: {got}")
+    with open(site_path, "w") as f:
+        f.write(fixed)
+    c.notify("textDocument/didSave", {"textDocument": {"uri": uri(site_path)}})
+    check(c.diagnostics(1).get(uri(site_path)) == [], "save: the warning clears with the rule")
 
     # Hover the kind after the non-ASCII string: its extractor, with file and line, and the rules reading it.
     line = fixed.split("\n")[3]
