@@ -479,6 +479,7 @@ SourceTally tally_sources(const ir::Catalog& cat, const WorkloadContext& ctx,
     for (const auto& s : x.sources) cov.sources[s];
   for (const auto& c : collectors)
     if (!c.source.empty()) cov.sources[c.source];
+  std::vector<std::string> combined_output_files;
   for (const auto& r : results) {
     auto& sc = cov.sources[r.source];
     ++sc.files;
@@ -501,6 +502,12 @@ SourceTally tally_sources(const ir::Catalog& cat, const WorkloadContext& ctx,
       if (r.control_plane) t.control_plane.insert(r.host);
       else t.nodes_with_any.insert(r.host);
     }
+    // An application log that holds other nodes' lines (srun --label's
+    // tasks, mpirun's ranks, torchrun's or Ray's or pdsh's relays) is the
+    // job's combined output: every rank's failure would be in it. So every
+    // node was heard on it, and a failure that shows for one node only
+    // shows where it began (the single origin of docs/language.md §1).
+    if (r.source == "app" && r.events_relayed > 0) combined_output_files.push_back(r.file);
   }
   // A collector that searched a node's log for a source and returned no
   // line (a remote store that sent only the lines the catalog can match)
@@ -512,6 +519,17 @@ SourceTally tally_sources(const ir::Catalog& cat, const WorkloadContext& ctx,
           t.host_sources.insert({c.source, n});
           t.nodes_with_any.insert(n);
         }
+  if (!combined_output_files.empty()) {
+    std::sort(combined_output_files.begin(), combined_output_files.end());
+    for (const auto& n : ctx.nodes) {
+      t.host_sources.insert({"app", n});
+      t.nodes_with_any.insert(n);
+    }
+    cov.warnings.push_back(fmt::format(
+        "{} {} other nodes' lines (a launcher's relay or rank tags): read as the job's combined output, which holds every "
+        "node's application output",
+        fmt::join(combined_output_files, ", "), combined_output_files.size() == 1 ? "holds" : "hold"));
+  }
   for (const auto& e : metric_events) {
     t.host_sources.insert({e.where.source.str(), e.host.str()});
     cov.sources[e.where.source.str()].events += 1;

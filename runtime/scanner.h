@@ -142,6 +142,7 @@ struct ScanResult {
           events_without_time = 0, events_out_of_scope = 0, events_over_cap = 0,
           events_superseded = 0,  // events of a `keep last N` extractor that N later ones replaced
           events_rank_unplaced = 0,  // events of a rank-tagged line whose rank no placement in the file names
+          events_relayed = 0,  // events of another workload node's line (a relay's prefix or a placed rank tag)
           dmesg_local_lines = 0;  // lines read with a dmesg -T (local time) stamp
   // By extractor id: the lines it matched in this file, kept or not (out of
   // scope, over the cap, superseded): which extractors never fired.

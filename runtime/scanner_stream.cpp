@@ -340,6 +340,7 @@ void Scanner::Stream::assign_ranked_lines() {
     if (r == relayed_.end()) r = relayed_.emplace(node, SharedString(*node)).first;
     e.host = r->second;
     e.control_plane = false;
+    ++result_.events_relayed;
   }
 }
 
@@ -487,6 +488,7 @@ void Scanner::Stream::emit(Event&& ev, int32_t extractor, int64_t line_no, int64
     if (it == relayed_.end()) it = relayed_.emplace(relayed, SharedString(*relayed)).first;
     ev.host = it->second;
     ev.control_plane = false;
+    ++result_.events_relayed;
   }
   ev.where.host = host_;
   ev.where.source = source_;
