@@ -50,7 +50,8 @@ class Client:
         self.next_id = 1
         self.stderr = []
         threading.Thread(target=self._read, daemon=True).start()
-        threading.Thread(target=lambda: self.stderr.extend(self.proc.stderr), daemon=True).start()
+        self.stderr_reader = threading.Thread(target=lambda: self.stderr.extend(self.proc.stderr), daemon=True)
+        self.stderr_reader.start()
 
     def _read(self):
         out = self.proc.stdout
@@ -120,11 +121,14 @@ class Client:
         return out
 
     def wait(self):
+        """The exit status, once stderr has been read to its end (None on a hang)."""
         try:
-            return self.proc.wait(timeout=TIMEOUT)
+            status = self.proc.wait(timeout=TIMEOUT)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             return None
+        self.stderr_reader.join(timeout=TIMEOUT)
+        return status
 
 
 def initialize(c, root):
