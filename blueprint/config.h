@@ -60,6 +60,7 @@ struct StoreConfig {
 
 struct OutputConfig {
   std::string stdout_format = "jsonl";  // jsonl | text | none
+  bool verbose = false;                 // text: a block per attempt (warnings, each action) instead of one line
   bool explain = false;                 // store and print the derivation trail
 };
 

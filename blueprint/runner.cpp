@@ -168,6 +168,25 @@ void write_recovery_text(std::ostream& out, const std::vector<RecommendationReco
   }
 }
 
+// One line per attempt (text without --verbose): the attempt, how it ended,
+// the verdict and what follows from it, said as write_recovery_text says it.
+void write_text_line(std::ostream& out, const Attempt& a, const ojson& v, const std::vector<RecommendationRecord>& records) {
+  std::vector<std::string> next;
+  for (const auto& r : records) {
+    if (r.action == vocab::job_action::kNone) continue;
+    std::string what = r.action + (r.node.empty() ? "" : " " + r.node);
+    if (r.decision == "hold") next.push_back("held: " + what);
+    else if (r.handoff.rfind("printed: ", 0) == 0) next.push_back("would " + what + " (dry run)");
+    else if (r.handoff.rfind("applied: ", 0) == 0) next.push_back("done: " + what);
+    else if (r.handoff.rfind("failed", 0) == 0) next.push_back("failed: " + what);
+    else next.push_back("recommended: " + what);
+  }
+  out << escape_for_terminal(fmt::format("{}  {}{}  {}{}", a.key, a.context.terminal.state.empty() ? "?" : a.context.terminal.state,
+                                         a.context.terminal.exit_code ? fmt::format(" {}", *a.context.terminal.exit_code) : "",
+                                         verdict_line(v), next.empty() ? "" : fmt::format("  -> {}", fmt::join(next, "; "))))
+      << "\n";
+}
+
 // How long after the job's end its verdict came: "2.4 s" while seconds
 // matter, then in the duration notation the rest of the output uses
 // ("209d3h4m5s"), whole seconds.
@@ -427,6 +446,8 @@ int run_blueprint(RunSetup& s, const std::atomic<bool>& stop) {
             line["verdict"] = verdict;
             if (!recommendations.empty()) line["recovery"] = recovery_json(recommendations);
             *s.out << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+          } else if (cfg.output.stdout_format == "text" && !cfg.output.verbose) {
+            write_text_line(*s.out, a, verdict, recommendations);
           } else if (cfg.output.stdout_format == "text") {
             write_text(*s.out, a, verdict);
             write_recovery_text(*s.out, recommendations);

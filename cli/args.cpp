@@ -30,6 +30,7 @@ bool parse_args(int argc, char** argv, int first, const ArgSpec& spec, Args& out
       continue;
     }
     if (a == "-h") a = "--help";
+    if (a == "-v" && spec.flags.count("verbose")) a = "--verbose";
     if (a.rfind("--", 0) != 0) {
       error = "unknown option '" + a + "'";
       return false;

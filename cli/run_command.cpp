@@ -57,7 +57,10 @@ Options:
   --token-file FILE    its bearer token (with --service)
   --format jsonl|text|none
                        what stdout gets per attempt (default: the
-                       configuration's output.stdout, else jsonl)
+                       configuration's output.stdout, else jsonl); text is
+                       one line per attempt: its verdict and what follows
+  -v, --verbose        with text, a block per attempt instead: the root
+                       cause, the coverage warnings, each action
   --record-placement   also store where the pods of running Kubernetes
                        workloads are (every poll, and every
                        discovery.kueue.placement_interval with --watch), so
@@ -98,7 +101,7 @@ int usage(const std::string& msg) {
 
 int cmd_run(int argc, char** argv) {
   ArgSpec spec = with_catalog_options(
-      {{"once", "watch", "help", "check", "record-placement", "apply"},
+      {{"once", "watch", "help", "check", "record-placement", "apply", "verbose"},
        {"config", "store", "service", "token-file", "format", "polls", "policy", "emit-recommendations", "webhook",
         "webhook-timeout"}});
   Args a;
@@ -149,6 +152,10 @@ int cmd_run(int argc, char** argv) {
   if (auto f = a.last("format")) {
     if (*f != "jsonl" && *f != "text" && *f != "none") return usage("--format must be jsonl, text or none");
     cfg.output.stdout_format = *f;
+  }
+  if (a.has("verbose")) {
+    if (cfg.output.stdout_format != "text") return usage("--verbose applies only with --format text");
+    cfg.output.verbose = true;
   }
   if (auto u = a.last("service")) {
     if (u->rfind("http://", 0) != 0 && u->rfind("https://", 0) != 0) return usage("--service must be an http:// or https:// URL");

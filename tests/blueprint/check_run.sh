@@ -72,6 +72,17 @@ for x in bad:
 sys.exit(1 if bad else 0)
 PY
 grep -q "attributed hardware/nvlink.signal_integrity on node-02" "$D/out.txt" || fail "the text summary lacks the NVLink verdict"
+# Text is one line per attempt, its actions on it; --verbose gives each a block.
+[ "$(wc -l < "$D/out.txt")" = $((bundles + 1)) ] || fail "text: $(wc -l < "$D/out.txt") lines for $((bundles + 1)) attempts"
+grep -q "^bundle/examples/48213@nvlink-xid149  FAILED 1  attributed hardware/nvlink.signal_integrity on node-02  -> .*would drain node-02 (dry run)" "$D/out.txt" ||
+  fail "text: the NVLink attempt's line lacks its actions: $(grep 48213@ "$D/out.txt")"
+"$CULPRIT" run --config "$CONFIG" --once --store "sqlite:$D/v.db" --format text -v > "$D/verbose.txt" 2> /dev/null || fail "run -v"
+grep -q "^  would drain node-02 (dry run; --apply runs scontrol)" "$D/verbose.txt" && grep -q "^  warning: " "$D/verbose.txt" ||
+  fail "--verbose: no block per attempt"
+set +e
+"$CULPRIT" run --config "$CONFIG" --once --store "sqlite:$D/v2.db" --format jsonl --verbose > /dev/null 2> "$D/verr.txt"; rc=$?
+set -e
+[ "$rc" = 2 ] && grep -q "verbose applies only with --format text" "$D/verr.txt" || fail "--verbose with jsonl: exit $rc"
 echo "check_run: quick start stored $((bundles + 1)) verdicts, each the verdict culprit diagnose gives (its golden file)"
 
 # --- JSON lines on stdout, and a second run adds nothing
