@@ -92,13 +92,14 @@ int cmd_offenders(int argc, char** argv) {
     std::cerr << "culprit offenders: " << escape_for_terminal(err) << "\n";
     return 3;
   }
+  bool window_from_store = false;  // ends just after the store's newest verdict
   if (!a.last("since") && !a.last("until")) {
     blueprint::StoreFacets f;
     if (!reader->facets(f, err)) {
       std::cerr << "culprit offenders: " << escape_for_terminal(err) << "\n";
       return 3;
     }
-    dashboard::offenders_stale_store_window(f.first_end_ns, f.last_end_ns, now, q);
+    window_from_store = dashboard::offenders_stale_store_window(f.first_end_ns, f.last_end_ns, now, q);
   }
   std::vector<blueprint::Offender> offenders;
   if (!reader->offenders(q.from_ns, q.until_ns, q.min_attempts, -1, q.domains, offenders, err)) {
@@ -109,10 +110,13 @@ int cmd_offenders(int argc, char** argv) {
     std::cout << dashboard::offenders_window_json(q.from_ns, q.until_ns, q.min_attempts, q.domains, offenders).dump(2) << "\n";
     return std::cout.good() ? 0 : 3;
   }
+  // The window's end is exclusive; one that the store's newest verdict set
+  // is said as that verdict's end, not a nanosecond after it.
+  const std::string until = window_from_store ? format_rfc3339(q.until_ns - 1) + " (the newest verdict)" : format_rfc3339(q.until_ns);
   std::cout << fmt::format("{} node{} the culprit of at least {} attempt{} ({} causes) from {} to {} ({})\n", offenders.size(),
                            offenders.size() == 1 ? " was" : "s were", q.min_attempts, q.min_attempts == 1 ? "" : "s",
                            q.domains.empty() ? std::string("all") : fmt::format("{}", fmt::join(q.domains, " and ")),
-                           format_rfc3339(q.from_ns), format_rfc3339(q.until_ns), reader->url());
+                           format_rfc3339(q.from_ns), until, reader->url());
   if (offenders.empty()) return 0;
   size_t w = 4;
   for (const auto& o : offenders) w = std::max(w, escape_for_terminal(o.node).size());

@@ -256,6 +256,11 @@ rc=0; "$CULPRIT" offenders --store "sqlite:$D/history.db" --since yesterday 2> "
 grep -q "^0 nodes were the culprit of at least 2 attempts (software causes)" "$D/sw.txt" || fail "offenders --domain software: $(cat "$D/sw.txt")"
 "$CULPRIT" offenders --store "sqlite:$D/history.db" --since 30d --until 2026-06-01T00:00:00Z --min 2 --all > "$D/all.txt"
 grep -qE "^node-02 +3 " "$D/all.txt" || fail "offenders --all: $(cat "$D/all.txt")"
+# Without a window, a store whose verdicts are all older than a week is
+# read up to its newest verdict, and the line says so (not a nanosecond on).
+"$CULPRIT" offenders --store "sqlite:$D/history.db" --min 2 > "$D/stale.txt" || fail "offenders without a window"
+grep -qE "^1 node was the culprit of at least 2 attempts \(hardware and infrastructure causes\) from .* to 2026-[0-9-]+T[0-9:]+Z \(the newest verdict\)" "$D/stale.txt" ||
+  fail "offenders on a stale store: $(head -1 "$D/stale.txt")"
 rc=0; "$CULPRIT" offenders --store "sqlite:$D/history.db" --domain hardwar 2> "$D/usage.log" || rc=$?
 [ "$rc" = 2 ] && grep -q "did you mean 'hardware'?" "$D/usage.log" || fail "offenders --domain hardwar: exit $rc: $(cat "$D/usage.log")"
 rc=0; "$CULPRIT" offenders --store "sqlite:$D/missing.db" 2> "$D/usage.log" || rc=$?
