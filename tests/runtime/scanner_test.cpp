@@ -982,18 +982,22 @@ TEST_CASE("scan_file: a line a launcher relays for another workload node is that
   for (const auto& e : r.events) CHECK(e.where.host == "gpu-q-10");  // the evidence still says where it was read
 }
 
-TEST_CASE("scan_file: a line srun --label tags with a task is the node srun says ran that task") {
-  // srun's report lines are read where an extractor takes them (the bundled
-  // catalog's task-exit extractor), as here.
-  Fixture fx;
-  fx.program = program_for(std::string(kCatalog) + R"(
+// srun's task report, as the bundled catalog's slurm.attr reads it: the
+// placement of srun --label's task tags.
+const char* const kSrunTaskExtractor = R"(
 extractor SrunTask from app {
   match /srun: error: (?<host>[\w.\-]+): tasks? [\d,\-]+: /
   emit app.srun_task { task_host: host }
   test { line "srun: error: n1: task 2: Exited with exit code 1" expect app.srun_task { task_host: "n1" } }
   test { line "srun: error: Node failure on n1" expect none }
 }
-)");
+)";
+
+TEST_CASE("scan_file: a line srun --label tags with a task is the node srun says ran that task") {
+  // srun's report lines are read where an extractor takes them (the bundled
+  // catalog's task-exit extractor), as here.
+  Fixture fx;
+  fx.program = program_for(std::string(kCatalog) + kSrunTaskExtractor);
   ScanOptions opt;
   opt.workload_nodes = {"hkn0601", "hkn0606", "nid05"};
   std::string text =
@@ -1077,13 +1081,7 @@ extractor Mapping from app {
 
 TEST_CASE("scan_file: the context's layout places what the file does not; the file's own placement wins") {
   Fixture fx;
-  fx.program = program_for(std::string(kCatalog) + R"(
-extractor SrunTask from app {
-  match /srun: error: (?<host>[\w.\-]+): tasks? [\d,\-]+: /
-  emit app.srun_task { task_host: host }
-  test { line "srun: error: n1: task 2: Exited with exit code 1" expect app.srun_task { task_host: "n1" } }
-}
-)");
+  fx.program = program_for(std::string(kCatalog) + kSrunTaskExtractor);
   ScanOptions opt;
   opt.workload_nodes = {"n1", "n2", "n3"};
   opt.context_ranks = {{0, 7, "n1"}, {8, 15, "n2"}, {16, 23, "n3"}};
