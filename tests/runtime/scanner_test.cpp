@@ -982,6 +982,14 @@ TEST_CASE("scan_file: a line a launcher relays for another workload node is that
   for (const auto& e : r.events) CHECK(e.where.host == "gpu-q-10");  // the evidence still says where it was read
 }
 
+// The host each "hello" event of a scan was given, in file order.
+std::vector<std::string> hello_hosts(const Fixture& fx, const ScanResult& r) {
+  std::vector<std::string> hosts;
+  for (const auto& e : r.events)
+    if (fx.kind_of(e) == "app.hello") hosts.emplace_back(e.host.view());
+  return hosts;
+}
+
 // srun's task report, as the bundled catalog's slurm.attr reads it: the
 // placement of srun --label's task tags.
 const char* const kSrunTaskExtractor = R"(
@@ -1008,9 +1016,7 @@ TEST_CASE("scan_file: a line srun --label tags with a task is the node srun says
       "srun: error: hkn0606: task 22: Exited with exit code 1\n"
       "srun: error: nid05: tasks 0-3,9: Terminated\n";
   auto r = fx.scan(fx.file("hkn0601", "app", text), opt);
-  std::vector<std::string> hosts;
-  for (const auto& e : r.events)
-    if (fx.kind_of(e) == "app.hello") hosts.emplace_back(e.host.view());
+  const std::vector<std::string> hosts = hello_hosts(fx, r);
   CHECK(hosts == std::vector<std::string>{"hkn0606", "nid05", "hkn0601", "hkn0601"});
 }
 
@@ -1046,9 +1052,7 @@ extractor Placed from app {
       "  rank      : 4 (local_rank: 0)\n"                              // not right after its host row
       "srun: error: n3: task 1: Exited with exit code 1\n";
   auto r = fx.scan(fx.file("n1", "app", text), opt);
-  std::vector<std::string> hosts;
-  for (const auto& e : r.events)
-    if (fx.kind_of(e) == "app.hello") hosts.emplace_back(e.host.view());
+  const std::vector<std::string> hosts = hello_hosts(fx, r);
   CHECK(hosts == std::vector<std::string>{"n3", "n1", "n2", "n1", "n3", "n1"});
   CHECK(r.events_rank_unplaced == 2);  // [1,6] and [rank1]
 }
@@ -1072,9 +1076,7 @@ extractor Mapping from app {
       "[rank2]: hello rank 2\n"
       "[rank8]: hello outside the mapping\n";
   auto r = fx.scan(fx.file("x1", "app", text), opt);
-  std::vector<std::string> hosts;
-  for (const auto& e : r.events)
-    if (fx.kind_of(e) == "app.hello") hosts.emplace_back(e.host.view());
+  const std::vector<std::string> hosts = hello_hosts(fx, r);
   CHECK(hosts == std::vector<std::string>{"x2", "x1", "x1"});
   CHECK(r.events_rank_unplaced == 1);
 }
@@ -1094,9 +1096,7 @@ TEST_CASE("scan_file: the context's layout places what the file does not; the fi
       "[rank30]: hello outside\n"       // no one places rank 30
       "srun: error: n1: task 1: Exited with exit code 1\n";
   auto r = fx.scan(fx.file("n1", "app", text), opt);
-  std::vector<std::string> hosts;
-  for (const auto& e : r.events)
-    if (fx.kind_of(e) == "app.hello") hosts.emplace_back(e.host.view());
+  const std::vector<std::string> hosts = hello_hosts(fx, r);
   CHECK(hosts == std::vector<std::string>{"n2", "n3", "n3", "n1", "n1"});
   CHECK(r.events_rank_unplaced == 1);
 }
