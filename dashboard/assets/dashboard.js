@@ -204,7 +204,8 @@
     // days), as many as fit 110 px apart: evenly spaced, and each label an
     // exact time rather than a rounded fraction of the span.
     var steps = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800, 604800];
-    var room = Math.max(2, Math.floor(pw / 110)), step = steps[steps.length - 1] * 1000;
+    var room = Math.max(2, Math.floor(pw / 110)), week = 604800000;
+    var step = Math.ceil((t1 - t0) / room / week) * week;  // beyond the table: whole weeks
     for (var si = 0; si < steps.length; si++)
       if ((t1 - t0) / (steps[si] * 1000) <= room) { step = steps[si] * 1000; break; }
     var axisY = y - gap + 2;
