@@ -12,7 +12,7 @@ for d in pcre ere python; do
   [ -s "$tmp/$d" ] || { echo "FAIL: no $d patterns"; fail=1; }
 done
 "$culprit" export-patterns --dialect nope >/dev/null 2>&1; [ $? -eq 2 ] || { echo "FAIL: bad dialect must exit 2"; fail=1; }
-"$culprit" export-patterns --help | grep -q "Usage: culprit export-patterns" || { echo "FAIL: --help"; fail=1; }
+"$culprit" export-patterns --help | grep "Usage: culprit export-patterns" > /dev/null || { echo "FAIL: --help"; fail=1; }
 # Per pattern: its test lines must match it alone (grep -E; python re; rg when present).
 python3 - "$tmp" <<'PY' || fail=1
 import re, subprocess, shutil, sys

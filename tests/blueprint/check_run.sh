@@ -120,7 +120,7 @@ grep -q "bad.yaml:5:3: error\[B0102\]: unknown key 'filez' in 'collectors'" "$D/
 grep -q "= help: did you mean 'files'?" "$D/bad.txt" || { cat "$D/bad.txt"; fail "unknown key hint"; }
 grep -q "bad.yaml:6:8: error\[B0106\]: the store URL carries a password" "$D/bad.txt" || { cat "$D/bad.txt"; fail "password message"; }
 grep -q "warning\[B0201\]: 'nowhere/\*/' matches no bundle directory" "$D/bad.txt" || { cat "$D/bad.txt"; fail "empty glob warning"; }
-"$CULPRIT" run --config "$CONFIG" --check | grep -q "^ok: " || fail "--check"
+"$CULPRIT" run --config "$CONFIG" --check | grep "^ok: " > /dev/null || fail "--check"
 expect_usage() {
   set +e; "$CULPRIT" run "$@" > /dev/null 2> "$D/usage.txt"; rc=$?; set -e
   [ "$rc" = 2 ] && grep -q "$1" "$D/usage.txt" 2>/dev/null || grep -q "culprit run:" "$D/usage.txt" || fail "culprit run $*: exit $rc: $(cat "$D/usage.txt")"
@@ -132,7 +132,7 @@ expect_usage --once
 expect_usage --config "$CONFIG" --once --store postgresql://u:pw@h/db
 expect_usage --config "$CONFIG" --once --format xml
 expect_usage --config "$D/missing.yaml" --once
-"$CULPRIT" run --help | grep -q "Usage: culprit run" || fail "--help"
+"$CULPRIT" run --help | grep "Usage: culprit run" > /dev/null || fail "--help"
 set +e; "$CULPRIT" run --config "$CONFIG" --once --store "postgresql://nobody@127.0.0.1:1/x" > /dev/null 2> "$D/pg.txt"; rc=$?; set -e
 [ "$rc" = 3 ] && grep -q "cannot connect to the PostgreSQL store" "$D/pg.txt" || fail "an unreachable store: exit $rc: $(cat "$D/pg.txt")"
 echo "check_run: configuration and usage errors ok"

@@ -23,7 +23,7 @@ field() { grep "^$1	" | cut -f2; }
 v=$("$bin" --version)
 grep -q '^LLVM: 19\.' <<<"$v" || fail "--version does not name the LLVM version: $v"
 grep -q '^evaluator: jit$' <<<"$v" || fail "--version does not say the JIT is active: $v"
-CULPRIT_ENGINE=interp "$bin" --version | grep -q '^evaluator: interpreter$' || fail "CULPRIT_ENGINE=interp not shown by --version"
+CULPRIT_ENGINE=interp "$bin" --version | grep '^evaluator: interpreter$' > /dev/null || fail "CULPRIT_ENGINE=interp not shown by --version"
 
 # 2. the verdict's engine field, and the same verdict from both engines
 "$bin" diagnose "$ex" --format json > "$tmp/jit.json"
@@ -33,8 +33,8 @@ grep -q '"evaluator": "interpreter"' "$tmp/interp.json" || fail "the interpreter
 python3 "$here/../golden/verdict_tool.py" strip-engine "$tmp/jit.json" > "$tmp/jit.stripped"
 python3 "$here/../golden/verdict_tool.py" strip-engine "$tmp/interp.json" > "$tmp/interp.stripped"
 cmp -s "$tmp/jit.stripped" "$tmp/interp.stripped" || { diff "$tmp/jit.stripped" "$tmp/interp.stripped" | head -20; fail "the engines disagree"; }
-CULPRIT_ENGINE=interp "$bin" diagnose "$ex" --format json | grep -q '"evaluator": "interpreter"' || fail "CULPRIT_ENGINE=interp ignored"
-CULPRIT_ENGINE=interp "$bin" diagnose "$ex" --format json --engine jit | grep -q '"evaluator": "jit"' || fail "--engine does not beat CULPRIT_ENGINE"
+CULPRIT_ENGINE=interp "$bin" diagnose "$ex" --format json | grep '"evaluator": "interpreter"' > /dev/null || fail "CULPRIT_ENGINE=interp ignored"
+CULPRIT_ENGINE=interp "$bin" diagnose "$ex" --format json --engine jit | grep '"evaluator": "jit"' > /dev/null || fail "--engine does not beat CULPRIT_ENGINE"
 if "$bin" test --engine bogus > /dev/null 2> "$tmp/err"; then fail "--engine bogus accepted"; fi
 grep -q "engine must be jit or interp" "$tmp/err" || fail "no usage message for a bad engine: $(cat "$tmp/err")"
 
@@ -43,7 +43,7 @@ CULPRIT_JIT_DISABLE=1 "$bin" diagnose "$ex" --format json > "$tmp/off.json" 2> "
 grep -q '"evaluator": "interpreter"' "$tmp/off.json" || fail "the fallback verdict does not say interpreter"
 [ "$(wc -l < "$tmp/off.err")" = 1 ] && grep -q '^culprit diagnose: warning: the JIT is unavailable (disabled by CULPRIT_JIT_DISABLE); using the interpreter$' "$tmp/off.err" \
   || fail "expected one warning line, got: $(cat "$tmp/off.err")"
-CULPRIT_JIT_DISABLE=1 "$bin" --version | grep -q '^evaluator: interpreter$' || fail "--version claims the JIT where it cannot run"
+CULPRIT_JIT_DISABLE=1 "$bin" --version | grep '^evaluator: interpreter$' > /dev/null || fail "--version claims the JIT where it cannot run"
 
 # 3. warm start: everything comes from the cache
 ls "$CULPRIT_CACHE_DIR"/jit-*.bin "$CULPRIT_CACHE_DIR"/hyperscan-*.bin "$CULPRIT_CACHE_DIR"/regex-verdicts-*.bin \
@@ -89,9 +89,9 @@ out=$("$bin" check --timings-run) || fail "a foreign cache entry broke the compi
 [ "$(field jit_cached <<<"$out")" = 0 ] || fail "a foreign entry was used as object code"
 
 # 5. --no-cache and an unusable cache directory
-CULPRIT_CACHE_DIR="$tmp/none" "$bin" test --no-cache | grep -q " passed, 0 failed" || fail "--no-cache test run failed"
+CULPRIT_CACHE_DIR="$tmp/none" "$bin" test --no-cache | grep " passed, 0 failed" > /dev/null || fail "--no-cache test run failed"
 [ ! -e "$tmp/none" ] || fail "--no-cache wrote to the cache directory"
 touch "$tmp/file"
-CULPRIT_CACHE_DIR="$tmp/file/sub" "$bin" test 2> "$tmp/err" | grep -q " passed, 0 failed" || fail "an unusable cache directory broke the run"
+CULPRIT_CACHE_DIR="$tmp/file/sub" "$bin" test 2> "$tmp/err" | grep " passed, 0 failed" > /dev/null || fail "an unusable cache directory broke the run"
 [ ! -s "$tmp/err" ] || fail "an unusable cache directory printed: $(cat "$tmp/err")"
 echo "ok"
