@@ -479,7 +479,7 @@ SourceTally tally_sources(const ir::Catalog& cat, const WorkloadContext& ctx,
     for (const auto& s : x.sources) cov.sources[s];
   for (const auto& c : collectors)
     if (!c.source.empty()) cov.sources[c.source];
-  std::vector<std::string> combined_output_files;
+  std::vector<std::string> combined_output_files, unplaced_files;
   for (const auto& r : results) {
     auto& sc = cov.sources[r.source];
     ++sc.files;
@@ -493,6 +493,7 @@ SourceTally tally_sources(const ir::Catalog& cat, const WorkloadContext& ctx,
     sc.events_out_of_scope += r.events_out_of_scope;
     sc.events_superseded += r.events_superseded;
     sc.events_rank_unplaced += r.events_rank_unplaced;
+    sc.events_unplaced += r.events_unplaced;
     if (r.events_over_cap)
       sc.errors.push_back(fmt::format("{}: {} events over the {} cap were not kept", r.file, r.events_over_cap,
                                       max_events ? "per-file or per-request" : "per-file"));
@@ -503,11 +504,13 @@ SourceTally tally_sources(const ir::Catalog& cat, const WorkloadContext& ctx,
       else t.nodes_with_any.insert(r.host);
     }
     // An application log that holds other nodes' lines (srun --label's
-    // tasks, mpirun's ranks, torchrun's or Ray's or pdsh's relays) is the
-    // job's combined output: every rank's failure would be in it. So every
-    // node was heard on it, and a failure that shows for one node only
-    // shows where it began (the single origin of docs/language.md §1).
-    if (r.source == "app" && r.events_relayed > 0) combined_output_files.push_back(r.file);
+    // tasks, mpirun's ranks, torchrun's or Ray's or pdsh's relays, srun's
+    // collected output) is the job's combined output: every rank's failure
+    // would be in it. So every node was heard on it, and a failure that
+    // shows for one node only shows where it began (the single origin of
+    // docs/language.md §1).
+    if (r.source == "app" && r.combined_output) combined_output_files.push_back(r.file);
+    if (r.events_unplaced > 0) unplaced_files.push_back(fmt::format("{} ({})", r.file, r.events_unplaced));
   }
   // A collector that searched a node's log for a source and returned no
   // line (a remote store that sent only the lines the catalog can match)
@@ -526,9 +529,16 @@ SourceTally tally_sources(const ir::Catalog& cat, const WorkloadContext& ctx,
       t.nodes_with_any.insert(n);
     }
     cov.warnings.push_back(fmt::format(
-        "{} {} other nodes' lines (a launcher's relay or rank tags): read as the job's combined output, which holds every "
-        "node's application output",
+        "{} {} other nodes' lines (a launcher's relay, rank tags or srun's reports of other nodes' tasks): read as the "
+        "job's combined output, which holds every node's application output",
         fmt::join(combined_output_files, ", "), combined_output_files.size() == 1 ? "holds" : "hold"));
+  }
+  if (!unplaced_files.empty()) {
+    std::sort(unplaced_files.begin(), unplaced_files.end());
+    cov.warnings.push_back(fmt::format(
+        "events on combined-output lines that do not say which node wrote them (srun's output without --label, a rank "
+        "tag nothing places) name no node: {}",
+        fmt::join(unplaced_files, ", ")));
   }
   for (const auto& e : metric_events) {
     t.host_sources.insert({e.where.source.str(), e.host.str()});
@@ -793,6 +803,7 @@ bool diagnose(std::shared_ptr<const Program> program, DiagnoseRequest&& req, con
   learn_stream_zones(stream_list, scan.year_hint, zones);
   if (opt.timings) opt.timings->read_ms = ms_since(t_start);
   std::vector<ScanResult> results = scan_evidence(program, req.files, stream_list, zones, workload_nodes, scan, opt);
+  settle_srun_collected_output(results);
 
   Coverage cov;
   SourceTally tally = tally_sources(cat, ctx, workload_nodes, req.collectors, results, observed.metric_events,

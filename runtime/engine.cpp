@@ -600,6 +600,10 @@ class Engine final : public World {
       if (v.type == Type::Time) at = v.i;
     }
     std::optional<int64_t> first_before = s->first;
+    // Its node is known when a rule named it (`on`, a job-level symptom) or
+    // any of its evidence was written on that node (not only collected
+    // there: Evidence::unplaced).
+    bool placed = a.node || a.on_job || node.empty() || (!created && !s->node_unplaced);
     for (const Item& item : group) {
       auto t = at ? at : item.time();
       auto own = at ? at : own_time_of(item);
@@ -624,8 +628,12 @@ class Engine final : public World {
         ++s->evidence_total;
         if (s->evidence.size() < kMaxEvidencePerSymptom) s->evidence.push_back(e);
         note_source(*s, e.source);
+        placed = placed || !e.unplaced || e.host != node;
       });
+      // A symptom of symptoms whose own nodes were all unknown.
+      if (item.symptom && item.symptom->node == node && !item.symptom->node_unplaced) placed = true;
     }
+    s->node_unplaced = !placed;
     changed_symptoms(s->kind);
     if (created) indexes_.symptom_created(s);
     else if (s->first != first_before) indexes_.symptom_moved(s);

@@ -40,6 +40,11 @@ struct Evidence {
   // dmesg seconds since boot (ns) of a line whose file never anchored them to
   // the wall clock: no time, but an exact distance to other lines of its file.
   std::optional<int64_t> boot;
+  // Read from a job's combined output (srun's collected stdout of several
+  // nodes' tasks, or a rank tag nothing in a relay places), on a line that
+  // does not say whose it is: `host` is where the output was collected, not
+  // where the line was written (ScanResult::events_unplaced).
+  bool unplaced = false;
 };
 
 struct Event {
@@ -98,6 +103,10 @@ struct Symptom {
   std::vector<std::string> evidence_sources;
   std::optional<std::pair<std::string, std::string>> classification;  // (domain, sub_domain)
   bool generic = false;           // classified as generic evidence (`classify ... generic`)
+  // Its node is only the host whose combined output held its lines
+  // (Evidence::unplaced, every item) and no rule named one with `on`: the
+  // node that wrote them is not known, so it names no culprit.
+  bool node_unplaced = false;
 };
 
 // What was read for one source.
@@ -117,6 +126,7 @@ struct SourceCoverage {
   int64_t events_out_of_scope = 0;
   int64_t events_superseded = 0;       // `keep last N` events replaced by later ones (progress lines)
   int64_t events_rank_unplaced = 0;    // events of a line tagged with a rank whose node is unknown (kept on the file's host)
+  int64_t events_unplaced = 0;         // events of combined-output lines that do not say whose they are (name no node)
   std::vector<std::string> errors;
 };
 
@@ -181,6 +191,9 @@ struct Candidate {
   std::vector<std::string> symptoms;   // ids
   std::string basis = basis::kSpecific;
   std::vector<std::string> generic_nodes;  // generic_no_single_origin / generic_origin_unseen: the nodes it was seen on (not culprits)
+  // Hosts whose combined output held its evidence on lines that do not say
+  // which node wrote them (Symptom::node_unplaced): not culprits.
+  std::vector<std::string> collected_on;
 };
 
 struct Outcome {

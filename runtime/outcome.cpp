@@ -23,10 +23,10 @@ Outcome outcome_of(const std::deque<Symptom>& symptoms, const WorkloadContext& c
     Candidate c;
     c.domain = cls.first;
     c.sub_domain = cls.second;
-    std::set<std::string> nodes, sources;
+    std::set<std::string> nodes, sources, collected_on;
     bool specific = false;
     for (const Symptom* s : list) {
-      if (!s->node.empty() && !s->control_plane) nodes.insert(s->node);
+      if (!s->node.empty() && !s->control_plane) (s->node_unplaced ? collected_on : nodes).insert(s->node);
       c.symptoms.push_back(s->id);
       specific = specific || !s->generic;
       sources.insert(s->evidence_sources.begin(), s->evidence_sources.end());
@@ -34,6 +34,8 @@ Outcome outcome_of(const std::deque<Symptom>& symptoms, const WorkloadContext& c
     sources.insert("app");
     std::sort(c.symptoms.begin(), c.symptoms.end());
     c.nodes.assign(nodes.begin(), nodes.end());
+    for (const auto& n : collected_on)
+      if (!nodes.count(n)) c.collected_on.push_back(n);
     // Generic evidence names a node only as the single origin: the same
     // generic failure still active on several nodes (nothing explained the
     // others as its cascade) is the job's code or a library failing wherever

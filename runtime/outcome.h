@@ -22,6 +22,9 @@
 // node)`): a traceback in the one
 // log a user pasted of a four-node job may be printed by every rank, so
 // without the others' logs it is `generic_origin_unseen` and names no node.
+// A symptom whose node is only the host that collected the job's combined
+// output (Symptom::node_unplaced) names no node either: that host is kept
+// apart, as the candidate's `collected_on`, whatever the basis.
 //
 // Internal to the engine. Pure functions of their arguments: any thread;
 // nothing throws but allocation.

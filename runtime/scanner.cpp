@@ -18,6 +18,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <tuple>
 
 #include "runtime/file_windows.h"
@@ -361,6 +362,23 @@ std::vector<Event> Scanner::scan_single_line(const std::string& source, const st
     if (only_extractor < 0 || e.producer == program_->catalog().extractors[static_cast<size_t>(only_extractor)].name)
       out.push_back(std::move(e));
   return out;
+}
+
+void settle_srun_collected_output(std::vector<ScanResult>& results) {
+  std::set<std::string> own_app;  // nodes with an application file of their own
+  for (const auto& r : results)
+    if (r.source == "app" && r.lines > 0 && !r.control_plane) own_app.insert(r.host);
+  for (auto& r : results) {
+    if (r.srun_reported_nodes.empty()) continue;
+    const bool collected = std::none_of(r.srun_reported_nodes.begin(), r.srun_reported_nodes.end(),
+                                        [&](const std::string& n) { return own_app.count(n) > 0; });
+    if (collected) {
+      r.combined_output = true;
+    } else if (r.events_unplaced > 0) {
+      for (auto& e : r.events) e.where.unplaced = false;
+      r.events_unplaced = 0;
+    }
+  }
 }
 
 }  // namespace culprit

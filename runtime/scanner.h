@@ -85,6 +85,14 @@ struct ScanOptions {
   // places PyTorch ranks too; and where the file places no rank, the context's
   // layout does (`context_ranks` for PyTorch and MPI ranks, `context_tasks` for
   // srun tasks: WorkloadContext::ranks and ::tasks).
+  // A file that holds other nodes' lines is the job's combined output
+  // (ScanResult::combined_output); so is one whose srun reports another
+  // node's tasks ("srun: error: gpu-02: task 4: Exited ..."), when that node
+  // wrote no application log of its own: srun collects every task's output
+  // into the batch script's (settle_srun_collected_output). There a line that
+  // does not say whose it is (srun's output without --label, or a rank tag
+  // nothing places) keeps the file's host but is marked Evidence::unplaced
+  // and counted in ScanResult::events_unplaced: it names no culprit node.
   std::vector<std::string> workload_nodes;
   std::vector<WorkloadContext::RankRange> context_ranks, context_tasks;
   // Other names of the workload's nodes: (alias, node), sorted by alias.
@@ -143,7 +151,17 @@ struct ScanResult {
           events_superseded = 0,  // events of a `keep last N` extractor that N later ones replaced
           events_rank_unplaced = 0,  // events of a rank-tagged line whose rank no placement in the file names
           events_relayed = 0,  // events of another workload node's line (a relay's prefix or a placed rank tag)
+          events_unplaced = 0,  // events of a combined output's lines that do not say whose they are (Evidence::unplaced)
           dmesg_local_lines = 0;  // lines read with a dmesg -T (local time) stamp
+  // The file is the job's combined output: it holds other workload nodes'
+  // lines (events_relayed).
+  bool combined_output = false;
+  // Otherwise, the other workload nodes whose tasks srun reports in it
+  // (sorted). The file is then srun's collected output of their tasks
+  // unless they wrote their own application logs, which only the whole
+  // bundle shows: its events_unplaced are marked provisionally, and
+  // settle_srun_collected_output() decides.
+  std::vector<std::string> srun_reported_nodes;
   // By extractor id: the lines it matched in this file, kept or not (out of
   // scope, over the cap, superseded): which extractors never fired.
   std::vector<int64_t> extractor_matches;
@@ -270,5 +288,15 @@ class Scanner {
   std::vector<int> query_, found_;  // potentials(): scratch
   std::string multi_key_;          // multi_potentials(): scratch
 };
+
+// Decides, for each application file whose srun reports other nodes'
+// tasks (ScanResult::srun_reported_nodes), whether it is srun's collected
+// output of those tasks: it is when none of those nodes has an application
+// file of its own among `results` (with lines). Then the file is marked
+// combined_output and keeps its provisional Evidence::unplaced marks;
+// otherwise the marks are cleared (the lines are the file's host's, beside
+// the batch script's) and events_unplaced is zero. Call once, after every
+// file of the workload was scanned; deterministic whatever the order.
+void settle_srun_collected_output(std::vector<ScanResult>& results);
 
 }  // namespace culprit

@@ -15,6 +15,7 @@
 #include <cctype>
 #include <cstring>
 #include <map>
+#include <set>
 
 #include "base/checked_int.h"
 #include "base/text_util.h"
@@ -216,7 +217,9 @@ void Scanner::Stream::compact_superseded() {
 // So once the file is read, an event whose line carries a tag that a
 // placement in the same file ties to another workload node is that node's.
 // A tag no placement names leaves the line on the file's host, and is counted
-// (ScanResult::events_rank_unplaced): the mapping was unknown. Placements are
+// (ScanResult::events_rank_unplaced): the mapping was unknown; in a combined
+// output such a line is marked unplaced as well (ScanResult::combined_output,
+// events_unplaced). Placements are
 // read from the file's events: the catalog must extract those lines (the
 // bundled one does: slurm.attr, launchers.attr).
 namespace {
@@ -290,13 +293,22 @@ void Scanner::Stream::assign_ranked_lines() {
   };
   const std::string* record_host = nullptr;  // torchrun's record: the host row just read
   int64_t record_line = 0;
+  // srun's reports of tasks (events whose node their text names), and
+  // whether one names another node than the file's: then the file is srun's
+  // collected output of every node's tasks.
+  std::vector<size_t> srun_report;
+  std::set<std::string> srun_others;
   for (size_t i = 0; i < result_.events.size(); ++i) {
     if (event_extractor_[i] == kSuperseded) continue;
     const Evidence& w = result_.events[i].where;
     std::string_view text = w.text.view();
     std::string host, list;
     if (text.find("srun: error: ") != std::string_view::npos && re2::RE2::PartialMatch(text, srun_placed, &host, &list)) {
-      if (const std::string* node = node_of(host)) for_each_listed(list, [&](int64_t t) { placed[kSrunTask].emplace(t, node); });
+      srun_report.push_back(i);
+      if (const std::string* node = node_of(host)) {
+        for_each_listed(list, [&](int64_t t) { placed[kSrunTask].emplace(t, node); });
+        if (*node != result_.host) srun_others.insert(*node);
+      }
     } else if (text.find(" MCW rank ") != std::string_view::npos && re2::RE2::PartialMatch(text, mpi_placed, &host, &list)) {
       if (const std::string* node = node_of(host)) for_each_listed(list, [&](int64_t t) { placed[kMpiRank].emplace(t, node); });
     } else if (text.find("host ") != std::string_view::npos && re2::RE2::PartialMatch(text, torch_host_row, &host)) {
@@ -323,16 +335,23 @@ void Scanner::Stream::assign_ranked_lines() {
     --it;
     return rank <= it->last ? node_of(it->node) : nullptr;
   };
+  std::vector<size_t> untagged, tag_unplaced;  // events on the file's host that no tag or prefix placed
+  bool srun_labels = false;
   for (size_t i = 0; i < result_.events.size(); ++i) {
     if (event_extractor_[i] == kSuperseded) continue;
     Event& e = result_.events[i];
     if (e.host.view() != result_.host) continue;  // already another host's (Ray, pdsh)
     auto tag = rank_tag(e.where.text.view());
-    if (!tag) continue;
+    if (!tag) {
+      untagged.push_back(i);
+      continue;
+    }
+    srun_labels = srun_labels || tag->first == kSrunTask;
     auto it = placed[tag->first].find(tag->second);
     const std::string* node = it != placed[tag->first].end() ? it->second : from_context(tag->first, tag->second);
     if (!node) {
       ++result_.events_rank_unplaced;
+      tag_unplaced.push_back(i);
       continue;
     }
     if (*node == result_.host) continue;
@@ -342,6 +361,28 @@ void Scanner::Stream::assign_ranked_lines() {
     e.control_plane = false;
     ++result_.events_relayed;
   }
+  // A file with other nodes' lines is the job's combined output. One whose
+  // srun reports other nodes' tasks may be: srun collects every task's
+  // output into the batch script's, unless the tasks wrote their own files;
+  // which only the bundle as a whole shows (ScanResult::srun_reported_nodes,
+  // settled by the caller).
+  result_.combined_output = result_.events_relayed > 0;
+  if (!result_.combined_output) result_.srun_reported_nodes.assign(srun_others.begin(), srun_others.end());
+  if (!result_.combined_output && srun_others.empty()) return;
+  // In the job's combined output a rank tag nothing places is some node's,
+  // not the file's host's; and where srun collected its tasks' output
+  // without --label, no line of theirs says whose it is. (Unlabelled lines
+  // beside --label's, or beside a relay's prefixes, are the batch script's
+  // or the launcher's own: the file's host is theirs.) srun's own reports
+  // name their node in their text.
+  auto mark = [&](size_t i) {
+    result_.events[i].where.unplaced = true;
+    ++result_.events_unplaced;
+  };
+  for (size_t i : tag_unplaced) mark(i);
+  if (!result_.combined_output && !srun_labels)
+    for (size_t i : untagged)
+      if (!std::binary_search(srun_report.begin(), srun_report.end(), i)) mark(i);
 }
 
 bool Scanner::Stream::in_scope(int64_t t) const {

@@ -121,6 +121,7 @@ J verdict_head(const Verdict& v, VerdictSchema schema) {
     cj["symptoms"] = c.symptoms;
     cj["basis"] = c.basis;
     if (!c.generic_nodes.empty()) cj["generic_nodes"] = c.generic_nodes;
+    if (!c.collected_on.empty()) cj["collected_on"] = c.collected_on;
     cands.push_back(std::move(cj));
   }
   j["candidates"] = std::move(cands);
@@ -215,6 +216,7 @@ J verdict_tail(const Verdict& v, bool include_trail, VerdictSchema schema) {
     s["events_out_of_scope"] = sc.events_out_of_scope;
     s["events_superseded"] = sc.events_superseded;
     s["events_rank_unplaced"] = sc.events_rank_unplaced;
+    s["events_unplaced"] = sc.events_unplaced;
     s["errors"] = sc.errors;
     sources[name] = std::move(s);
   }

@@ -447,6 +447,11 @@ std::string Report::render() {
       none = fmt::format("none (the same failure on {} with no single origin: the job's code or its stack, not a node)",
                          c->generic_nodes.size() <= 3 ? fmt::format("{}", fmt::join(c->generic_nodes, ", "))
                                                       : count_of(static_cast<int64_t>(c->generic_nodes.size()), "node"));
+    if (c && !c->collected_on.empty() && c->generic_nodes.empty())
+      none = fmt::format("none (the evidence is in the job's combined output collected on {}, on lines that do not say "
+                         "which node wrote them)",
+                         c->collected_on.size() <= 3 ? fmt::format("{}", fmt::join(c->collected_on, ", "))
+                                                     : count_of(static_cast<int64_t>(c->collected_on.size()), "host"));
     if (c && c->basis == basis::kGenericOriginUnseen)
       none = fmt::format("none (the failure is generic and was read on {} only: the other nodes' logs were not, so "
                          "whether it began there cannot be seen)",

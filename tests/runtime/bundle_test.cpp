@@ -614,3 +614,75 @@ rule Booms stage symptoms {
   CHECK(nodes == std::vector<std::string>{"n1", "n2"});
   CHECK(v.coverage.sources.at("app").events_rank_unplaced == 0);
 }
+
+TEST_CASE("diagnose: a failure in srun's collected output that no line places names no culprit node") {
+  // The batch host's file holds every task's output (srun reports tasks of
+  // both nodes), without --label: the OOM line could be either node's.
+  const char* const catalog = R"(
+extractor Oom from app {
+  match /CUDA out of memory/
+  emit app.oom { }
+  test { line "CUDA out of memory" expect app.oom }
+  test { line "calm" expect none }
+}
+extractor Task from app {
+  match /srun: error: (?<host>[\w.\-]+): tasks? [\d,\-]+: /
+  emit app.task { task_host: host }
+  test { line "srun: error: n1: task 2: Exited with exit code 1" expect app.task { task_host: "n1" } }
+  test { line "calm" expect none }
+}
+rule Oom stage symptoms {
+  for e: event app.oom
+  symptom app.oom priority 80 { summary: "oom on {e.node}" }
+}
+rule TaskExit stage symptoms {
+  for e: event app.task
+  symptom app.task on e.task_host priority 1 { summary: "task on {e.task_host}" }
+}
+rule Classify stage outcome {
+  for s: symptom app.oom
+  classify s as software "cuda_oom"
+}
+)";
+  auto run = [&](const char* n1_log, const char* n2_log, Verdict& v) {
+    TempDir dir;
+    dir.write("context.json", R"({"workload_id": "1", "scheduler": "slurm", "nodes": ["n1", "n2"],
+                                  "terminal": {"state": "FAILED", "exit_code": 1}})");
+    dir.write("logs/n1/app.log", n1_log);
+    if (n2_log) dir.write("logs/n2/app.log", n2_log);
+    Bundle b;
+    std::string error;
+    REQUIRE(load_bundle(dir.path(), b, error));
+    REQUIRE(diagnose(program_for(catalog), request_from_bundle(b), {}, v, error));
+  };
+  const char* combined = "CUDA out of memory. Tried to allocate 112.00 MiB\n"
+                         "srun: error: n2: task 4: Exited with exit code 1\n"
+                         "srun: error: n1: task 0: Exited with exit code 1\n";
+  Verdict v;
+  run(combined, nullptr, v);
+  CHECK(v.outcome.status == "attributed");
+  CHECK(v.outcome.sub_domain == "cuda_oom");
+  CHECK(v.outcome.culprit_nodes.empty());
+  REQUIRE(v.outcome.candidates.size() == 1);
+  CHECK(v.outcome.candidates[0].collected_on == std::vector<std::string>{"n1"});
+  CHECK(v.coverage.sources.at("app").events_unplaced == 1);
+  bool warned = false;
+  for (const auto& w : v.coverage.warnings) warned = warned || w.find("name no node: logs/n1/app.log (1)") != std::string::npos;
+  CHECK(warned);
+  for (const auto& s : v.symptoms)  // srun's reports still name their nodes
+    if (s.kind_name == "app.task") CHECK_FALSE(s.node_unplaced);
+
+  SUBCASE("the same failure in a node's own log names that node") {
+    Verdict own;
+    run("calm\n", "CUDA out of memory. Tried to allocate 112.00 MiB\n", own);
+    CHECK(own.outcome.culprit_nodes == std::vector<std::string>{"n2"});
+    CHECK(own.outcome.candidates[0].collected_on.empty());
+  }
+  SUBCASE("a file whose srun reports only its own node's tasks is that node's") {
+    Verdict single;
+    run("CUDA out of memory. Tried to allocate 112.00 MiB\nsrun: error: n1: task 0: Exited with exit code 1\n", "calm\n",
+        single);
+    CHECK(single.outcome.culprit_nodes == std::vector<std::string>{"n1"});
+    CHECK(single.coverage.sources.at("app").events_unplaced == 0);
+  }
+}

@@ -990,6 +990,14 @@ std::vector<std::string> hello_hosts(const Fixture& fx, const ScanResult& r) {
   return hosts;
 }
 
+// Whether each "hello" event of a scan is marked unplaced, in file order.
+std::vector<bool> hello_unplaced(const Fixture& fx, const ScanResult& r) {
+  std::vector<bool> marks;
+  for (const auto& e : r.events)
+    if (fx.kind_of(e) == "app.hello") marks.push_back(e.where.unplaced);
+  return marks;
+}
+
 // srun's task report, as the bundled catalog's slurm.attr reads it: the
 // placement of srun --label's task tags.
 const char* const kSrunTaskExtractor = R"(
@@ -1018,6 +1026,59 @@ TEST_CASE("scan_file: a line srun --label tags with a task is the node srun says
   auto r = fx.scan(fx.file("hkn0601", "app", text), opt);
   const std::vector<std::string> hosts = hello_hosts(fx, r);
   CHECK(hosts == std::vector<std::string>{"hkn0606", "nid05", "hkn0601", "hkn0601"});
+  // The file holds other nodes' tasks: a tag nothing places is some node's,
+  // while the unlabelled line beside --label's is the batch script's own.
+  CHECK(r.combined_output);
+  CHECK(hello_unplaced(fx, r) == std::vector<bool>{false, false, true, false});
+  CHECK(r.events_unplaced == 1);
+}
+
+TEST_CASE("scan_file: srun's collected output of other nodes' tasks, without --label, says no line's node") {
+  Fixture fx;
+  fx.program = program_for(std::string(kCatalog) + kSrunTaskExtractor);
+  ScanOptions opt;
+  opt.workload_nodes = {"ib1", "ib2", "ib3"};
+  std::string text =
+      "hello OutOfMemoryError on some task\n"
+      "srun: error: ib2: task 4: Exited with exit code 1\n"
+      "srun: error: ib1: tasks 0-1: Exited with exit code 1\n";
+  std::vector<ScanResult> results;
+  results.push_back(fx.scan(fx.file("ib1", "app", text), opt));
+  const ScanResult& r = results[0];
+  CHECK_FALSE(r.combined_output);  // not yet: ib2 may have written its own log
+  CHECK(r.srun_reported_nodes == std::vector<std::string>{"ib2"});
+  CHECK(hello_hosts(fx, r) == std::vector<std::string>{"ib1"});  // kept where it was collected
+  CHECK(hello_unplaced(fx, r) == std::vector<bool>{true});       // provisionally not said to be written there
+  CHECK(r.events_unplaced == 1);
+  for (const auto& e : r.events)  // srun's reports name their node in their text
+    if (fx.kind_of(e) == "app.srun_task") CHECK_FALSE(e.where.unplaced);
+
+  SUBCASE("ib2 wrote no application log: the file is srun's collected output") {
+    results.push_back(fx.scan(fx.file("ib3", "app", "hello ib3's own\n"), opt));  // not a node srun reported
+    settle_srun_collected_output(results);
+    CHECK(results[0].combined_output);
+    CHECK(hello_unplaced(fx, results[0]) == std::vector<bool>{true});
+    CHECK(results[0].events_unplaced == 1);
+    CHECK(hello_unplaced(fx, results[1]) == std::vector<bool>{false});
+  }
+  SUBCASE("ib2 wrote its own: the file's lines are its host's") {
+    results.push_back(fx.scan(fx.file("ib2", "app", "hello ib2's own\n"), opt));
+    settle_srun_collected_output(results);
+    CHECK_FALSE(results[0].combined_output);
+    CHECK(hello_unplaced(fx, results[0]) == std::vector<bool>{false});
+    CHECK(results[0].events_unplaced == 0);
+  }
+  SUBCASE("srun reporting only the file's own node's tasks: the file is that node's") {
+    auto own = fx.scan(fx.file("ib1", "app", "hello OutOfMemoryError\nsrun: error: ib1: task 0: Exited with exit code 1\n"), opt);
+    CHECK(own.srun_reported_nodes.empty());
+    CHECK(hello_unplaced(fx, own) == std::vector<bool>{false});
+    CHECK(own.events_unplaced == 0);
+  }
+  SUBCASE("a host that is not the workload's is no other node") {
+    auto stray = fx.scan(fx.file("ib1", "app", "hello x\nsrun: error: login3: task 0: Exited with exit code 1\n"), opt);
+    CHECK(stray.srun_reported_nodes.empty());
+    CHECK(stray.events_unplaced == 0);
+  }
 }
 
 TEST_CASE("scan_file: Open MPI and PyTorch rank tags go to the node the file's placements give the rank") {
@@ -1055,6 +1116,7 @@ extractor Placed from app {
   const std::vector<std::string> hosts = hello_hosts(fx, r);
   CHECK(hosts == std::vector<std::string>{"n3", "n1", "n2", "n1", "n3", "n1"});
   CHECK(r.events_rank_unplaced == 2);  // [1,6] and [rank1]
+  CHECK(r.events_unplaced == 2);       // and in this combined output they name no node
 }
 
 TEST_CASE("scan_file: DeepSpeed's global_rank_mapping places PyTorch ranks, by FQDN too") {
