@@ -526,13 +526,21 @@ std::string Report::render() {
     auto it = cascade.find(c->id);
     if (it == cascade.end()) continue;
     const auto& list = it->second;
+    // Where they are: the nodes, and the job for job-level symptoms (which
+    // are on no node, so they are not counted as one).
     std::set<std::string> nodes;
-    for (const Symptom* d : list) nodes.insert(node_label(*d));
+    bool job_level = false;
+    for (const Symptom* d : list) {
+      if (d->node.empty()) job_level = true;
+      else nodes.insert(node_label(*d));
+    }
+    std::string where = nodes.empty() ? "the job"
+                                      : count_of(static_cast<int64_t>(nodes.size()), "node") + (job_level ? " and the job" : "");
     std::string whose = causes.size() == 1 ? "" : fmt::format(" of {} on {}", c->kind_name, node_label(*c));
     out_ += "\n";
     out_ += line()
                 .add(fmt::format("Downstream{}, demoted: {} on {}", whose, count_of(static_cast<int64_t>(list.size()), "symptom"),
-                                 count_of(static_cast<int64_t>(nodes.size()), "node")))
+                                 where))
                 .str();
     if (detailed()) {
       detailed_lines(list, "  ");
