@@ -84,7 +84,7 @@ struct Action {
   // emit / symptom
   std::string kind_name;
   SourceRange kind_range;
-  bool on_job = false;
+  bool on_job = false;  // emit/symptom `on job`; classify `... on job` (names no node)
   ExprPtr node;       // `on EXPR`
   ExprPtr key;        // symptom `key EXPR`
   ExprPtr priority;   // symptom `priority EXPR`

@@ -182,6 +182,9 @@ struct Action {
   // traceback, a crash signal, a generic CUDA error): it names a node only
   // as the single origin of its class (runtime/outcome.h).
   bool generic = false;
+  // (on_job above, for Classify: `classify ... on job`, the class is the
+  // job's own, a code or configuration failure wherever it showed: it names
+  // no culprit node, whatever node the symptom is on.)
 };
 
 struct Rule {

@@ -138,6 +138,7 @@ ast::Action Translator::action(P::ActionContext* c) {
     a.sub_domain = unquote(cl->STRING());
     a.sub_domain_range = range(cl->STRING());
     a.generic = cl->generic != nullptr;
+    a.on_job = cl->onJob != nullptr;
   } else if (auto* o = dynamic_cast<P::SetOutcomeActionContext*>(c)) {
     a.kind = ast::ActionKind::SetOutcome;
     auto names = o->name();

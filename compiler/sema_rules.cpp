@@ -192,6 +192,7 @@ void Analyzer::analyze_rule(const ast::Rule& r, int32_t index) {
         act.kind = ir::ActionKind::Classify;
         act.target_slot = symptom_binding(a);
         act.generic = a.generic;
+        act.on_job = a.on_job;
         if (!one_of(a.domain, kDomains))
           err("E0206", a.domain_range, fmt::format("unknown domain '{}' ({})", a.domain, fmt::join(kDomains, ", ")),
               did_you_mean(a.domain, kDomains));

@@ -68,7 +68,7 @@ action      : 'emit' kindName nodeTarget? fieldInits?                           
             | 'demote' IDENT (':' query)? 'because' STRING                         # demoteAction
             | 'scrub' IDENT (':' query)? 'because' STRING                          # scrubAction
             | 'set' IDENT '.' 'priority' '=' expr                                  # setPriorityAction
-            | 'classify' IDENT 'as' name STRING generic='generic'?                 # classifyAction
+            | 'classify' IDENT 'as' name STRING generic='generic'? (onJob='on' 'job')? # classifyAction
             | 'set' 'outcome' name (name STRING)? 'because' STRING                 # setOutcomeAction
             ;
 nodeTarget    : 'on' 'job'                                     # jobTarget

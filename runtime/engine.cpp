@@ -479,6 +479,7 @@ class Engine final : public World {
           if (s && s->state == SymptomState::Active && !s->classification) {
             mutable_symptom(s)->classification = std::make_pair(a.domain, a.sub_domain);
             mutable_symptom(s)->generic = a.generic;
+            mutable_symptom(s)->class_on_job = a.on_job;
             trail(r, "classify", [&] { return std::pair(s->id, a.domain + " / " + a.sub_domain); });
           }
           break;

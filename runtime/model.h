@@ -103,6 +103,7 @@ struct Symptom {
   std::vector<std::string> evidence_sources;
   std::optional<std::pair<std::string, std::string>> classification;  // (domain, sub_domain)
   bool generic = false;           // classified as generic evidence (`classify ... generic`)
+  bool class_on_job = false;      // classified as the job's own (`classify ... on job`): names no culprit node
   // Its node is only the host whose combined output held its lines
   // (Evidence::unplaced, every item) and no rule named one with `on`: the
   // node that wrote them is not known, so it names no culprit.
@@ -190,7 +191,8 @@ struct Candidate {
   std::vector<std::string> nodes;
   std::vector<std::string> symptoms;   // ids
   std::string basis = basis::kSpecific;
-  std::vector<std::string> generic_nodes;  // generic_no_single_origin / generic_origin_unseen: the nodes it was seen on (not culprits)
+  std::vector<std::string> generic_nodes;  // generic_no_single_origin / generic_origin_unseen, or a class of the job's own: the nodes it was seen on (not culprits)
+  bool on_job = false;                     // every symptom was classified `on job`: the job's own failure, no culprit node
   // Hosts whose combined output held its evidence on lines that do not say
   // which node wrote them (Symptom::node_unplaced): not culprits.
   std::vector<std::string> collected_on;

@@ -25,7 +25,9 @@ Outcome outcome_of(const std::deque<Symptom>& symptoms, const WorkloadContext& c
     c.sub_domain = cls.second;
     std::set<std::string> nodes, sources, collected_on;
     bool specific = false;
+    c.on_job = true;
     for (const Symptom* s : list) {
+      c.on_job = c.on_job && s->class_on_job;
       if (!s->node.empty() && !s->control_plane) (s->node_unplaced ? collected_on : nodes).insert(s->node);
       c.symptoms.push_back(s->id);
       specific = specific || !s->generic;
@@ -51,6 +53,12 @@ Outcome outcome_of(const std::deque<Symptom>& symptoms, const WorkloadContext& c
               : nodes.size() == 1 && !others_heard ? basis::kGenericOriginUnseen
                                                    : basis::kSingleOriginGeneric;
       if (c.basis != basis::kSingleOriginGeneric) c.generic_nodes = std::move(c.nodes), c.nodes.clear();
+    }
+    // A class of the job's own (a code failure) names no node, wherever it
+    // showed; the basis above still says whether it had a single origin.
+    if (c.on_job && !c.nodes.empty()) {
+      c.generic_nodes.insert(c.generic_nodes.end(), c.nodes.begin(), c.nodes.end());
+      c.nodes.clear();
     }
     o.candidates.push_back(std::move(c));
   }

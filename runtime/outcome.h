@@ -22,6 +22,9 @@
 // node)`): a traceback in the one
 // log a user pasted of a four-node job may be printed by every rank, so
 // without the others' logs it is `generic_origin_unseen` and names no node.
+// A class a rule gives `on job` (`classify ... on job`: a code failure of the
+// job's, wherever it showed) names no node either; its nodes are kept as
+// `generic_nodes`, and its basis still says whether it had a single origin.
 // A symptom whose node is only the host that collected the job's combined
 // output (Symptom::node_unplaced) names no node either: that host is kept
 // apart, as the candidate's `collected_on`, whatever the basis.

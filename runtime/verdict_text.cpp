@@ -447,6 +447,11 @@ std::string Report::render() {
       none = fmt::format("none (the same failure on {} with no single origin: the job's code or its stack, not a node)",
                          c->generic_nodes.size() <= 3 ? fmt::format("{}", fmt::join(c->generic_nodes, ", "))
                                                       : count_of(static_cast<int64_t>(c->generic_nodes.size()), "node"));
+    if (c && c->on_job && !c->generic_nodes.empty() && c->basis != basis::kGenericNoSingleOrigin &&
+        c->basis != basis::kGenericOriginUnseen)
+      none = fmt::format("none (the job's own failure, seen on {}: not a node fault)",
+                         c->generic_nodes.size() <= 3 ? fmt::format("{}", fmt::join(c->generic_nodes, ", "))
+                                                      : count_of(static_cast<int64_t>(c->generic_nodes.size()), "node"));
     if (c && !c->collected_on.empty() && c->generic_nodes.empty())
       none = fmt::format("none (the evidence is in the job's combined output collected on {}, on lines that do not say "
                          "which node wrote them)",

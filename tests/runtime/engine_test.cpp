@@ -687,6 +687,31 @@ rule ClassifySystemic stage outcome {
   CHECK(v.coverage.control_plane_hosts == std::vector<std::string>{"ctl"});
 }
 
+TEST_CASE("classify ... on job: the job's own class names no culprit node, only where it showed") {
+  auto classified = [&](const char* modifier) {
+    auto program = program_for(kBase + kSymptoms + std::string(R"attr(
+rule ClassifyFailure stage outcome {
+  for s: symptom app.failure
+  classify s as software "app.failure" generic)attr") + modifier + "\n}\n");
+    return run(program, context({"node-01", "node-02"}),
+               {
+                   text("node-02", "app", kT0 + 10 * kSec, "ERR 60 dev=a"),
+                   text("node-01", "app", kT0 + 20 * kSec, "INFO all well"),
+               });
+  };
+  auto on_node = classified("");
+  CHECK(on_node.outcome.culprit_nodes == std::vector<std::string>{"node-02"});  // the single origin
+  auto on_job = classified(" on job");
+  CHECK(on_job.outcome.status == "attributed");
+  CHECK(on_job.outcome.culprit_nodes.empty());
+  REQUIRE(on_job.outcome.candidates.size() == 1);
+  CHECK(on_job.outcome.candidates[0].on_job);
+  CHECK(on_job.outcome.candidates[0].nodes.empty());
+  CHECK(on_job.outcome.candidates[0].generic_nodes == std::vector<std::string>{"node-02"});
+  CHECK(on_job.outcome.basis == on_node.outcome.basis);  // the origin reasoning is unchanged
+  CHECK(symptom(on_job, "app.failure@node-02#a").class_on_job);
+}
+
 TEST_CASE("classify: the root cause is the earliest classified symptom") {
   auto program = program_for(kBase + kSymptoms + R"attr(
 rule ClassifyFault stage outcome {
