@@ -329,6 +329,12 @@ class Engine final : public World {
     return std::nullopt;
   }
 
+  // Whether an item's node is only where its lines were collected (Event::unplaced).
+  static bool item_unplaced(const Item& it) {
+    if (it.event) return it.event->unplaced;
+    return it.symptom && it.symptom->node_unplaced;
+  }
+
   // Calls f(evidence) for each piece of evidence of an item, without copying.
   template <class F>
   static void for_each_evidence(const Item& it, F&& f) {
@@ -516,6 +522,10 @@ class Engine final : public World {
         if (ev.derived_from.size() < kMaxDerivedEvidence) ev.derived_from.push_back(e);
       });
     if (!ev.derived_from.empty()) ev.where = ev.derived_from.front();
+    // Unplaced when it was put on its items' node and none of them says it
+    // was written there.
+    ev.unplaced = !a.node && !a.on_job && !node.empty() &&
+                  std::all_of(group.begin(), group.end(), [&](const Item& it) { return item_unplaced(it) && it.node() == node; });
     // The node's name, shared with the first item's when it is the same.
     if (first.event && first.event->host == node) ev.host = first.event->host;
     else if (ev.where.host == node) ev.host = ev.where.host;
@@ -602,8 +612,8 @@ class Engine final : public World {
     }
     std::optional<int64_t> first_before = s->first;
     // Its node is known when a rule named it (`on`, a job-level symptom) or
-    // any of its evidence was written on that node (not only collected
-    // there: Evidence::unplaced).
+    // any of its items was written on its node (not only collected there:
+    // Event::unplaced, Symptom::node_unplaced).
     bool placed = a.node || a.on_job || node.empty() || (!created && !s->node_unplaced);
     for (const Item& item : group) {
       auto t = at ? at : item.time();
@@ -629,10 +639,8 @@ class Engine final : public World {
         ++s->evidence_total;
         if (s->evidence.size() < kMaxEvidencePerSymptom) s->evidence.push_back(e);
         note_source(*s, e.source);
-        placed = placed || !e.unplaced || e.host != node;
       });
-      // A symptom of symptoms whose own nodes were all unknown.
-      if (item.symptom && item.symptom->node == node && !item.symptom->node_unplaced) placed = true;
+      placed = placed || !item_unplaced(item) || item.node() != node;
     }
     s->node_unplaced = !placed;
     changed_symptoms(s->kind);

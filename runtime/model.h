@@ -40,17 +40,19 @@ struct Evidence {
   // dmesg seconds since boot (ns) of a line whose file never anchored them to
   // the wall clock: no time, but an exact distance to other lines of its file.
   std::optional<int64_t> boot;
-  // Read from a job's combined output (srun's collected stdout of several
-  // nodes' tasks, or a rank tag nothing in a relay places), on a line that
-  // does not say whose it is: `host` is where the output was collected, not
-  // where the line was written (ScanResult::events_unplaced).
-  bool unplaced = false;
 };
 
 struct Event {
   int32_t kind = 0;              // ir event kind id
   SharedString host;             // node name for workload nodes, host name for control-plane hosts
   bool control_plane = false;
+  // Read from a job's combined output (srun's collected stdout of several
+  // nodes' tasks, or a rank tag nothing in a relay places), on a line that
+  // does not say whose it is: `host` is where the output was collected, not
+  // where the line was written (ScanResult::events_unplaced). A derived
+  // event is unplaced when every item it was made from is. (Beside
+  // control_plane, in its padding: events are the bulk of a diagnosis's memory.)
+  bool unplaced = false;
   Evidence where;                // for a derived event: the first evidence item
   std::vector<Evidence> derived_from;  // non-empty only for events emitted by rules
   std::string_view producer;     // extractor or rule name: points into the catalog (or a literal), which outlives the events
@@ -105,7 +107,7 @@ struct Symptom {
   bool generic = false;           // classified as generic evidence (`classify ... generic`)
   bool class_on_job = false;      // classified as the job's own (`classify ... on job`): names no culprit node
   // Its node is only the host whose combined output held its lines
-  // (Evidence::unplaced, every item) and no rule named one with `on`: the
+  // (Event::unplaced, every item) and no rule named one with `on`: the
   // node that wrote them is not known, so it names no culprit.
   bool node_unplaced = false;
 };

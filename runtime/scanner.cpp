@@ -375,7 +375,7 @@ void settle_srun_collected_output(std::vector<ScanResult>& results) {
     if (collected) {
       r.combined_output = true;
     } else if (r.events_unplaced > 0) {
-      for (auto& e : r.events) e.where.unplaced = false;
+      for (auto& e : r.events) e.unplaced = false;
       r.events_unplaced = 0;
     }
   }

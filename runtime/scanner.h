@@ -91,7 +91,7 @@ struct ScanOptions {
   // wrote no application log of its own: srun collects every task's output
   // into the batch script's (settle_srun_collected_output). There a line that
   // does not say whose it is (srun's output without --label, or a rank tag
-  // nothing places) keeps the file's host but is marked Evidence::unplaced
+  // nothing places) keeps the file's host but is marked Event::unplaced
   // and counted in ScanResult::events_unplaced: it names no culprit node.
   std::vector<std::string> workload_nodes;
   std::vector<WorkloadContext::RankRange> context_ranks, context_tasks;
@@ -151,7 +151,7 @@ struct ScanResult {
           events_superseded = 0,  // events of a `keep last N` extractor that N later ones replaced
           events_rank_unplaced = 0,  // events of a rank-tagged line whose rank no placement in the file names
           events_relayed = 0,  // events of another workload node's line (a relay's prefix or a placed rank tag)
-          events_unplaced = 0,  // events of a combined output's lines that do not say whose they are (Evidence::unplaced)
+          events_unplaced = 0,  // events of a combined output's lines that do not say whose they are (Event::unplaced)
           dmesg_local_lines = 0;  // lines read with a dmesg -T (local time) stamp
   // The file is the job's combined output: it holds other workload nodes'
   // lines (events_relayed).
@@ -293,7 +293,7 @@ class Scanner {
 // tasks (ScanResult::srun_reported_nodes), whether it is srun's collected
 // output of those tasks: it is when none of those nodes has an application
 // file of its own among `results` (with lines). Then the file is marked
-// combined_output and keeps its provisional Evidence::unplaced marks;
+// combined_output and keeps its provisional Event::unplaced marks;
 // otherwise the marks are cleared (the lines are the file's host's, beside
 // the batch script's) and events_unplaced is zero. Call once, after every
 // file of the workload was scanned; deterministic whatever the order.

@@ -376,7 +376,7 @@ void Scanner::Stream::assign_ranked_lines() {
   // or the launcher's own: the file's host is theirs.) srun's own reports
   // name their node in their text.
   auto mark = [&](size_t i) {
-    result_.events[i].where.unplaced = true;
+    result_.events[i].unplaced = true;
     ++result_.events_unplaced;
   };
   for (size_t i : tag_unplaced) mark(i);

@@ -994,7 +994,7 @@ std::vector<std::string> hello_hosts(const Fixture& fx, const ScanResult& r) {
 std::vector<bool> hello_unplaced(const Fixture& fx, const ScanResult& r) {
   std::vector<bool> marks;
   for (const auto& e : r.events)
-    if (fx.kind_of(e) == "app.hello") marks.push_back(e.where.unplaced);
+    if (fx.kind_of(e) == "app.hello") marks.push_back(e.unplaced);
   return marks;
 }
 
@@ -1051,7 +1051,7 @@ TEST_CASE("scan_file: srun's collected output of other nodes' tasks, without --l
   CHECK(hello_unplaced(fx, r) == std::vector<bool>{true});       // provisionally not said to be written there
   CHECK(r.events_unplaced == 1);
   for (const auto& e : r.events)  // srun's reports name their node in their text
-    if (fx.kind_of(e) == "app.srun_task") CHECK_FALSE(e.where.unplaced);
+    if (fx.kind_of(e) == "app.srun_task") CHECK_FALSE(e.unplaced);
 
   SUBCASE("ib2 wrote no application log: the file is srun's collected output") {
     results.push_back(fx.scan(fx.file("ib3", "app", "hello ib3's own\n"), opt));  // not a node srun reported
