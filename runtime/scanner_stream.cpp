@@ -343,7 +343,7 @@ void Scanner::Stream::assign_ranked_lines() {
     if (e.host.view() != result_.host) continue;  // already another host's (Ray, pdsh)
     auto tag = rank_tag(e.where.text.view());
     if (!tag) {
-      untagged.push_back(i);
+      if (!srun_others.empty()) untagged.push_back(i);  // kept only where srun may have collected them
       continue;
     }
     srun_labels = srun_labels || tag->first == kSrunTask;
