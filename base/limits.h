@@ -82,6 +82,18 @@ inline constexpr size_t kAttemptObservationBytes = 512u << 20;   // observations
 // crash every run (blueprint/runner.h).
 inline constexpr size_t kCollectionStarts = 3;
 
+// ---------------------------------------------------- Flight Recorder dumps
+// One dump file of PyTorch's Flight Recorder (runtime/pickle_reader.h,
+// runtime/flight_recorder.h). A dump of 20,000 entries with stack frames is
+// about 12 MB and 1.5 million pickle values; the bounds leave room for
+// larger buffers while keeping one hostile file's decoded form under about
+// a gigabyte. Entries beyond kFlightRecorderEntries (the newest are kept)
+// are counted in coverage.
+inline constexpr size_t kPickleBytes = 64u << 20;             // one dump file
+inline constexpr size_t kPickleValues = 16u << 20;            // values decoded from one dump
+inline constexpr size_t kFlightRecorderEntries = 100000;      // entries read from one dump
+inline constexpr size_t kFlightRecorderDumps = 65536;         // dump files read from one bundle
+
 // ---------------------------------------------------------- evaluation
 // Steps the rules of one attribution may take (candidates handed to
 // queries, events scans look at; runtime/engine.h), the budget named

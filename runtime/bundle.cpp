@@ -24,6 +24,7 @@
 #include "base/terminal_state.h"
 #include "base/text_util.h"
 #include "base/timestamp.h"
+#include "runtime/flight_recorder.h"
 #include "runtime/json_input.h"
 
 namespace culprit {
@@ -656,6 +657,69 @@ bool load_bundle(const std::string& dir, Bundle& out, std::string& error) {
     refuse(logs, fmt::format("it is {}, not a directory", type_name(lr.type)));
   }
 
+  // traces/<host>/<file>: Flight Recorder dumps, read whole (each at most
+  // limits::kPickleBytes) and rendered as observations of source
+  // flight_recorder. A dump that cannot be read is refused with its coded
+  // reason; the others are still read.
+  fs::path traces = root / "traces";
+  Resolved tr = resolve(canon, traces);
+  if (!tr.why.empty()) {
+    refuse(traces, tr.why);
+  } else if (tr.type == fs::file_type::directory) {
+    std::vector<FlightRecorderDump> dumps;
+    for (const auto& h : list_dir(tr.path, "traces", b.warnings)) {
+      fs::path shown_h = traces / h.filename();
+      std::string host = h.filename().string();
+      Resolved hr = resolve(canon, h);
+      if (!hr.why.empty()) {
+        refuse(shown_h, hr.why);
+        continue;
+      }
+      if (hr.type != fs::file_type::directory || !valid_host_name(host)) {
+        b.ignored_files.push_back(rel_of(shown_h));
+        continue;
+      }
+      for (const auto& f : list_dir(hr.path, rel_of(shown_h), b.warnings)) {
+        fs::path shown_f = shown_h / f.filename();
+        Resolved fr = resolve(canon, f);
+        if (!fr.why.empty()) {
+          refuse(shown_f, fr.why);
+          continue;
+        }
+        if (fr.type == fs::file_type::directory) {
+          ignore_tree(shown_f, fr.path);
+          continue;
+        }
+        int64_t rank = flight_recorder_rank_from_name(f.filename().string());
+        if (rank < 0) {
+          refuse(shown_f, "no rank at the end of its name (PyTorch names a dump PREFIX<rank>, e.g. nccl_trace_rank_3)");
+          continue;
+        }
+        if (dumps.size() >= limits::kFlightRecorderDumps) {
+          refuse(shown_f, limits::exceeded("flight_recorder_dumps", limits::kFlightRecorderDumps, "dumps in traces/"));
+          continue;
+        }
+        std::string bytes, why;
+        FlightRecorderDump dump;
+        if (!read_bundle_file(canon, f, rel_of(shown_f), limits::kPickleBytes, "pickle_bytes", bytes, why) ||
+            !read_flight_recorder_dump(std::move(bytes), rank, host, rel_of(shown_f), dump, why)) {
+          refuse(shown_f, why);
+          continue;
+        }
+        dumps.push_back(std::move(dump));
+      }
+    }
+    const WorkloadContext& c = b.context;
+    auto node_of_rank = [&c](int64_t r) -> std::string {
+      for (const auto& range : c.ranks)
+        if (r >= range.first && r <= range.last) return range.node;
+      return "";
+    };
+    for (auto& o : flight_recorder_observations(dumps, node_of_rank)) b.observations.push_back(std::move(o));
+  } else if (tr.type != fs::file_type::not_found) {
+    refuse(traces, fmt::format("it is {}, not a directory", type_name(tr.type)));
+  }
+
   // observations.jsonl is looked up by name, not found through the listing
   // below, so a root that cannot be listed still has it read (or refused).
   fs::path obs = root / "observations.jsonl";
@@ -665,7 +729,7 @@ bool load_bundle(const std::string& dir, Bundle& out, std::string& error) {
 
   for (const auto& p : list_dir(root, "the bundle directory", b.warnings)) {
     std::string name = p.filename().string();
-    if (name == "context.json" || name == "logs" || name == "observations.jsonl") continue;
+    if (name == "context.json" || name == "logs" || name == "traces" || name == "observations.jsonl") continue;
     // Bundle-level documentation (README.md, a real case's SOURCE.md) and expectations are not evidence.
     if (name == "README.md" || name == "SOURCE.md" || name == "expected.json" || name == "expected-verdict.json") continue;
     b.ignored_files.push_back(name);

@@ -3,9 +3,12 @@
 //   BUNDLE/context.json                 the workload (see docs/bundle.md)
 //   BUNDLE/logs/<host>/<source>.log     one file per host and log source
 //   BUNDLE/observations.jsonl           optional normalized observations
+//   BUNDLE/traces/<host>/<prefix><rank> optional PyTorch Flight Recorder dumps
 //
-// load_bundle only reads context.json and lists files; logs are streamed
-// later by the scanner. Hosts not in context.nodes are control-plane hosts.
+// load_bundle reads context.json and lists files; logs are streamed later
+// by the scanner. Flight Recorder dumps are read here, each whole and
+// bounded (runtime/flight_recorder.h), into `observations` of source
+// flight_recorder; a dump that cannot be read is refused with its reason. Hosts not in context.nodes are control-plane hosts.
 // Errors are returned as text (no exceptions escape).
 //
 // Confinement: nothing outside the bundle directory is read. A symbolic link

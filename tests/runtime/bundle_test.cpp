@@ -686,3 +686,32 @@ rule Classify stage outcome {
     CHECK(single.coverage.sources.at("app").events_unplaced == 0);
   }
 }
+
+TEST_CASE("load_bundle: Flight Recorder dumps under traces/<host>/ become flight_recorder lines; bad ones are refused") {
+  TempDir dir;
+  dir.write("context.json", R"({"workload_id": "j", "nodes": [{"name": "node-01", "ranks": "0-1"}, {"name": "node-02", "ranks": "2-3"}]})");
+  dir.write("logs/node-01/app.log", "a\n");
+  dir.write("traces/node-02/nccl_trace_rank_3",
+            R"({"version": "2.4", "pg_config": {"0": {"name": "0", "desc": "default_pg", "ranks": "[0, 1, 2, 3]"}},
+                "entries": [{"pg_id": 0, "process_group": ["0", "default_pg"], "collective_seq_id": 5,
+                             "profiling_name": "nccl:all_reduce", "state": "started", "input_sizes": [[8]], "output_sizes": [[8]]}]})");
+  dir.write("traces/node-01/nccl_trace_rank_0", std::string("\x80\x02" "cos\nsystem\n.", 14));  // refused: a GLOBAL
+  dir.write("traces/node-01/notes.txt", "no rank in this name");
+  dir.write("traces/node-01/old/nccl_trace_rank_1", "x");                                           // nested: ignored
+  Bundle b;
+  std::string error;
+  REQUIRE(load_bundle(dir.path().string(), b, error));
+  REQUIRE(b.refused_files.size() == 2);
+  CHECK(b.refused_files[0].path == "traces/node-01/nccl_trace_rank_0");
+  CHECK(b.refused_files[0].reason.find("PK003") == 0);
+  CHECK(b.refused_files[1].path == "traces/node-01/notes.txt");
+  CHECK(b.refused_files[1].reason.find("no rank at the end of its name") != std::string::npos);
+  CHECK(b.ignored_files == std::vector<std::string>{"traces/node-01/old/nccl_trace_rank_1"});
+  REQUIRE(b.observations.size() == 3);
+  CHECK(b.observations[0].host == "node-02");
+  CHECK(b.observations[0].source == "flight_recorder");
+  CHECK(b.observations[0].file == "traces/node-02/nccl_trace_rank_3");
+  // Ranks 0-2 left no dump (rank 0's was refused): the context places them.
+  CHECK(b.observations[1].text.find("3 ranks without a dump: 0 (node-01), 1 (node-01), 2 (node-02)") != std::string::npos);
+  CHECK(b.observations[2].text.find("collective #5 nccl:all_reduce started") != std::string::npos);
+}
