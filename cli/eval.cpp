@@ -56,7 +56,9 @@ Runs the rule catalog over every bundle in DIR (each subdirectory with a
 context.json) and compares each verdict with the bundle's expected.json:
   {"status": "...", "domain": "...", "sub_domain": "...", "culprit_nodes": [...]}
 (domain and sub_domain are null unless the status is attributed; an optional
-"candidates": [{"domain", "sub_domain"}] is checked for ambiguous verdicts).
+"candidates": [{"domain", "sub_domain"}] is checked for ambiguous verdicts,
+and an optional "hang": {"kind", "laggard_ranks", "laggard_nodes"}, each part
+optional, against the verdict's hang detail).
 
 A case matches when status and domain are equal, the verdict's sub_domain
 equals the expected one or is a deeper level of it ("nvlink" accepts
@@ -102,11 +104,20 @@ int usage(const std::string& msg) {
   return kBadInput;
 }
 
+// Where a hang is (the verdict's `hang`): what the label says of it. An
+// expected part left out is not checked.
+struct HangLabel {
+  std::string kind;                                  // "" = not checked
+  std::optional<std::vector<int64_t>> ranks;         // sorted
+  std::optional<std::vector<std::string>> nodes;     // sorted
+};
+
 struct Label {
   std::string status, domain, sub_domain;  // "" = null
   std::vector<std::string> nodes;           // sorted
   std::vector<std::pair<std::string, std::string>> candidates;
   std::string root_cause;
+  std::optional<HangLabel> hang;
 };
 
 struct Case {
@@ -117,6 +128,7 @@ struct Case {
   Label expected, actual;
   bool match = false;
   bool confidently_wrong = false;
+  bool hang_located = false;     // the expected hang detail, when there is one, matched
   std::vector<std::string> why;  // what did not match
 };
 
@@ -147,7 +159,7 @@ bool parse_expected(const fs::path& p, Label& out, std::string& err) {
     err = fmt::format("{}: not a JSON object", p.string());
     return false;
   }
-  static const std::set<std::string> known = {"status", "domain", "sub_domain", "culprit_nodes", "candidates", "note"};
+  static const std::set<std::string> known = {"status", "domain", "sub_domain", "culprit_nodes", "candidates", "hang", "note"};
   for (auto it = j.begin(); it != j.end(); ++it)
     if (!known.count(it.key())) {
       err = fmt::format("{}: unknown key '{}'", p.string(), it.key());
@@ -187,6 +199,34 @@ bool parse_expected(const fs::path& p, Label& out, std::string& err) {
       out.candidates.emplace_back(str_or_empty(c, "domain"), str_or_empty(c, "sub_domain"));
     }
   }
+  if (auto it = j.find("hang"); it != j.end() && !it->is_null()) {
+    std::string bad = fmt::format("{}: hang must be {{\"kind\": straggler|desync|stalled_collective, \"laggard_ranks\": [int], "
+                                  "\"laggard_nodes\": [name]}} (each optional)", p.string());
+    if (!it->is_object()) {
+      err = bad;
+      return false;
+    }
+    HangLabel h;
+    for (auto k = it->begin(); k != it->end(); ++k) {
+      const json& v = k.value();
+      if (k.key() == "kind" && v.is_string() &&
+          (v == "straggler" || v == "desync" || v == "stalled_collective")) {
+        h.kind = v.get<std::string>();
+      } else if (k.key() == "laggard_ranks" && v.is_array() &&
+                 std::all_of(v.begin(), v.end(), [](const json& r) { return r.is_number_integer(); })) {
+        h.ranks = v.get<std::vector<int64_t>>();
+        std::sort(h.ranks->begin(), h.ranks->end());
+      } else if (k.key() == "laggard_nodes" && v.is_array() &&
+                 std::all_of(v.begin(), v.end(), [](const json& n) { return n.is_string(); })) {
+        h.nodes = v.get<std::vector<std::string>>();
+        std::sort(h.nodes->begin(), h.nodes->end());
+      } else {
+        err = bad;
+        return false;
+      }
+    }
+    out.hang = std::move(h);
+  }
   return true;
 }
 
@@ -203,6 +243,21 @@ Label label_from_verdict(const json& v) {
     for (const auto& c : *it)
       if (c.is_object()) l.candidates.emplace_back(str_or_empty(c, "domain"), str_or_empty(c, "sub_domain"));
   if (auto it = v.find("root_cause"); it != v.end() && it->is_object()) l.root_cause = str_or_empty(*it, "symptom");
+  if (auto it = v.find("hang"); it != v.end() && it->is_object()) {
+    HangLabel h;
+    h.kind = str_or_empty(*it, "kind");
+    h.ranks.emplace();
+    h.nodes.emplace();
+    if (auto r = it->find("laggard_ranks"); r != it->end() && r->is_array())
+      for (const auto& x : *r)
+        if (x.is_number_integer()) h.ranks->push_back(x.get<int64_t>());
+    if (auto n = it->find("laggard_nodes"); n != it->end() && n->is_array())
+      for (const auto& x : *n)
+        if (x.is_string()) h.nodes->push_back(x.get<std::string>());
+    std::sort(h.ranks->begin(), h.ranks->end());
+    std::sort(h.nodes->begin(), h.nodes->end());
+    l.hang = std::move(h);
+  }
   return l;
 }
 
@@ -243,6 +298,21 @@ void compare(Case& c) {
     for (const auto& [ad, as] : a.candidates) found = found || (ad == d && sub_domain_accepts(s, as));
     if (!found) c.why.push_back(fmt::format("missing candidate {}/{}", show(d), show(s)));
   }
+  const size_t problems_before_hang = c.why.size();
+  if (e.hang) {
+    auto ranks_text = [](const std::vector<int64_t>& r) { return fmt::format("[{}]", fmt::join(r, ",")); };
+    if (!a.hang) {
+      c.why.push_back(fmt::format("hang not located != {}", e.hang->kind.empty() ? std::string("a hang") : e.hang->kind));
+    } else {
+      if (!e.hang->kind.empty() && e.hang->kind != a.hang->kind)
+        c.why.push_back(fmt::format("hang {} != {}", a.hang->kind, e.hang->kind));
+      if (e.hang->ranks && e.hang->ranks != a.hang->ranks)
+        c.why.push_back(fmt::format("laggard ranks {} != {}", ranks_text(*a.hang->ranks), ranks_text(*e.hang->ranks)));
+      if (e.hang->nodes && e.hang->nodes != a.hang->nodes)
+        c.why.push_back(fmt::format("laggard nodes {} != {}", nodes_text(*a.hang->nodes), nodes_text(*e.hang->nodes)));
+    }
+  }
+  c.hang_located = e.hang && c.why.size() == problems_before_hang;
   c.match = c.why.empty();
   c.confidently_wrong = !c.match && a.status == vocab::status::kAttributed;
 }
@@ -254,6 +324,13 @@ json label_json(const Label& l) {
   j["sub_domain"] = l.sub_domain.empty() ? json(nullptr) : json(l.sub_domain);
   j["culprit_nodes"] = l.nodes;
   if (!l.root_cause.empty()) j["root_cause"] = l.root_cause;
+  if (l.hang) {
+    json h = json::object();
+    if (!l.hang->kind.empty()) h["kind"] = l.hang->kind;
+    if (l.hang->ranks) h["laggard_ranks"] = *l.hang->ranks;
+    if (l.hang->nodes) h["laggard_nodes"] = *l.hang->nodes;
+    j["hang"] = std::move(h);
+  }
   return j;
 }
 
@@ -443,6 +520,13 @@ int cmd_eval(int argc, char** argv) {
   }
   std::cout << fmt::format("\n{} cases: {} match, {} do not ({}); confidently wrong: {}\n", cases.size(), matched,
                            failures, pct(matched, cases.size()), wrong_conf);
+  size_t hangs = 0, hangs_located = 0;
+  for (const auto& c : cases)
+    if (c.labeled && !c.error && c.expected.hang) {
+      ++hangs;
+      hangs_located += c.hang_located;
+    }
+  if (hangs) std::cout << fmt::format("hangs: {} labelled with where they are, {} located as labelled ({})\n", hangs, hangs_located, pct(hangs_located, hangs));
 
   // The results file.
   json out = json::object();
@@ -458,6 +542,7 @@ int cmd_eval(int argc, char** argv) {
   }
   out["summary"] = {{"cases", cases.size()}, {"match", matched}, {"mismatch", failures},
                     {"confidently_wrong", wrong_conf}};
+  if (hangs) out["summary"]["hangs"] = {{"labelled", hangs}, {"located", hangs_located}};
 
   // Changes against the baseline.
   if (!baseline.is_null()) {

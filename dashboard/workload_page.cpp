@@ -92,6 +92,30 @@ std::string outcome_panel(const VerdictView& view, const std::map<std::string, c
   } else {
     out += fmt::format("<h2 id=\"outcome-h\">{}</h2>\n", esc(status));
   }
+  // Where the hang is (the verdict's `hang`, schema v2): where to look, not a cause.
+  if (v.contains("hang") && v["hang"].is_object()) {
+    const ojson& h = v["hang"];
+    out += fmt::format("<div class=\"hang\" role=\"note\"><p><span class=\"label\">Hang</span> {}</p>\n",
+                       esc(string_member_or(h, "summary")));
+    auto nodes = names(h.contains("laggard_nodes") ? h["laggard_nodes"] : ojson());
+    std::vector<std::string> ranks;
+    if (h.contains("laggard_ranks") && h["laggard_ranks"].is_array())
+      for (const auto& r : h["laggard_ranks"])
+        if (r.is_number_integer()) ranks.push_back(std::to_string(r.get<int64_t>()));
+    if (!ranks.empty() || !nodes.empty())
+      out += fmt::format("<p><span class=\"label\">Laggards</span> {}{}{}</p>\n", ranks.empty() ? "" : (ranks.size() == 1 ? "rank " : "ranks ") + esc(fmt::format("{}", fmt::join(ranks, ", "))),
+                         !ranks.empty() && !nodes.empty() ? " on " : "", nodes.empty() ? "" : node_links(nodes, false));
+    out += "<ul class=\"hang-evidence\">";
+    for (const auto& sid : names(h.contains("evidence") ? h["evidence"] : ojson())) {
+      auto it = by_id.find(sid);
+      out += it != by_id.end() ? fmt::format("<li><a href=\"#{}\"><code>{}</code></a></li>", it->second->anchor, esc(sid))
+                               : fmt::format("<li><code>{}</code></li>", esc(sid));
+    }
+    out += fmt::format("</ul><p class=\"muted\">Localised from {}.</p></div>\n",
+                       string_member_or(h, "source") == "flight_recorder" ? "the ranks' Flight Recorder dumps"
+                       : string_member_or(h, "source") == "ras"           ? "NCCL's RAS"
+                                                                          : "c10d's log lines");
+  }
   if (ov.is_object())
     out += fmt::format("<p class=\"override\">Decided by rule <code>{}</code>: {}</p>\n", esc(string_member_or(ov, "rule")),
                        esc(string_member_or(ov, "reason")));

@@ -77,18 +77,20 @@ def main(argv):
     for name in names:
         build, readme = SCENARIOS[name]
         root = os.path.join(HERE, name)
-        if os.path.isdir(os.path.join(root, "logs")):
-            shutil.rmtree(os.path.join(root, "logs"))
+        for sub in ("logs", "traces"):
+            if os.path.isdir(os.path.join(root, sub)):
+                shutil.rmtree(os.path.join(root, sub))
         ctx, files = build()
         write_bundle(root, ctx, files, readme + key_evidence(name, files))
         if name in scen_catalog.EXPECTED:
             with open(os.path.join(root, "expected.json"), "w") as f:
                 f.write(scen_catalog.EXPECTED[name])
-        nlines = {k: v.count("\n") for k, v in files.items()}
+        texts = {k: v for k, v in files.items() if isinstance(v, str)}
+        dumps = {k: v for k, v in files.items() if isinstance(v, bytes)}
         total = sum(len(v) for v in files.values())
-        print(f"{name}: {len(files)} log files, {total / 1e6:.2f} MB")
-        for k in sorted(nlines):
-            print(f"    {k}: {nlines[k]} lines")
+        print(f"{name}: {len(texts)} log files{f', {len(dumps)} Flight Recorder dumps' if dumps else ''}, {total / 1e6:.2f} MB")
+        for k in sorted(texts):
+            print(f"    {k}: {texts[k].count(chr(10))} lines")
         if check:
             from _gen.check import check_bundle
             problems, stats = check_bundle(root)

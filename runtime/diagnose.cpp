@@ -20,6 +20,7 @@
 #include "base/read_full.h"
 #include "compiler/parser.h"
 #include "runtime/engine.h"
+#include "runtime/hang_location.h"
 #include "runtime/interpreter.h"
 #include "runtime/observation_reader.h"
 #include "runtime/scanner.h"
@@ -741,6 +742,7 @@ Verdict make_verdict(const Program& program, const WorkloadContext& ctx, EngineR
   v.outcome = std::move(er.outcome);
   v.affected_nodes = std::move(er.affected_nodes);
   v.symptoms = std::move(er.symptoms);
+  v.hang = locate_hang(v.symptoms);
   v.coverage = std::move(cov);
   v.engine = engine_info(program);
   v.trail = std::move(er.trail);

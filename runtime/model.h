@@ -275,6 +275,22 @@ struct EngineInfo {
   std::string recovery_digest;        // "sha256:..." over the recovery tables read; "" when there was none
 };
 
+// Where a hang is, when the evidence localises it (runtime/hang_location.h):
+// the outcome detail `hang` of the verdict. Not a cause: the verdict's status
+// stays what the rules decided.
+struct HangLocation {
+  std::string kind;                         // straggler | desync | stalled_collective
+  std::optional<int64_t> group;             // process group id (PyTorch's pg id), when known
+  std::string group_desc;                   // "default_pg", "tp", ... ("" when unknown)
+  std::optional<int64_t> seq;               // the collective the others waited in (its sequence id in the group)
+  std::string op;                           // its operation ("nccl:all_reduce", "ALLREDUCE"; "" when unknown)
+  std::vector<int64_t> laggard_ranks;       // sorted
+  std::vector<std::string> laggard_nodes;   // sorted; control-plane hosts never
+  std::string source;                       // what localised it: flight_recorder | c10d | ras
+  std::string summary;                      // one sentence, for the report's first lines
+  std::vector<std::string> evidence;        // ids of the symptoms it rests on (sorted)
+};
+
 struct Verdict {
   WorkloadContext workload;
   Outcome outcome;
@@ -283,6 +299,7 @@ struct Verdict {
   Coverage coverage;
   EngineInfo engine;
   std::vector<TrailEntry> trail;      // derivation trail (always collected; printed by --explain)
+  std::optional<HangLocation> hang;   // where the hang is, when localised (runtime/hang_location.h)
   Recommendation recommendation;      // what follows from it (runtime/recovery.h); set by the Attributor
   int64_t slack_before_ns = 0, slack_after_ns = 0;
 };

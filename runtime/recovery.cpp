@@ -485,6 +485,34 @@ Recommendation recommend(const Verdict& verdict, const RecoveryTable& table) {
       job.reason = job.why + ": no action follows from this evidence";
     }
     job.basis = "status " + o.status;
+    // A localised hang with no cause says where to look (runtime/hang_location.h):
+    // its laggards' nodes are inspected, never drained; ranks that called
+    // different collectives are the job's code to fix.
+    if (o.status == vocab::status::kUnattributed && verdict.hang) {
+      const HangLocation& h = *verdict.hang;
+      if (h.kind == "desync") {
+        job.action = vocab::job_action::kStopFixCode;
+        job.basis = "hang desync";
+        job.why = "no cause was attributed, but the ranks called different collectives (a desync): the job's code diverged between them";
+        job.reason = "stop and fix the code: " + h.summary;
+        job.symptoms = h.evidence;
+      } else if (h.kind == "straggler" && !h.laggard_nodes.empty()) {
+        for (const auto& node : h.laggard_nodes) {
+          RecommendedAction a;
+          a.scope = "node";
+          a.node = node;
+          a.action = vocab::node_action::kInspect;
+          a.basis = "hang straggler";
+          a.why = "where the hang is: a rank the others waited for ran here";
+          a.reason = fmt::format("inspect {}: {}", node, h.summary);
+          a.symptoms = h.evidence;
+          r.nodes.push_back(std::move(a));
+        }
+        job.why = "no cause was attributed; the hang's laggard ran on " + join(h.laggard_nodes, ", ");
+        job.reason = job.why + ": inspect it before restarting there";
+        job.symptoms = h.evidence;
+      }
+    }
     sort_unique(job.symptoms);
     return r;
   }

@@ -17,8 +17,12 @@
 //   verdict.recommendation = culprit::recommend(verdict, *table);
 //
 // Guarantees of recommend(): a verdict that is not `attributed` (ambiguous,
-// unattributed, no_failure) gets the job action `none` and no node action at
-// all, whatever the table says: nothing destructive follows from a guess.
+// unattributed, no_failure) gets no node action that takes a node out of
+// service, whatever the table says: nothing destructive follows from a
+// guess. Its job action is `none`, and its node actions only `inspect`: the
+// nodes an ambiguous verdict's candidates would act on, and the nodes of a
+// localised hang's laggard ranks (Verdict::hang); a hang whose ranks called
+// different collectives (a desync) gets `stop_fix_code` for the job.
 // Node actions go only to culprit nodes (never control-plane hosts or
 // job-level symptoms). A node action also needs evidence the job does not
 // write: a cause symptom whose every evidence line comes from the job's own

@@ -79,6 +79,22 @@ J recommendation_json(const Recommendation& r) {
 
 // The verdict is assembled in three parts so that write_verdict_json can
 // stream the symptoms (the part that grows with the workload) one at a time.
+// The hang detail (runtime/hang_location.h): unknown parts are null.
+J hang_json(const HangLocation& h) {
+  J j;
+  j["kind"] = h.kind;
+  j["group"] = h.group ? J(*h.group) : J(nullptr);
+  j["group_desc"] = h.group_desc.empty() ? J(nullptr) : J(h.group_desc);
+  j["seq"] = h.seq ? J(*h.seq) : J(nullptr);
+  j["op"] = h.op.empty() ? J(nullptr) : J(h.op);
+  j["laggard_ranks"] = h.laggard_ranks;
+  j["laggard_nodes"] = h.laggard_nodes;
+  j["source"] = h.source;
+  j["summary"] = h.summary;
+  j["evidence"] = h.evidence;
+  return j;
+}
+
 J verdict_head(const Verdict& v, VerdictSchema schema) {
   J j;
   j["schema"] = schema == VerdictSchema::V1 ? kVerdictSchemaV1 : kVerdictSchema;
@@ -134,7 +150,10 @@ J verdict_head(const Verdict& v, VerdictSchema schema) {
     j["outcome_override"] = std::move(ov);
   }
   j["affected_nodes"] = v.affected_nodes;
-  if (schema == VerdictSchema::V2) j["recommendation"] = recommendation_json(v.recommendation);
+  if (schema == VerdictSchema::V2) {
+    j["hang"] = v.hang ? hang_json(*v.hang) : J(nullptr);
+    j["recommendation"] = recommendation_json(v.recommendation);
+  }
   return j;
 }
 

@@ -67,6 +67,7 @@ def check_bundle(root):
                     problems.append(f"{path}:{ln}: app line before window start ({t})")
             stats[f"{host}/{fn}"] = (n, nts)
     for h in ctx["nodes"]:
+        h = h["name"] if isinstance(h, dict) else h
         if not os.path.isdir(os.path.join(root, "logs", h)):
             stats[f"{h}/*"] = "MISSING"
     return problems, stats

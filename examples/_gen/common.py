@@ -122,7 +122,7 @@ class KernelLog(Log):
 
 
 def write_bundle(root, context, files, readme):
-    """files: {relative path: text}. Removes nothing outside root."""
+    """files: {relative path: text or bytes}. Removes nothing outside root."""
     os.makedirs(root, exist_ok=True)
     with open(os.path.join(root, "context.json"), "w") as f:
         json.dump(context, f, indent=2)
@@ -130,7 +130,7 @@ def write_bundle(root, context, files, readme):
     for rel, text in sorted(files.items()):
         path = os.path.join(root, rel)
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as f:
+        with open(path, "wb" if isinstance(text, bytes) else "w") as f:  # bytes: a binary file (a Flight Recorder dump)
             f.write(text)
     with open(os.path.join(root, "README.md"), "w") as f:
         f.write(readme)

@@ -11,6 +11,7 @@ import json
 from .common import T, sec, KernelLog, rng_for, ts_pylog, ts_slurm, ts_fm, rfc3339, c10_date
 from .hw import H100, node_ip
 from . import kernel as K
+from . import flight_recorder as FR
 
 START = T("2026-05-11T08:00:05")
 FAIL = START + sec(3000)          # incidents happen around here
@@ -96,6 +97,11 @@ def build_case(spec):
     files["logs/slurmctl/scheduler.log"] = "\n".join(ctl) + "\n"
     ctx = {"workload_id": str(job), "scheduler": "slurm", "start": rfc3339(START), "end": rfc3339(end),
            "nodes": nodes, "terminal": {"state": state, "exit_code": code}}
+    if spec.get("ranks_per_node"):  # the layout, as a collector that knows the launch gives it
+        k = spec["ranks_per_node"]
+        ctx["nodes"] = [{"name": h, "ranks": f"{i * k}-{i * k + k - 1}"} for i, h in enumerate(nodes)]
+    if spec.get("traces"):
+        files.update(spec["traces"](nodes))
     return ctx, files
 
 
@@ -143,6 +149,40 @@ def att(domain, sub, nodes):
 
 
 UNATT = {"status": "unattributed", "domain": None, "sub_domain": None, "culprit_nodes": []}
+
+def fr_traces(laggard, ranks_per_node=8, seq=4711, missing=False):
+    """Flight Recorder dumps of every rank (traces/<node>/nccl_trace_rank_<r>), as PyTorch's pickler
+    writes them: the default group's all_reduces up to `seq`, started and never finished on every
+    rank but `laggard`, whose last is `seq - 1`, called from its data loader; with `missing`, the
+    laggard wrote no dump at all (hung in a CUDA call)."""
+    def build(nodes):
+        n = len(nodes) * ranks_per_node
+        t0 = int((FAIL - sec(610)).timestamp()) * 10**9
+        torch_c10d = "/usr/local/lib/python3.10/dist-packages/torch/distributed/distributed_c10d.py"
+        out = {}
+        for r in range(n):
+            if missing and r == laggard:
+                continue
+            ents = []
+            last = seq - 1 if r == laggard else seq
+            for k, s in enumerate(range(seq - 5, last + 1)):
+                state = "started" if s == seq else "completed"
+                caller = ("next_batch", "/workspace/data/loader.py", 212) if (r == laggard and s == last) else ("train_step", "/workspace/train.py", 118)
+                frames = [FR.frame("all_reduce", torch_c10d, 2501), FR.frame(*caller), FR.frame("main", "/workspace/train.py", 301)]
+                ents.append(FR.entry(k, 0, ("0", "default_pg"), s, "nccl:all_reduce", state, [1048576],
+                                     t0 + (s - seq) * 1_200_000_000 + r * 1000, frames))
+            d = FR.dump([("0", "default_pg", list(range(n)))], {0: (last, last, seq - 1)}, ents)
+            out[f"traces/{nodes[r // ranks_per_node]}/nccl_trace_rank_{r}"] = FR.torch_pickle(d)
+        return out
+    return build
+
+
+def wd_pg(h, rank, off, seq=4711):
+    t = FAIL + sec(off)
+    return (h, "app", off, f"[rank{rank}]:[E{c10_date(t)} {t:%H:%M:%S}.{t.microsecond:06d}000 ProcessGroupNCCL.cpp:632] [PG ID 0 PG GUID 0(default_pg) Rank {rank}] "
+                           f"Watchdog caught collective operation timeout: WorkNCCL(SeqNum={seq}, OpType=ALLREDUCE, NumelIn=1048576, "
+                           f"NumelOut=1048576, Timeout(ms)=600000) ran for 600031 milliseconds before timing out.")
+
 
 SPECS = [
     dict(name="xid48-dbe", job=60101, nodes=3, expected=att("hardware", "gpu.memory", ["node-02"]),
@@ -261,6 +301,23 @@ SPECS = [
          incident=[("node-01", "kernel", 0, "NVRM: Xid (PCI:0000:3b:00): 95, pid=7062, name=python3, Uncontained: LTC TAG "
                                              "(0x2,0x0). RST: Yes, D-RST: No"),
                    ("node-03", "kernel", 20, "pcieport 0000:00:01.1: AER: Uncorrected (Fatal) error received: 0000:02:00.0")]),
+    dict(name="hang-flight-recorder-straggler", job=60190, nodes=2, ranks_per_node=8, terminal=("CANCELLED", 0),
+         expected=dict(UNATT, hang={"kind": "straggler", "laggard_ranks": [13], "laggard_nodes": ["node-02"]}),
+         story="Every rank but one times out in all_reduce #4711 and the job is cancelled. The Flight Recorder dumps "
+               "(traces/) show rank 13 on node-02 never started it: its last collective was #4710, called from its data "
+               "loader. No cause is found, but the hang is localised: inspect node-02.",
+         traces=fr_traces(13), end_after=900,
+         incident=[wd_pg("node-01", r, 600 + r) for r in (0, 3, 5)] + [wd_pg("node-02", r, 601 + r - 8) for r in (8, 14)]
+                  + [("node-01", "scheduler", 880, "error: *** JOB 60190 ON node-01 CANCELLED AT 2026-05-11T09:05:05 ***")]),
+    dict(name="hang-flight-recorder-laggard-xid", job=60191, nodes=2, ranks_per_node=8,
+         expected=dict(att("hardware", "gpu.fallen_off_bus", ["node-02"]),
+                       hang={"kind": "straggler", "laggard_ranks": [13], "laggard_nodes": ["node-02"]}),
+         story="Rank 13's GPU on node-02 fell off the bus; rank 13 hung in the driver and wrote no Flight Recorder dump, "
+               "while every other rank waited in all_reduce #4711. The XID is the cause; the hang, localised to rank 13 "
+               "by the missing dump, is its cascade.",
+         traces=fr_traces(13, missing=True),
+         incident=[("node-02", "kernel", -20, "NVRM: Xid (PCI:0000:b3:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.")]
+                  + [wd_pg("node-01", r, 600 + r) for r in (0, 2)]),
     dict(name="watchdog-only-unattributed", job=60122, nodes=4, expected=UNATT,
          story="Every rank times out in the same collective; no node logged anything first. A fan-out is not a node verdict.",
          incident=[wd(h, i * 8, 600 + i) for i, h in enumerate(N4)]),

@@ -124,21 +124,24 @@ assert sorted(posted, key=key) == sorted(lines, key=key), "the webhook did not g
 db = sqlite3.connect(f"{d}/ex.db")
 n = db.execute("select count(*) from recommendations").fetchone()[0]
 verdicts = db.execute("select count(*) from verdicts").fetchone()[0]
-assert n == len(lines) and verdicts == 47, (n, len(lines), verdicts)
-# Not attributed: the job's `none`, and for an ambiguous verdict `inspect`
-# on its candidates' nodes (docs/recovery.md), nothing else.
+assert n == len(lines) and verdicts == 49, (n, len(lines), verdicts)
+# Not attributed: the job's `none`, and `inspect` for an ambiguous verdict's
+# candidates' nodes and for an unattributed one's hang laggards
+# (docs/recovery.md), nothing else.
 for l in lines:
     if l["verdict"]["status"] != "attributed":
         assert (l["scope"] == "job" and l["action"] == "none") or (
-            l["verdict"]["status"] == "ambiguous" and l["scope"] == "node" and l["action"] == "inspect"
-            and l["basis"] == "candidate of an ambiguous verdict"), l
+            l["scope"] == "node" and l["action"] == "inspect"
+            and (l["verdict"]["status"], l["basis"]) in (("ambiguous", "candidate of an ambiguous verdict"),
+                                                         ("unattributed", "hang straggler"))), l
 assert any(l["verdict"]["status"] == "ambiguous" and l["action"] == "inspect" for l in lines), "no candidate was inspected"
 jobs = [l for l in lines if l["scope"] == "job"]
-assert len(jobs) == 47
+assert len(jobs) == 49
 drains = [l for l in lines if l["action"] == "drain"]
 assert all(l["command"] and l["command"].startswith(f"scontrol update nodename={l['node']} state=drain reason='culprit: ")
            for l in drains if l["attempt"]["scheduler"] == "slurm"), drains[:2]
-print(f"check_recovery: examples: {len(lines)} recommendations for 47 verdicts emitted, POSTed and stored; {len(drains)} drains")
+assert any(l["basis"] == "hang straggler" and l["node"] == "node-02" for l in lines), "the hang's laggard node was not inspected"
+print(f"check_recovery: examples: {len(lines)} recommendations for 49 verdicts emitted, POSTed and stored; {len(drains)} drains")
 PY
 grep -q "to drain node-02 (--apply runs it): scontrol update nodename=node-02 state=drain reason='culprit: nvlink.signal_integrity" "$D/ex.log" \
   || fail "the drain command is not printed"

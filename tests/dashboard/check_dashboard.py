@@ -406,6 +406,13 @@ def check_store(d, where, rows):
           "%s: the actions of one cause say its class and note once, not once per action" % where)
     status, headers, body = d.get("/workloads/%d/verdict.json" % vid)
     check(status == 200 and body.decode() == rows[vid][5], "%s: verdict.json is the stored verdict, byte for byte" % where)
+    hid = next(i for i, r in rows.items() if r[0] == "60190")
+    status, _, body = d.get("/workloads/%d" % hid)
+    hang = body.decode()
+    hang = hang[hang.index('class="hang"'):] if 'class="hang"' in hang else ""
+    check(status == 200 and "rank 13 on node-02 never started it" in hang and 'Laggards</span> rank 13 on <a' in hang
+          and "hang.laggard@node-02#13" in hang and "Flight Recorder dumps" in hang,
+          "%s: the workload page of a localised hang says where it is (rank, node, evidence)" % where)
     tl = d.json("/api/workloads/%d/timeline" % vid)
     check(any(s.get("cause") for s in tl["symptoms"]) and len(tl["rows"]) >= 4, "%s: the timeline JSON marks the cause" % where)
     check(d.get("/workloads/999999")[0] == 404 and d.get("/api/workloads/999999/timeline")[0] == 404 and

@@ -6,17 +6,19 @@
 For each bundle (a directory with context.json) it runs `culprit diagnose
 --format json` and holds the recommendation to the rules of docs/recovery.md:
   * a verdict that is not attributed (ambiguous, unattributed, no_failure)
-    has the job action `none` and never a drain, reset, reboot or
-    replacement; only an ambiguous one has node actions, `inspect` on the
-    nodes of a candidate whose class acts on its nodes, each resting on
-    that candidate's symptoms;
+    has the job action `none` (`stop_fix_code` for an unattributed one whose
+    hang is a desync) and never a drain, reset, reboot or replacement; node
+    actions are only `inspect`: on the nodes of an ambiguous verdict's
+    candidate whose class acts on its nodes, or on the laggard nodes of an
+    unattributed verdict's localised hang, each resting on symptoms;
   * node actions name culprit nodes only, reset_gpu carries a PCI address,
     and every symptom and evidence line an action rests on is in the verdict;
   * restart_excluding lists exactly the culprit nodes;
   * a node action resting on a symptom whose every evidence line is the
     job's own output (source `app`, all lines shown) is `inspect`: the job
     alone never gets its node drained, reset, rebooted or replaced;
-  * `--schema v1` gives the same verdict without the recommendation.
+  * `--schema v1` gives the same verdict without the recommendation and the
+    hang detail (both v2 additions).
 Prints one line per bundle (status, job action, node actions) and a tally.
 """
 import json
@@ -47,17 +49,22 @@ def check(bundle, v, v1):
     rec = v["recommendation"]
     job, nodes = rec["job"], rec["nodes"]
     status = v["status"]
+    hang = v.get("hang")
     if status != "attributed":
-        if job["action"] != "none":
+        desync = status == "unattributed" and hang and hang["kind"] == "desync"
+        if job["action"] != ("stop_fix_code" if desync else "none"):
             problems.append(f"{status} verdict recommends {job['action']} for the job")
-        if nodes and status != "ambiguous":
+        laggard_nodes = set(hang["laggard_nodes"]) if status == "unattributed" and hang and hang["kind"] == "straggler" else set()
+        if nodes and status != "ambiguous" and not laggard_nodes:
             problems.append(f"{status} verdict recommends node actions: {[n['action'] for n in nodes]}")
         candidate_nodes = {n for c in v.get("candidates", []) for n in c["nodes"]}
+        basis = "candidate of an ambiguous verdict" if status == "ambiguous" else "hang straggler"
+        allowed = candidate_nodes if status == "ambiguous" else laggard_nodes
         for n in nodes:
-            if n["action"] != "inspect" or n["basis"] != "candidate of an ambiguous verdict":
+            if n["action"] != "inspect" or n["basis"] != basis:
                 problems.append(f"{status} verdict recommends {n['action']} ({n['basis']}) on {n['node']}")
-            if n["node"] not in candidate_nodes:
-                problems.append(f"inspect on {n['node']}, which no candidate names")
+            if n["node"] not in allowed:
+                problems.append(f"inspect on {n['node']}, which no candidate or hang laggard names")
             if not n["symptoms"]:
                 problems.append(f"inspect on {n['node']} rests on no symptom")
         bad = [n["action"] for n in nodes if n["action"] in DESTRUCTIVE]
@@ -87,10 +94,10 @@ def check(bundle, v, v1):
     if v1.get("schema") != "culprit.verdict/v1" or "recommendation" in v1:
         problems.append("--schema v1 is not the v1 document")
     else:
-        stripped = {k: x for k, x in v.items() if k not in ("schema", "recommendation", "engine")}
+        stripped = {k: x for k, x in v.items() if k not in ("schema", "recommendation", "hang", "engine")}
         stripped1 = {k: x for k, x in v1.items() if k not in ("schema", "engine")}
         if stripped != stripped1:
-            problems.append("--schema v1 differs from v2 in more than the recommendation")
+            problems.append("--schema v1 differs from v2 in more than the recommendation and the hang detail")
     return problems
 
 

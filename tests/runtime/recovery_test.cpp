@@ -270,3 +270,43 @@ TEST_CASE("recovery: a class without a table line is warned at its classify, nam
         std::string::npos);
   fs::remove_all(dir);
 }
+
+TEST_CASE("recovery: an unattributed verdict's localised hang: its laggards' nodes are inspected; a desync stops the job's code") {
+  RecoveryTable t;
+  REQUIRE(parse_errors(kTable, t).empty());
+  Verdict v;
+  v.outcome.status = "unattributed";
+  HangLocation h;
+  h.kind = "straggler";
+  h.laggard_ranks = {13};
+  h.laggard_nodes = {"node-02"};
+  h.summary = "hang in nccl:all_reduce #43 of process group 0 (default_pg): rank 13 on node-02 never started it";
+  h.evidence = {"hang.laggard@node-02#13"};
+  v.hang = h;
+  Recommendation r = recommend(v, t);
+  CHECK(r.job.action == "none");
+  REQUIRE(r.nodes.size() == 1);
+  CHECK(r.nodes[0].node == "node-02");
+  CHECK(r.nodes[0].action == "inspect");
+  CHECK(r.nodes[0].basis == "hang straggler");
+  CHECK(r.nodes[0].symptoms == h.evidence);
+  CHECK(r.nodes[0].reason == "inspect node-02: " + h.summary);
+
+  v.hang->kind = "desync";
+  v.hang->laggard_nodes.clear();
+  r = recommend(v, t);
+  CHECK(r.job.action == "stop_fix_code");
+  CHECK(r.job.basis == "hang desync");
+  CHECK(r.nodes.empty());
+
+  // A stalled collective names no node: nothing follows; nor from an ambiguous verdict's hang.
+  v.hang->kind = "stalled_collective";
+  r = recommend(v, t);
+  CHECK(r.job.action == "none");
+  CHECK(r.nodes.empty());
+  v.hang->kind = "straggler";
+  v.hang->laggard_nodes = {"node-02"};
+  v.outcome.status = "ambiguous";
+  r = recommend(v, t);
+  CHECK(r.nodes.empty());
+}
