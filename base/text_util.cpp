@@ -347,6 +347,35 @@ std::string_view trim(std::string_view s) noexcept {
   return s.substr(b, e - b);
 }
 
+std::optional<std::string> rank_gaps(std::string_view list) {
+  constexpr int64_t kMaxRank = 10000000;
+  std::vector<bool> seen;
+  int64_t cur = -1, top = -1;
+  auto close = [&]() {
+    if (cur < 0) return;
+    if (static_cast<size_t>(cur) >= seen.size()) seen.resize(static_cast<size_t>(cur) + 1, false);
+    seen[static_cast<size_t>(cur)] = true;
+    top = std::max(top, cur);
+    cur = -1;
+  };
+  for (char c : list) {
+    if (c >= '0' && c <= '9') {
+      cur = (cur < 0 ? 0 : cur * 10) + (c - '0');
+      if (cur > kMaxRank) return std::nullopt;
+    } else if (c == ',' || c == ' ') {
+      close();
+    } else {
+      return std::nullopt;
+    }
+  }
+  close();
+  if (top < 0) return std::nullopt;
+  std::string out;
+  for (int64_t r = 0; r < top; ++r)
+    if (!seen[static_cast<size_t>(r)]) out += (out.empty() ? "" : ", ") + std::to_string(r);
+  return out;
+}
+
 bool glob_kind_match(std::string_view pattern, std::string_view kind) noexcept {
   if (pattern == "*") return true;
   if (pattern.size() >= 2 && pattern.substr(pattern.size() - 2) == ".*") {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -87,6 +88,14 @@ bool contains_text(std::string_view hay, std::string_view needle) noexcept;
 
 // `s` without leading and trailing ASCII whitespace (space, \t, \n, \v, \f, \r). View into `s`.
 std::string_view trim(std::string_view s) noexcept;
+
+// The ranks a list of ranks leaves out below its largest: for "5, 6, 3, 1,
+// 4, 0" (a comma-separated list of non-negative integers, spaces allowed)
+// "2"; "" when it leaves none out; nullopt when `list` holds no integer or
+// anything but integers, commas and spaces, or a rank over 10^7 (the gaps
+// would not be a list of ranks). Ranks are numbered from 0, so every gap is a
+// rank that is not in the list (the language's gaps(), docs/language.md).
+std::optional<std::string> rank_gaps(std::string_view list);
 
 // Matches an event/symptom kind against a kind pattern of the rule language:
 //  * "*" matches every kind;

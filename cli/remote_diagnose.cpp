@@ -159,6 +159,9 @@ int cmd_diagnose_remote(int argc, char** argv) {
     std::cerr << "culprit diagnose: " << escape_for_terminal(err) << "\n";
     return 2;
   }
+  // What load_bundle read into memory (Flight Recorder dumps, rendered) goes
+  // as observations too, so the service reads what local mode reads.
+  observations.insert(observations.end(), bundle.observations.begin(), bundle.observations.end());
   NdjsonObservationWriter writer(std::move(observations), bundle.files);
 
   std::string why;

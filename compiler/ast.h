@@ -195,6 +195,12 @@ struct Scenario {
   std::vector<ScenarioLog> logs;
   std::vector<ScenarioMetric> metrics;
   std::vector<ScenarioExpect> expects;
+  // `ranks "node-02" "8-15"`: the global ranks the context places on a node.
+  struct Ranks {
+    std::string node, ranks;
+    SourceRange where;
+  };
+  std::vector<Ranks> ranks;
 };
 
 // A `table`: a message catalog as data (docs/language.md §5a). Cells are

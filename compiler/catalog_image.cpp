@@ -19,7 +19,7 @@ static_assert(sizeof(ir::Query) == 208, "ir::Query changed: update catalog_image
 static_assert(sizeof(ir::Rule) == 448, "ir::Rule changed: update catalog_image.cpp and kFormat");
 static_assert(sizeof(ir::Action) == 1288, "ir::Action changed: update catalog_image.cpp and kFormat");
 static_assert(sizeof(ir::Extractor) == 280, "ir::Extractor changed: update catalog_image.cpp and kFormat");
-static_assert(sizeof(ir::Scenario) == 288, "ir::Scenario changed: update catalog_image.cpp and kFormat");
+static_assert(sizeof(ir::Scenario) == 312, "ir::Scenario changed: update catalog_image.cpp and kFormat");
 static_assert(sizeof(ir::Catalog) == 344, "ir::Catalog changed: update catalog_image.cpp and kFormat");
 static_assert(sizeof(ir::KindSchema) == 80 && sizeof(ir::FieldDef) == 40 && sizeof(ir::FieldAssign) == 128,
               "a kind schema changed: update catalog_image.cpp and kFormat");
@@ -28,7 +28,7 @@ static_assert(sizeof(ir::LineTest) == 120 && sizeof(ir::ScenarioExpect) == 152 &
                   sizeof(Value) == 56 && sizeof(SourceRange) == 24,
               "a part of the IR changed: update catalog_image.cpp and kFormat");
 
-constexpr uint32_t kFormat = 3;  // 2: ir::Extractor::keep_last; 3: ir::Action::generic
+constexpr uint32_t kFormat = 4;  // 2: ir::Extractor::keep_last; 3: ir::Action::generic; 4: ir::Scenario::ranks
 constexpr char kMagic[8] = {'c', 'u', 'l', 'p', 'c', 'a', 't', '\n'};
 
 class Writer {
@@ -475,6 +475,11 @@ void write_scenario(Writer& w, const ir::Scenario& s) {
     w.str(e.kind_pattern);
     w.str(e.node);
   }
+  w.u32(static_cast<uint32_t>(s.ranks.size()));
+  for (const auto& [node, ranks] : s.ranks) {
+    w.str(node);
+    w.str(ranks);
+  }
 }
 
 ir::Scenario read_scenario(Reader& r) {
@@ -512,6 +517,11 @@ ir::Scenario read_scenario(Reader& r) {
     e.culprits = r.strs();
     e.kind_pattern = r.str();
     e.node = r.str();
+  }
+  s.ranks.resize(r.count(8));
+  for (auto& [node, ranks] : s.ranks) {
+    node = r.str();
+    ranks = r.str();
   }
   return s;
 }

@@ -80,6 +80,8 @@ enum class Builtin : uint8_t {
   Str, Coalesce, Covered, Coverage, If,
   Time,           // time(s): the ISO 8601 instant written in s (zone optional, UTC without), else null
   IsNode,         // is_node(s): s names a node of the workload (World::is_node)
+  RankNode,       // rank_node(r): the node the context's ranks layout puts global rank r on, else null (World::rank_node)
+  Gaps,           // gaps(s): the ranks a comma-separated list leaves out below its largest (base/text_util.h rank_gaps)
 };
 
 struct Expr {
@@ -235,6 +237,7 @@ struct Scenario {
   std::vector<ScenarioLog> logs;
   std::vector<ScenarioMetric> metrics;
   std::vector<ScenarioExpect> expects;
+  std::vector<std::pair<std::string, std::string>> ranks;  // node -> "0-7,16" (the context's ranks layout)
 };
 
 struct RegexDef {

@@ -211,6 +211,8 @@ void Translator::scenario(P::ScenarioDeclContext* c, ast::File& out) {
       log.text = unquote(l->STRING(1));
       log.where = range(l);
       s.logs.push_back(std::move(log));
+    } else if (auto* rk = dynamic_cast<P::ScenarioRanksContext*>(item)) {
+      s.ranks.push_back({unquote(rk->STRING(0)), unquote(rk->STRING(1)), range(rk)});
     } else if (auto* m = dynamic_cast<P::ScenarioMetricContext*>(item)) {
       ast::ScenarioMetric sm;
       sm.host = unquote(m->STRING(0));

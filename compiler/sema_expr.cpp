@@ -24,7 +24,8 @@ constexpr BuiltinFn kFunctions[] = {
     {"str", ir::Builtin::Str, 1, 1},         {"coalesce", ir::Builtin::Coalesce, 1, 16},
     {"covered", ir::Builtin::Covered, 2, 2}, {"coverage", ir::Builtin::Coverage, 1, 1},
     {"if", ir::Builtin::If, 3, 3},         {"time", ir::Builtin::Time, 1, 1},
-    {"is_node", ir::Builtin::IsNode, 1, 1},
+    {"is_node", ir::Builtin::IsNode, 1, 1}, {"rank_node", ir::Builtin::RankNode, 1, 1},
+    {"gaps", ir::Builtin::Gaps, 1, 1},
 };
 
 // The part of a one-line literal token that bytes [begin, end) of its value
@@ -347,6 +348,8 @@ ir::Expr Analyzer::lower_call(const ast::Expr& x, Scope& s) {
     case ir::Builtin::Str: e.type = Type::String; break;
     case ir::Builtin::Time: ok = want(0, {Type::String}); e.type = Type::Time; break;
     case ir::Builtin::IsNode: ok = want(0, {Type::String}); e.type = Type::Bool; break;
+    case ir::Builtin::RankNode: ok = want(0, {Type::Int}); e.type = Type::String; break;
+    case ir::Builtin::Gaps: ok = want(0, {Type::String}); e.type = Type::String; break;
     case ir::Builtin::If: {
       ok = want(0, {Type::Bool});
       Type a = arg(1), b = arg(2);

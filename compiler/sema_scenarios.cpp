@@ -66,6 +66,15 @@ void Analyzer::analyze_scenario(const ast::Scenario& sc) {
     for (const auto& m : sc.metrics) hosts.insert(m.host);
     out.nodes.assign(hosts.begin(), hosts.end());
   }
+  for (const auto& r : sc.ranks) {
+    // "0-7,16": what a context's "ranks" holds (docs/bundle.md); its ranges
+    // are checked against each other when the scenario runs.
+    bool shape = !r.ranks.empty() && r.ranks.find_first_not_of("0123456789-, ") == std::string::npos;
+    if (!shape) err("E0301", r.where, fmt::format("a scenario's ranks are \"0-7,16\": numbers from 0 and ranges, not '{}'", r.ranks));
+    if (std::find(out.nodes.begin(), out.nodes.end(), r.node) == out.nodes.end())
+      err("E0301", r.where, fmt::format("ranks for '{}', which is not one of the scenario's nodes", r.node));
+    out.ranks.emplace_back(r.node, r.ranks);
+  }
   if (sc.expects.empty()) err("E0503", sc.where, fmt::format("scenario '{}' names no target: add at least one 'expect'", sc.title));
   for (const auto& e : sc.expects) {
     ir::ScenarioExpect x{e.kind, e.where, e.value, e.culprits, e.kind_pattern, e.node};

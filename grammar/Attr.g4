@@ -86,6 +86,7 @@ scenarioItem : 'nodes' STRING (',' STRING)*                    # scenarioNodes
              | 'terminal' name ('exit' signedInt)?             # scenarioTerminal
              | 'window' STRING 'to' STRING                     # scenarioWindow
              | 'log' STRING name STRING                        # scenarioLog
+             | 'ranks' STRING STRING                           # scenarioRanks
              | 'metric' STRING name STRING STRING metricLabels? signedNumber # scenarioMetric
              | 'expect' scenarioExpect                         # scenarioExpectItem
              ;
@@ -154,7 +155,7 @@ name        : IDENT
             | 'catalog' | 'test' | 'no' | 'stage' | 'match' | 'emit' | 'to'
             | 'scrub' | 'demote' | 'classify' | 'set' | 'rule' | 'extractor'
             | 'scenario' | 'expect' | 'because' | 'workload' | 'metric' | 'at' | 'keep' | 'last' | 'generic'
-            | 'table' | 'columns' | 'row'
+            | 'table' | 'columns' | 'row' | 'ranks'
             ;
 
 // ------------------------------------------------------------------ lexer

@@ -243,6 +243,18 @@ Value call(const ir::Expr& e, Env& env) {
       Value n = arg(0);
       return Value::boolean(n.type == Type::String && env.world && env.world->is_node(n.s));
     }
+    case ir::Builtin::RankNode: {
+      Value r = arg(0);
+      if (r.type != Type::Int || !env.world) return Value::null();
+      std::string_view node = env.world->rank_node(r.i);
+      return node.empty() ? Value::null() : Value::string(std::string(node));
+    }
+    case ir::Builtin::Gaps: {
+      Value s = arg(0);
+      if (s.type != Type::String) return Value::null();
+      auto g = rank_gaps(s.s);
+      return g ? Value::string(std::move(*g)) : Value::null();
+    }
     case ir::Builtin::Coverage:
       return Value::real(env.world ? env.world->coverage(e.kids[0].constant.s) : 0.0);
     case ir::Builtin::Time: {

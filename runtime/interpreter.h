@@ -97,6 +97,10 @@ class World {
   virtual bool covered(const std::string& source, const std::string& node) const = 0;
   // Whether `name` is one of the workload's nodes (is_node()).
   virtual bool is_node(std::string_view name) const = 0;
+  // The workload node the context's ranks layout puts global rank `rank` on
+  // (rank_node()); "" when it places no such rank. The view lives as long
+  // as the World.
+  virtual std::string_view rank_node(int64_t /*rank*/) const { return {}; }
   virtual double coverage(const std::string& source) const = 0;
   // True once the attribution has spent its evaluation budget (limits::
   // eval_steps_for): a query then answers at once, as if nothing matched,

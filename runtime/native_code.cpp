@@ -266,6 +266,22 @@ int32_t culprit_jit_is_node(void* c, const char* name, int64_t name_len) {
   return w && w->is_node(view(name, name_len)) ? 1 : 0;
 }
 
+void culprit_jit_rank_node(void* c, int64_t rank, CulpritJitValue* out) {
+  const World* w = context_of(c).env->world;
+  std::string_view node = w ? w->rank_node(rank) : std::string_view();
+  if (node.empty()) return set_null(out);
+  set_string(out, node);
+}
+
+void culprit_jit_gaps(void* c, const char* list, int64_t list_len, CulpritJitValue* out) {
+  auto g = rank_gaps(view(list, list_len));
+  if (!g) return set_null(out);
+  if (g->empty()) return set_string(out, std::string_view());
+  char* p = context_of(c).allocate(g->size());
+  std::memcpy(p, g->data(), g->size());
+  set_string(out, std::string_view(p, g->size()));
+}
+
 double culprit_jit_coverage(void* c, const char* source, int64_t source_len) {
   const World* w = context_of(c).env->world;
   return w ? w->coverage(std::string(view(source, source_len))) : 0.0;
@@ -524,6 +540,8 @@ const std::vector<jit::Helper>& helpers() {
       {"culprit_jit_str_concat", reinterpret_cast<void*>(&culprit_jit_str_concat)},
       {"culprit_jit_str_case", reinterpret_cast<void*>(&culprit_jit_str_case)},
       {"culprit_jit_str_trim", reinterpret_cast<void*>(&culprit_jit_str_trim)},
+      {"culprit_jit_rank_node", reinterpret_cast<void*>(&culprit_jit_rank_node)},
+      {"culprit_jit_gaps", reinterpret_cast<void*>(&culprit_jit_gaps)},
       {"culprit_jit_parse_int", reinterpret_cast<void*>(&culprit_jit_parse_int)},
       {"culprit_jit_parse_float", reinterpret_cast<void*>(&culprit_jit_parse_float)},
       {"culprit_jit_parse_time", reinterpret_cast<void*>(&culprit_jit_parse_time)},

@@ -6,11 +6,15 @@
 #include <atomic>
 #include <chrono>
 #include <exception>
+#include <map>
 #include <mutex>
 #include <set>
 #include <system_error>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
+#include "runtime/bundle.h"
 #include "runtime/diagnose.h"
 #include "runtime/scanner.h"
 #include "base/text_util.h"
@@ -104,6 +108,24 @@ TestResult run_scenario(std::shared_ptr<const Program> program, Scanner& scanner
   req.context.terminal.exit_code = sc.terminal_exit;
   req.context.start = sc.window_start;
   req.context.end = sc.window_end;
+  if (!sc.ranks.empty()) {
+    // The layout is read as a context's "ranks" is (runtime/bundle.h), with
+    // its checks: a scenario's ranks mean what a bundle's would.
+    nlohmann::json ctx = {{"workload_id", "scenario"}, {"nodes", nlohmann::json::array()}};
+    std::map<std::string, std::string> by_node(sc.ranks.begin(), sc.ranks.end());
+    for (const auto& n : sc.nodes) {
+      auto it = by_node.find(n);
+      ctx["nodes"].push_back(it == by_node.end() ? nlohmann::json(n) : nlohmann::json{{"name", n}, {"ranks", it->second}});
+    }
+    WorkloadContext laid_out;
+    std::string why;
+    if (!parse_context(ctx, laid_out, why)) {
+      r.message = "the scenario's ranks: " + why;
+      r.failures.push_back({r.location, r.message});
+      return r;
+    }
+    req.context.ranks = std::move(laid_out.ranks);
+  }
   std::map<std::pair<std::string, std::string>, int64_t> line_no;
   for (const auto& l : sc.logs) {
     Observation o;

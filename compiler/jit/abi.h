@@ -77,6 +77,10 @@ void culprit_jit_record(void* ctx, int32_t record, int32_t field, CulpritJitValu
 int32_t culprit_jit_covered(void* ctx, const char* source, int64_t source_len, const char* node, int64_t node_len);
 double culprit_jit_coverage(void* ctx, const char* source, int64_t source_len);
 int32_t culprit_jit_is_node(void* ctx, const char* name, int64_t name_len);
+// rank_node(): the node's name (a view the World keeps), or null.
+void culprit_jit_rank_node(void* ctx, int64_t rank, CulpritJitValue* out);
+// gaps(): the ranks left out (allocated in the context), or null.
+void culprit_jit_gaps(void* ctx, const char* list, int64_t list_len, CulpritJitValue* out);
 
 // ---- strings
 // Three-way byte-wise comparison (std::string order): -1, 0 or 1.

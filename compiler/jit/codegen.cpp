@@ -366,6 +366,8 @@ class FnGen {
   llvm::FunctionCallee h_str_test() { return mg_.helper("culprit_jit_str_test", mg_.i32, {mg_.i32, mg_.ptr, mg_.i64, mg_.ptr, mg_.i64}, true); }
   llvm::FunctionCallee h_str_concat() { return mg_.helper("culprit_jit_str_concat", mg_.voidt, {mg_.ptr, mg_.ptr, mg_.i64, mg_.ptr, mg_.i64, mg_.ptr}); }
   llvm::FunctionCallee h_str_case() { return mg_.helper("culprit_jit_str_case", mg_.voidt, {mg_.ptr, mg_.i32, mg_.ptr, mg_.i64, mg_.ptr}); }
+  llvm::FunctionCallee h_rank_node() { return mg_.helper("culprit_jit_rank_node", mg_.voidt, {mg_.ptr, mg_.i64, mg_.ptr}); }
+  llvm::FunctionCallee h_gaps() { return mg_.helper("culprit_jit_gaps", mg_.voidt, {mg_.ptr, mg_.ptr, mg_.i64, mg_.ptr}); }
   llvm::FunctionCallee h_str_trim() { return mg_.helper("culprit_jit_str_trim", mg_.voidt, {mg_.ptr, mg_.i64, mg_.ptr}); }
   llvm::FunctionCallee h_parse_int() { return mg_.helper("culprit_jit_parse_int", mg_.i32, {mg_.ptr, mg_.i64, mg_.i32, mg_.ptr}); }
   llvm::FunctionCallee h_parse_float() { return mg_.helper("culprit_jit_parse_float", mg_.i32, {mg_.ptr, mg_.i64, mg_.ptr}); }
@@ -932,6 +934,24 @@ class FnGen {
         if (name.t != Type::String) unsupported("is_node() of a non-string");
         llvm::Value* r = B.CreateCall(h_is_node(), {ctx_, name.v, name.n});
         return make(Type::Bool, B.getFalse(), B.CreateSelect(name.null, B.getFalse(), B.CreateICmpNE(r, i32c(0))));
+      }
+      case Builtin::RankNode: {
+        CV r = gen(kid(e, 0));
+        if (r.t == Type::Null) return null_of(Type::String);
+        if (r.t != Type::Int) unsupported("rank_node() of a non-integer");
+        llvm::Value* slot = jv_slot();
+        B.CreateCall(h_rank_node(), {ctx_, r.v, slot});
+        llvm::Value* isnull = B.CreateOr(r.null, B.CreateICmpEQ(B.CreateLoad(mg_.i32, field_ptr(slot, 0)), i32c(0)));
+        return payload_of_jv(slot, Type::String, isnull);
+      }
+      case Builtin::Gaps: {
+        CV k = gen(kid(e, 0));
+        if (k.t == Type::Null) return null_of(Type::String);
+        if (k.t != Type::String) unsupported("gaps() of a non-string");
+        llvm::Value* slot = jv_slot();
+        B.CreateCall(h_gaps(), {ctx_, k.v, k.n, slot});
+        llvm::Value* isnull = B.CreateOr(k.null, B.CreateICmpEQ(B.CreateLoad(mg_.i32, field_ptr(slot, 0)), i32c(0)));
+        return payload_of_jv(slot, Type::String, isnull);
       }
       case Builtin::Coverage: {
         if (e.kids.empty() || e.kids[0].op != Op::Const || e.kids[0].constant.type != Type::String)

@@ -321,3 +321,18 @@ TEST_CASE("escape_for_terminal makes every control character visible") {
   for (int c = 0; c < 256; ++c) all += static_cast<char>(c);
   for (unsigned char c : escape_for_terminal(all)) CHECK((c >= 0x20 && c != 0x7F && !(c >= 0x80 && c <= 0x9F)));
 }
+
+TEST_CASE("rank_gaps: the ranks a list leaves out below its largest") {
+  CHECK(culprit::rank_gaps("5, 6, 3, 1, 4, 0") == std::optional<std::string>("2"));
+  CHECK(culprit::rank_gaps("21, 25, 4, 0, 1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 17, 18, 19, 20, 22, 23, 24") ==
+        std::optional<std::string>("16"));
+  CHECK(culprit::rank_gaps("7") == std::optional<std::string>("0, 1, 2, 3, 4, 5, 6"));
+  CHECK(culprit::rank_gaps("0,1,2") == std::optional<std::string>(""));
+  CHECK(culprit::rank_gaps("2, 2, 0") == std::optional<std::string>("1"));  // a repeat is one rank
+  CHECK_FALSE(culprit::rank_gaps(""));
+  CHECK_FALSE(culprit::rank_gaps(" , "));
+  CHECK_FALSE(culprit::rank_gaps("1, x"));
+  CHECK_FALSE(culprit::rank_gaps("-1, 2"));
+  CHECK_FALSE(culprit::rank_gaps("10000001"));  // not a rank: the gaps would be ten million ranks
+  CHECK(culprit::rank_gaps("10000000")->size() > 0);
+}

@@ -288,16 +288,17 @@ assert v["recommendation"]["job"]["action"] == "restart_excluding"
 EOF
 cp "$tmp/out" "$tmp/v2.json"
 
-# The previous schema on request: the same document without the recommendation.
+# The previous schema on request: the same document without the recommendation
+# and the hang detail (both added in v2).
 run diagnose examples/nvlink-xid149 --format json --schema v1
 expect_status 0
 expect_in out '"schema": "culprit.verdict/v1"' "a v1 verdict document"
 checks=$((checks + 1))
-/usr/bin/python3 - "$tmp/out" "$tmp/v2.json" <<'EOF' || fail "$what: the v1 document is not v2 minus the recommendation"
+/usr/bin/python3 - "$tmp/out" "$tmp/v2.json" <<'EOF' || fail "$what: the v1 document is not v2 minus the recommendation and the hang detail"
 import json, sys
 v1, v2 = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-assert "recommendation" not in v1 and "recovery_table" not in v1["engine"]
-v2.pop("recommendation"); v2["engine"].pop("recovery_table"); v2["schema"] = v1["schema"]
+assert "recommendation" not in v1 and "hang" not in v1 and "recovery_table" not in v1["engine"]
+v2.pop("recommendation"); v2.pop("hang"); v2["engine"].pop("recovery_table"); v2["schema"] = v1["schema"]
 assert v1 == v2
 EOF
 run diagnose examples/nvlink-xid149 --format json --schema v3

@@ -137,6 +137,11 @@ class TestWorld final : public World {
     return static_cast<double>(n) / static_cast<double>(nodes.size());
   }
   bool is_node(std::string_view name) const override { return std::find(nodes.begin(), nodes.end(), name) != nodes.end(); }
+  // Ranks 0-7 on the first node, 8-15 on the second.
+  std::string_view rank_node(int64_t rank) const override {
+    if (rank < 0 || rank > 15 || nodes.size() < 2) return {};
+    return nodes[static_cast<size_t>(rank / 8)];
+  }
 };
 
 const std::vector<std::string> kStrings = {
@@ -500,7 +505,7 @@ class Gen {
   }
 
   ir::Expr gen_string(int d) {
-    switch (pick(12)) {
+    switch (pick(13)) {
       case 0: case 1: return node(Op::Add, Type::String, {gen(Type::String, d - 1), gen(Type::String, d - 1)});
       case 2: {
         static const ir::Builtin fns[] = {ir::Builtin::Lower, ir::Builtin::Upper, ir::Builtin::Trim};
@@ -512,6 +517,13 @@ class Gen {
       case 8: return if_(Type::String, d);
       case 9: return value_query(Type::String, d);
       case 10: return node(Op::GroupValues, Type::String, {gen(any_type(), d - 1)});
+      case 11:
+        if (chance(50)) return call(ir::Builtin::RankNode, Type::String, {chance(10) ? constant(Value::null()) : gen(Type::Int, d - 1)});
+        if (chance(50)) {
+          static const char* lists[] = {"5, 6, 3, 1, 4, 0", "0,1,2", "", "7", "1, x", "0, 10000001", "3,,0"};
+          return call(ir::Builtin::Gaps, Type::String, {constant(Value::string(lists[pick(7)]))});
+        }
+        return call(ir::Builtin::Gaps, Type::String, {gen(Type::String, d - 1)});
       default: return node(Op::Add, Type::String, {constant(Value::null()), gen(Type::String, d - 1)});
     }
   }
