@@ -666,7 +666,7 @@ bool load_bundle(const std::string& dir, Bundle& out, std::string& error) {
   if (!tr.why.empty()) {
     refuse(traces, tr.why);
   } else if (tr.type == fs::file_type::directory) {
-    std::vector<FlightRecorderDump> dumps;
+    FlightRecorderSet dumps;
     for (const auto& h : list_dir(tr.path, "traces", b.warnings)) {
       fs::path shown_h = traces / h.filename();
       std::string host = h.filename().string();
@@ -706,7 +706,7 @@ bool load_bundle(const std::string& dir, Bundle& out, std::string& error) {
           refuse(shown_f, why);
           continue;
         }
-        dumps.push_back(std::move(dump));
+        dumps.add(std::move(dump));
       }
     }
     const WorkloadContext& c = b.context;
@@ -715,7 +715,7 @@ bool load_bundle(const std::string& dir, Bundle& out, std::string& error) {
         if (r >= range.first && r <= range.last) return range.node;
       return "";
     };
-    for (auto& o : flight_recorder_observations(dumps, node_of_rank)) b.observations.push_back(std::move(o));
+    for (auto& o : dumps.observations(node_of_rank)) b.observations.push_back(std::move(o));
   } else if (tr.type != fs::file_type::not_found) {
     refuse(traces, fmt::format("it is {}, not a directory", type_name(tr.type)));
   }

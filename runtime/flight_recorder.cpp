@@ -319,6 +319,7 @@ bool read_layout(const json& root, FlightRecorderDump& d, std::string& error) {
   }
   for (auto& [name, g] : groups) {
     if (g.name.empty()) g.name = name;
+    g.size = g.ranks.size();
     d.groups.push_back(std::move(g));
   }
   std::sort(d.groups.begin(), d.groups.end(), [](const FlightRecorderGroup& a, const FlightRecorderGroup& b) {
@@ -392,16 +393,41 @@ bool read_flight_recorder_dump(std::string bytes, int64_t rank, std::string host
   return read_layout(root, out, error);
 }
 
-std::vector<Observation> flight_recorder_observations(const std::vector<FlightRecorderDump>& dumps,
-                                                      const std::function<std::string(int64_t)>& node_of_rank) {
-  // Every group's members across the set (groups are told apart by name),
-  // and the ranks that left a dump.
-  std::map<std::string, std::set<int64_t>> members;
-  std::set<int64_t> dumped;
-  for (const auto& d : dumps) {
-    dumped.insert(d.rank);
-    for (const auto& g : d.groups) members[g.name].insert(g.ranks.begin(), g.ranks.end());
+void FlightRecorderSet::add(FlightRecorderDump dump) {
+  for (auto& g : dump.groups) {
+    g.size = g.ranks.size();
+    if (g.ranks.empty()) continue;
+    auto& lists = lists_[g.name];
+    if (std::find(lists.begin(), lists.end(), g.ranks) == lists.end()) {
+      members_[g.name].insert(g.ranks.begin(), g.ranks.end());
+      lists.push_back(std::move(g.ranks));
+    }
+    std::vector<int64_t>().swap(g.ranks);  // its memory too: `= {}` would keep the capacity
   }
+  dumps_.push_back(std::move(dump));
+}
+
+std::vector<Observation> flight_recorder_observations(std::vector<FlightRecorderDump> dumps,
+                                                      const std::function<std::string(int64_t)>& node_of_rank) {
+  FlightRecorderSet set;
+  for (auto& d : dumps) set.add(std::move(d));
+  return set.observations(node_of_rank);
+}
+
+std::vector<Observation> FlightRecorderSet::observations(const std::function<std::string(int64_t)>& node_of_rank) const {
+  std::set<int64_t> dumped;
+  for (const auto& d : dumps_) dumped.insert(d.rank);
+  // Each group's members without a dump, said once per group.
+  std::map<std::string, std::string> absent_text;
+  for (const auto& [name, ranks] : members_) {
+    std::vector<int64_t> absent;
+    for (int64_t r : ranks)
+      if (!dumped.count(r)) absent.push_back(r);
+    absent_text[name] = absent.empty() ? std::string("; every rank dumped")
+                                       : fmt::format("; {} without a dump: {}", absent.size() == 1 ? "1 rank" : fmt::format("{} ranks", absent.size()),
+                                                     rank_list(absent, node_of_rank));
+  }
+  const auto& dumps = dumps_;
   std::vector<const FlightRecorderDump*> order;
   for (const auto& d : dumps) order.push_back(&d);
   std::sort(order.begin(), order.end(), [](auto* a, auto* b) { return std::tie(a->rank, a->file) < std::tie(b->rank, b->file); });
@@ -425,19 +451,13 @@ std::vector<Observation> flight_recorder_observations(const std::vector<FlightRe
          std::nullopt);
     for (const auto& g : d->groups) {
       std::string text = fmt::format("flight recorder: rank {} process group {} {} (name {}, {})", d->rank, g.pg_id, quote_field(g.desc),
-                                     quote_field(g.name), g.ranks.empty() ? std::string("ranks unknown") : fmt::format("{} ranks", g.ranks.size()));
+                                     quote_field(g.name), g.size == 0 ? std::string("ranks unknown") : fmt::format("{} ranks", g.size));
       std::vector<std::string> status;
       if (g.last_enqueued) status.push_back(fmt::format("last enqueued collective {}", *g.last_enqueued));
       if (g.last_started) status.push_back(fmt::format("last started {}", *g.last_started));
       if (g.last_completed) status.push_back(fmt::format("last completed {}", *g.last_completed));
       if (!status.empty()) text += ": " + fmt::format("{}", fmt::join(status, ", "));
-      std::vector<int64_t> absent;
-      for (int64_t r : members[g.name])
-        if (!dumped.count(r)) absent.push_back(r);
-      if (!members[g.name].empty())
-        text += absent.empty() ? std::string("; every rank dumped")
-                               : fmt::format("; {} without a dump: {}", absent.size() == 1 ? "1 rank" : fmt::format("{} ranks", absent.size()),
-                                             rank_list(absent, node_of_rank));
+      if (auto it = absent_text.find(g.name); it != absent_text.end()) text += it->second;
       emit(std::move(text), std::nullopt);
     }
     for (const auto& e : d->entries) {

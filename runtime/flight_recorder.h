@@ -36,7 +36,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,7 +63,8 @@ struct FlightRecorderEntry {
 
 struct FlightRecorderGroup {
   std::string name, desc;
-  std::vector<int64_t> ranks;              // global ranks of its members
+  std::vector<int64_t> ranks;              // global ranks of its members (FlightRecorderSet::add moves them out)
+  size_t size = 0;                         // how many members it has (0: unknown)
   int64_t pg_id = -1;                      // from the entries or pg_status; -1 when unknown
   std::optional<int64_t> last_enqueued, last_started, last_completed;
 };
@@ -87,12 +90,31 @@ int64_t flight_recorder_rank_from_name(std::string_view file_name);
 bool read_flight_recorder_dump(std::string bytes, int64_t rank, std::string host, std::string file,
                                FlightRecorderDump& out, std::string& error);
 
-// The evidence lines of a set of dumps (one job's), in a stable order: per
-// dump a header, one line per process group (with the group's members that
-// left no dump in the set: a rank that hung in a CUDA call may never write
-// one) and one line per entry. `node_of_rank` names the node of a rank
-// that left no dump when the context's layout says it ("" otherwise).
-std::vector<Observation> flight_recorder_observations(const std::vector<FlightRecorderDump>& dumps,
+// The dumps of one job, gathered one by one. Each member of a group lists
+// the same members (a dump of a 8,192-rank job holds the world's 8,192 in
+// each), so add() merges a group's members into the set once and drops them
+// from the dump: memory grows with the entries, not with dumps x members.
+class FlightRecorderSet {
+ public:
+  void add(FlightRecorderDump dump);
+  size_t size() const { return dumps_.size(); }
+
+  // The evidence lines, in a stable order whatever the order of add(): per
+  // dump (by rank, then file) a header, one line per process group (with
+  // the group's members that left no dump in the set: a rank that hung in a
+  // CUDA call may never write one) and one line per entry. `node_of_rank`
+  // names the node of a rank that left no dump when the context's layout
+  // says it ("" otherwise).
+  std::vector<Observation> observations(const std::function<std::string(int64_t)>& node_of_rank) const;
+
+ private:
+  std::vector<FlightRecorderDump> dumps_;
+  std::map<std::string, std::set<int64_t>> members_;                 // by group name
+  std::map<std::string, std::vector<std::vector<int64_t>>> lists_;   // the distinct member lists met, by group name
+};
+
+// The same for dumps already in memory.
+std::vector<Observation> flight_recorder_observations(std::vector<FlightRecorderDump> dumps,
                                                       const std::function<std::string(int64_t)>& node_of_rank);
 
 }  // namespace culprit

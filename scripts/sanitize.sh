@@ -46,6 +46,7 @@ skipped=(
   '^blueprint: real Slurm$'           # starts a Slurm cluster (minutes)
   '^dashboard: headless Chromium$'    # the browser's side; the dashboard's HTTP side runs in "dashboard: HTTP, ..."
   '^dashboard: 100,000 verdicts$'     # a large store built and read: time, not new paths
+  '^hang: 8,192 ranks'                # 16,384 dumps generated and read: time; the reader runs here in its unit tests, the examples and the fuzz replay
 )
 exclude=$(IFS='|'; echo "${skipped[*]}")
 
@@ -53,7 +54,7 @@ t0=$(date +%s)
 "$root/scripts/configure-sanitized.sh" "$build"
 targets=(culprit culprit_unit_tests culprit_blueprint_tests culprit_dashboard_tests
          fuzz_attr fuzz_observations fuzz_context fuzz_timestamp fuzz_bundle fuzz_http fuzz_files
-         fuzz_config fuzz_policy fuzz_lsp)
+         fuzz_config fuzz_policy fuzz_lsp fuzz_flight_recorder)
 cmake --build "$build" -j "$jobs" --target "${targets[@]}"
 t1=$(date +%s)
 echo "sanitize.sh: sanitizer build took $((t1 - t0)) s"
