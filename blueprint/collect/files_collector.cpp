@@ -19,6 +19,7 @@
 #include "base/timestamp.h"
 #include "blueprint/config_reader.h"
 #include "runtime/bundle.h"
+#include "runtime/flight_recorder.h"
 
 namespace culprit::blueprint {
 
@@ -483,6 +484,37 @@ FileResult read_gzip(int fd, const std::string& path, const std::string& host, c
   return r;
 }
 
+// A Flight Recorder dump, read whole (at most limits::kPickleBytes): its
+// rank from its name, as fr_trace reads it (runtime/flight_recorder.h).
+// False with `why` when it cannot be.
+bool read_dump(int fd, const std::string& path, const std::string& host, FlightRecorderDump& out, int64_t& bytes,
+               std::string& why) {
+  std::string name = path.substr(path.find_last_of('/') + 1);
+  int64_t rank = flight_recorder_rank_from_name(name);
+  if (rank < 0) {
+    why = "no rank at the end of its name (PyTorch names a dump PREFIX<rank>, e.g. nccl_trace_rank_3)";
+    return false;
+  }
+  std::string data;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      why = fmt::format("read error: {}", std::strerror(errno));
+      return false;
+    }
+    if (n == 0) break;
+    if (data.size() + static_cast<size_t>(n) > limits::kPickleBytes) {
+      why = limits::exceeded("pickle_bytes", limits::kPickleBytes, "the dump is larger");
+      return false;
+    }
+    data.append(buf, static_cast<size_t>(n));
+  }
+  bytes = static_cast<int64_t>(data.size());
+  return read_flight_recorder_dump(std::move(data), rank, host, path, out, why);
+}
+
 bool is_gzip(int fd) {
   unsigned char m[2] = {0, 0};
   return pread(fd, m, 2, 0) == 2 && m[0] == 0x1f && m[1] == 0x8b;
@@ -531,6 +563,10 @@ void FilesCollector::collect(const CollectRequest& req, Collected& out) const {
       continue;
     }
     std::set<std::string> covered, read_paths;
+    // Source flight_recorder: the files are PyTorch Flight Recorder dumps,
+    // rendered as lines once every dump of the attempt is in.
+    const bool dumps_source = source == "flight_recorder";
+    FlightRecorderSet dumps;
     int64_t obs_before = static_cast<int64_t>(out.observations.size());
     int64_t bytes = 0, skipped = 0, refused = 0, cuts = 0;
     std::vector<std::string> failures;  // entries that could not be expanded at all
@@ -586,6 +622,22 @@ void FilesCollector::collect(const CollectRequest& req, Collected& out) const {
             close(of.fd);
             continue;
           }
+          if (dumps_source) {
+            FlightRecorderDump d;
+            std::string why;
+            int64_t n = 0;
+            bool ok = dumps.size() < limits::kFlightRecorderDumps && read_dump(of.fd, path, host, d, n, why);
+            close(of.fd);
+            if (!ok) {
+              if (why.empty()) why = limits::exceeded("flight_recorder_dumps", limits::kFlightRecorderDumps, "dumps for this attempt");
+              rep.errors.push_back(fmt::format("{}: not read: {}", escape_for_terminal(path), why));
+              continue;
+            }
+            dumps.add(std::move(d));
+            covered.insert(host);
+            bytes += n;
+            continue;
+          }
           bool gz = src->format == "gzip" || (src->format == "auto" && is_gzip(of.fd));
           size_t files_before = out.files.size();
           FileResult fr = gz ? read_gzip(of.fd, path, host, source, scope, out, budget, req.stop)
@@ -610,6 +662,15 @@ void FilesCollector::collect(const CollectRequest& req, Collected& out) const {
           }
         }
       }
+    }
+    if (dumps.size()) {
+      const WorkloadContext& c = a.context;
+      auto node_of_rank = [&c](int64_t r) -> std::string {
+        for (const auto& range : c.ranks)
+          if (r >= range.first && r <= range.last) return range.node;
+        return "";
+      };
+      for (auto& o : dumps.observations(node_of_rank)) out.observations.push_back(std::move(o));
     }
     for (auto& f : failures) rep.errors.push_back(std::move(f));
     std::sort(rep.errors.begin(), rep.errors.end());

@@ -42,6 +42,12 @@
 // error in the source's report, whose status is then "partial" with the
 // reason saying so. The attempt is attributed on what was kept.
 //
+// Source `flight_recorder` is not lines but PyTorch Flight Recorder dumps
+// (runtime/flight_recorder.h): each match is read whole (at most
+// limits::kPickleBytes), and the attempt's dumps are rendered together into
+// observations of that source, as a bundle's traces/ are; a dump that cannot
+// be read is an error of the report with its coded reason.
+//
 // Thread-safety: immutable after construction; collect() may run
 // concurrently.
 #pragma once

@@ -277,3 +277,34 @@ TEST_CASE("files: decompression stops at gzip_file_bytes, even when no line is k
   CHECK(c.collectors[0].status == "partial");
   CHECK(has_error(c.collectors[0], "limit gzip_file_bytes exceeded"));
 }
+
+TEST_CASE("files: source flight_recorder reads each node's Flight Recorder dumps and renders them as lines") {
+  culprit::testing::TempDir dir;
+  const std::string src = std::string(CULPRIT_SOURCE_DIR) + "/tests/runtime/data/flight_recorder/";
+  dir.write("n1/nccl_trace_rank_0", slurp(src + "nccl_trace_rank_0"));
+  dir.write("n1/nccl_trace_rank_1", slurp(src + "nccl_trace_rank_1"));
+  dir.write("n2/nccl_trace_rank_2", slurp(src + "nccl_trace_rank_2"));
+  dir.write("n2/nccl_trace_rank_x", "no rank in this name");
+  dir.write("n2/nccl_trace_rank_3", std::string("\x80\x02" "cbuiltins\neval\n.", 18));  // refused: a GLOBAL
+  FilesCollectorConfig cfg;
+  cfg.sources.push_back({"flight_recorder", (dir.path() / "{node}/nccl_trace_rank_*").string(), "", "auto", 1});
+  Attempt a = attempt({"n1", "n2"}, "2025-11-30T09:00:00Z", "2025-11-30T11:00:00Z");
+  a.context.ranks = {{0, 1, "n1"}, {2, 3, "n2"}};
+  Collected c = collect(cfg, a);
+  REQUIRE(c.collectors.size() == 1);
+  const auto& rep = c.collectors[0];
+  CHECK(rep.source == "flight_recorder");
+  CHECK(rep.nodes_covered == std::vector<std::string>{"n1", "n2"});
+  REQUIRE(rep.errors.size() == 2);
+  CHECK(rep.errors[0].find("nccl_trace_rank_3: not read: PK003") != std::string::npos);
+  CHECK(rep.errors[1].find("nccl_trace_rank_x: not read: no rank at the end of its name") != std::string::npos);
+  CHECK(c.files.empty());  // nothing for the scanner to stream: the dumps are lines already
+  REQUIRE(c.observations.size() == 5 + 5 + 7);
+  CHECK(c.observations[0].host == "n1");
+  CHECK(c.observations[0].source == "flight_recorder");
+  CHECK(c.observations[0].text == "flight recorder: rank 0 dump version 2.4 (nccl 2.21.5): 3 entries");
+  // Rank 3's dump was refused: the group lines say it is missing, placed by the layout.
+  CHECK(c.observations[1].text.find("1 rank without a dump: 3 (n2)") != std::string::npos);
+  CHECK(c.observations[10].host == "n2");
+  CHECK(rep.observations == 17);
+}
