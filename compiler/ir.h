@@ -82,6 +82,7 @@ enum class Builtin : uint8_t {
   IsNode,         // is_node(s): s names a node of the workload (World::is_node)
   RankNode,       // rank_node(r): the node the context's ranks layout puts global rank r on, else null (World::rank_node)
   Gaps,           // gaps(s): the ranks a comma-separated list leaves out below its largest (base/text_util.h rank_gaps)
+  HostNode,       // host_node(s): the workload node a host name, FQDN, short name or alias stands for, else null (World::host_node)
 };
 
 struct Expr {

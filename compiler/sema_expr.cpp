@@ -25,7 +25,7 @@ constexpr BuiltinFn kFunctions[] = {
     {"covered", ir::Builtin::Covered, 2, 2}, {"coverage", ir::Builtin::Coverage, 1, 1},
     {"if", ir::Builtin::If, 3, 3},         {"time", ir::Builtin::Time, 1, 1},
     {"is_node", ir::Builtin::IsNode, 1, 1}, {"rank_node", ir::Builtin::RankNode, 1, 1},
-    {"gaps", ir::Builtin::Gaps, 1, 1},
+    {"gaps", ir::Builtin::Gaps, 1, 1},      {"host_node", ir::Builtin::HostNode, 1, 1},
 };
 
 // The part of a one-line literal token that bytes [begin, end) of its value
@@ -350,6 +350,7 @@ ir::Expr Analyzer::lower_call(const ast::Expr& x, Scope& s) {
     case ir::Builtin::IsNode: ok = want(0, {Type::String}); e.type = Type::Bool; break;
     case ir::Builtin::RankNode: ok = want(0, {Type::Int}); e.type = Type::String; break;
     case ir::Builtin::Gaps: ok = want(0, {Type::String}); e.type = Type::String; break;
+    case ir::Builtin::HostNode: ok = want(0, {Type::String}); e.type = Type::String; break;
     case ir::Builtin::If: {
       ok = want(0, {Type::Bool});
       Type a = arg(1), b = arg(2);

@@ -13,6 +13,7 @@
 #include "base/sha256.h"
 #include "base/text_util.h"
 #include "base/vocabulary.h"
+#include "runtime/bundle.h"
 #include "runtime/canonical_order.h"
 #include "runtime/event_store.h"
 #include "runtime/interpreter.h"
@@ -243,6 +244,15 @@ class Engine final : public World {
     return &workload_values_[static_cast<size_t>(field)];
   }
   bool is_node(std::string_view name) const override { return workload_node(name); }
+  std::string_view host_node(std::string_view host) const override {
+    auto it = host_nodes_.find(host);
+    if (it == host_nodes_.end()) {
+      std::string node = canonical_host(ctx_, std::string(host));
+      if (node.starts_with(kAmbiguousHost)) node.clear();  // two nodes' short name: not guessed
+      it = host_nodes_.emplace(std::string(host), std::move(node)).first;
+    }
+    return it->second;
+  }
   std::string_view rank_node(int64_t rank) const override {
     // ranks is sorted by `first` and never overlaps (runtime/model.h).
     auto it = std::upper_bound(ctx_.ranks.begin(), ctx_.ranks.end(), rank,
@@ -668,6 +678,10 @@ class Engine final : public World {
   const WorkloadContext& ctx_;
   std::set<std::string> nodes_;        // the workload's nodes, in order (for node_names_)
   std::string node_names_;             // workload.node_names: the nodes, sorted, joined with ','
+  // host_node()'s answers, by host as the evidence wrote it (canonical_host
+  // is a walk over the nodes and their aliases; a rule asks about the same
+  // few hosts many times).
+  mutable std::map<std::string, std::string, std::less<>> host_nodes_;
   std::vector<Value> workload_values_; // workload(f) for every field, for workload_ref()
   std::set<std::pair<std::string, std::string>> host_sources_;
   int64_t rule_index_ = 0;             // the rule running now (index into cat_.rules)

@@ -135,8 +135,10 @@ std::optional<HangLocation> locate_hang(const std::deque<Symptom>& symptoms) {
     for (const Symptom* s : from) {
       h.evidence.push_back(s->id);
       if (auto r = int_field(*s, "rank")) h.laggard_ranks.push_back(*r);
-      // RAS names the process's node only when its address is a node's name.
-      bool placed = s->kind_name.starts_with("hang.ras_") ? text_field(*s, "peer_host") == s->node : true;
+      // RAS names the process's node only when its address stands for one
+      // (the rule's `placed`); otherwise the symptom is on the reporting node.
+      const Value* p = field(*s, "placed");
+      bool placed = !(p && p->type == Type::Bool && !p->b);
       if (placed && !s->node.empty() && !s->control_plane) h.laggard_nodes.push_back(s->node);
       if (source_of(*s) == h.source) take_collective(h, *s);
     }

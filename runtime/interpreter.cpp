@@ -249,6 +249,12 @@ Value call(const ir::Expr& e, Env& env) {
       std::string_view node = env.world->rank_node(r.i);
       return node.empty() ? Value::null() : Value::string(std::string(node));
     }
+    case ir::Builtin::HostNode: {
+      Value h = arg(0);
+      if (h.type != Type::String || !env.world) return Value::null();
+      std::string_view node = env.world->host_node(h.s);
+      return node.empty() ? Value::null() : Value::string(std::string(node));
+    }
     case ir::Builtin::Gaps: {
       Value s = arg(0);
       if (s.type != Type::String) return Value::null();

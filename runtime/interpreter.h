@@ -101,6 +101,11 @@ class World {
   // (rank_node()); "" when it places no such rank. The view lives as long
   // as the World.
   virtual std::string_view rank_node(int64_t /*rank*/) const { return {}; }
+  // The workload node a host name of the evidence stands for: the node
+  // itself, an alias the context gives it (an IP address), its FQDN or short
+  // name (runtime/bundle.h canonical_host); "" when none (host_node()). The
+  // view lives as long as the World.
+  virtual std::string_view host_node(std::string_view host) const { return is_node(host) ? host : std::string_view(); }
   virtual double coverage(const std::string& source) const = 0;
   // True once the attribution has spent its evaluation budget (limits::
   // eval_steps_for): a query then answers at once, as if nothing matched,

@@ -273,6 +273,13 @@ void culprit_jit_rank_node(void* c, int64_t rank, CulpritJitValue* out) {
   set_string(out, node);
 }
 
+void culprit_jit_host_node(void* c, const char* host, int64_t host_len, CulpritJitValue* out) {
+  const World* w = context_of(c).env->world;
+  std::string_view node = w ? w->host_node(view(host, host_len)) : std::string_view();
+  if (node.empty()) return set_null(out);
+  set_string(out, node);
+}
+
 void culprit_jit_gaps(void* c, const char* list, int64_t list_len, CulpritJitValue* out) {
   auto g = rank_gaps(view(list, list_len));
   if (!g) return set_null(out);
@@ -542,6 +549,7 @@ const std::vector<jit::Helper>& helpers() {
       {"culprit_jit_str_trim", reinterpret_cast<void*>(&culprit_jit_str_trim)},
       {"culprit_jit_rank_node", reinterpret_cast<void*>(&culprit_jit_rank_node)},
       {"culprit_jit_gaps", reinterpret_cast<void*>(&culprit_jit_gaps)},
+      {"culprit_jit_host_node", reinterpret_cast<void*>(&culprit_jit_host_node)},
       {"culprit_jit_parse_int", reinterpret_cast<void*>(&culprit_jit_parse_int)},
       {"culprit_jit_parse_float", reinterpret_cast<void*>(&culprit_jit_parse_float)},
       {"culprit_jit_parse_time", reinterpret_cast<void*>(&culprit_jit_parse_time)},

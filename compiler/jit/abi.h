@@ -79,6 +79,8 @@ double culprit_jit_coverage(void* ctx, const char* source, int64_t source_len);
 int32_t culprit_jit_is_node(void* ctx, const char* name, int64_t name_len);
 // rank_node(): the node's name (a view the World keeps), or null.
 void culprit_jit_rank_node(void* ctx, int64_t rank, CulpritJitValue* out);
+// host_node(): the node's name (a view the World keeps), or null.
+void culprit_jit_host_node(void* ctx, const char* host, int64_t host_len, CulpritJitValue* out);
 // gaps(): the ranks left out (allocated in the context), or null.
 void culprit_jit_gaps(void* ctx, const char* list, int64_t list_len, CulpritJitValue* out);
 

@@ -367,6 +367,7 @@ class FnGen {
   llvm::FunctionCallee h_str_concat() { return mg_.helper("culprit_jit_str_concat", mg_.voidt, {mg_.ptr, mg_.ptr, mg_.i64, mg_.ptr, mg_.i64, mg_.ptr}); }
   llvm::FunctionCallee h_str_case() { return mg_.helper("culprit_jit_str_case", mg_.voidt, {mg_.ptr, mg_.i32, mg_.ptr, mg_.i64, mg_.ptr}); }
   llvm::FunctionCallee h_rank_node() { return mg_.helper("culprit_jit_rank_node", mg_.voidt, {mg_.ptr, mg_.i64, mg_.ptr}); }
+  llvm::FunctionCallee h_host_node() { return mg_.helper("culprit_jit_host_node", mg_.voidt, {mg_.ptr, mg_.ptr, mg_.i64, mg_.ptr}); }
   llvm::FunctionCallee h_gaps() { return mg_.helper("culprit_jit_gaps", mg_.voidt, {mg_.ptr, mg_.ptr, mg_.i64, mg_.ptr}); }
   llvm::FunctionCallee h_str_trim() { return mg_.helper("culprit_jit_str_trim", mg_.voidt, {mg_.ptr, mg_.i64, mg_.ptr}); }
   llvm::FunctionCallee h_parse_int() { return mg_.helper("culprit_jit_parse_int", mg_.i32, {mg_.ptr, mg_.i64, mg_.i32, mg_.ptr}); }
@@ -944,12 +945,13 @@ class FnGen {
         llvm::Value* isnull = B.CreateOr(r.null, B.CreateICmpEQ(B.CreateLoad(mg_.i32, field_ptr(slot, 0)), i32c(0)));
         return payload_of_jv(slot, Type::String, isnull);
       }
-      case Builtin::Gaps: {
+      case Builtin::Gaps:
+      case Builtin::HostNode: {
         CV k = gen(kid(e, 0));
         if (k.t == Type::Null) return null_of(Type::String);
-        if (k.t != Type::String) unsupported("gaps() of a non-string");
+        if (k.t != Type::String) unsupported("string function of a non-string");
         llvm::Value* slot = jv_slot();
-        B.CreateCall(h_gaps(), {ctx_, k.v, k.n, slot});
+        B.CreateCall(fn == Builtin::Gaps ? h_gaps() : h_host_node(), {ctx_, k.v, k.n, slot});
         llvm::Value* isnull = B.CreateOr(k.null, B.CreateICmpEQ(B.CreateLoad(mg_.i32, field_ptr(slot, 0)), i32c(0)));
         return payload_of_jv(slot, Type::String, isnull);
       }

@@ -523,6 +523,7 @@ class Gen {
           static const char* lists[] = {"5, 6, 3, 1, 4, 0", "0,1,2", "", "7", "1, x", "0, 10000001", "3,,0"};
           return call(ir::Builtin::Gaps, Type::String, {constant(Value::string(lists[pick(7)]))});
         }
+        if (chance(50)) return call(ir::Builtin::HostNode, Type::String, {gen(Type::String, d - 1)});
         return call(ir::Builtin::Gaps, Type::String, {gen(Type::String, d - 1)});
       default: return node(Op::Add, Type::String, {constant(Value::null()), gen(Type::String, d - 1)});
     }

@@ -715,3 +715,34 @@ TEST_CASE("load_bundle: Flight Recorder dumps under traces/<host>/ become flight
   CHECK(b.observations[1].text.find("3 ranks without a dump: 0 (node-01), 1 (node-01), 2 (node-02)") != std::string::npos);
   CHECK(b.observations[2].text.find("collective #5 nccl:all_reduce started") != std::string::npos);
 }
+
+TEST_CASE("diagnose: host_node() and rank_node() place what one host prints about another, by the context") {
+  TempDir dir;
+  dir.write("context.json", R"({"workload_id": "1", "nodes": [{"name": "n1", "ranks": "0-7"},
+                                {"name": "n2", "aliases": ["10.0.0.2"], "ranks": "8-15"}, "n3.cluster.local"]})");
+  dir.write("logs/n1/app.log", "peer 10.0.0.2 rank 12\npeer n3 rank 7\npeer 10.9.9.9 rank 99\n");
+  Bundle b;
+  std::string error;
+  REQUIRE(load_bundle(dir.path(), b, error));
+  Verdict v;
+  REQUIRE(diagnose(program_for(R"(
+extractor Peer from app {
+  match /peer (?<addr>\S+) rank (?<rank>\d+)/
+  emit app.peer { addr: addr, rank: int(rank) }
+  test { line "peer a rank 1" expect app.peer { addr: "a", rank: 1 } }
+  test { line "calm" expect none }
+}
+rule Peers stage symptoms {
+  for e: event app.peer
+  symptom app.peer key e.addr priority 10 {
+    summary: coalesce(host_node(e.addr), "-") + "/" + coalesce(rank_node(e.rank), "-")
+  }
+}
+)"),
+                   request_from_bundle(b), {}, v, error));
+  std::vector<std::string> got;
+  for (const auto& s : v.symptoms) got.push_back(s.summary);
+  std::sort(got.begin(), got.end());
+  // An alias, the short name of an FQDN node; an address and a rank the context does not place.
+  CHECK(got == std::vector<std::string>{"-/-", "n2/n2", "n3.cluster.local/n1"});
+}
