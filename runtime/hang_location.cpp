@@ -1,7 +1,8 @@
 // The verdict's hang detail (hang_location.h). The symptoms' fields are the
-// catalog's: rank, pg, seq, op, group (the group's description) and, for
-// members without a dump, absent_ranks as the Flight Recorder reader renders
-// it ("3 (node-02), 5", runtime/flight_recorder.h).
+// catalog's: rank, pg, seq, op, group (the group's description), ranks
+// (several laggards one report named: "3, 6") and, for members without a
+// dump, absent_ranks as the Flight Recorder reader renders it ("3 (node-02),
+// 5", runtime/flight_recorder.h).
 #include "runtime/hang_location.h"
 
 #include <algorithm>
@@ -135,6 +136,7 @@ std::optional<HangLocation> locate_hang(const std::deque<Symptom>& symptoms) {
     for (const Symptom* s : from) {
       h.evidence.push_back(s->id);
       if (auto r = int_field(*s, "rank")) h.laggard_ranks.push_back(*r);
+      else parse_absent(text_field(*s, "ranks"), h);  // several ranks in one report: "3, 6"
       // RAS names the process's node only when its address stands for one
       // (the rule's `placed`); otherwise the symptom is on the reporting node.
       const Value* p = field(*s, "placed");
