@@ -43,12 +43,22 @@ void take_collective(HangLocation& h, const Symptom& s) {
   if (h.op.empty()) h.op = text_field(s, "op");
 }
 
+// An operation as the summary names it: a list of tensors (Horovod's) by
+// its first, and never more than a line's worth.
+std::string short_op(const std::string& op) {
+  std::string s = op;
+  if (size_t comma = s.find(", "); comma != std::string::npos) s = s.substr(0, comma) + " and others";
+  if (s.size() > 72) s = s.substr(0, 69) + "...";
+  return s;
+}
+
 // "nccl:all_reduce #43 of process group 0 (default_pg)", as much as is known.
 std::string collective_phrase(const HangLocation& h) {
-  std::string c = !h.op.empty() && h.seq ? fmt::format("{} #{}", h.op, *h.seq)
-                  : h.seq                ? fmt::format("collective #{}", *h.seq)
-                  : !h.op.empty()        ? h.op
-                                         : std::string("a collective");
+  const std::string op = short_op(h.op);
+  std::string c = !op.empty() && h.seq ? fmt::format("{} #{}", op, *h.seq)
+                  : h.seq              ? fmt::format("collective #{}", *h.seq)
+                  : !op.empty()        ? op
+                                       : std::string("a collective");
   if (h.group) c += fmt::format(" of process group {}", *h.group);
   if (!h.group_desc.empty()) c += h.group ? " (" + h.group_desc + ")" : " of process group " + h.group_desc;
   return c;

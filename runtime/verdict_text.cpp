@@ -439,7 +439,12 @@ std::string Report::render() {
   if (!o.root_cause.empty() && !o.root_cause_summary.empty())
     out_ += wrapped("  ", "  ", escape_for_terminal(o.root_cause_summary), opt_.width, "", st_);
   // Where a hang is (runtime/hang_location.h): not a cause, where to look.
-  if (v_.hang) out_ += wrapped("  ", "    ", escape_for_terminal(v_.hang->summary), opt_.width, st_.bold(), st_);
+  // An unattributed verdict whose reason already says where the hang is (the
+  // catalog's hang reasons, termination.attr: "...; where the hang is: ...")
+  // does not say it twice: the cause block is never shortened, and at 80x24
+  // the repeat would push the recap off the screen.
+  if (v_.hang && o.override_reason.find("where the hang is") == std::string::npos)
+    out_ += wrapped("  ", "    ", escape_for_terminal(v_.hang->summary), opt_.width, st_.bold(), st_);
   if (o.status == vocab::status::kAttributed) {
     // Generic evidence on several nodes names none of them: say where it was
     // seen and why that is not a culprit (runtime/outcome.h).

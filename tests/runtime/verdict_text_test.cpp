@@ -267,3 +267,24 @@ TEST_CASE("text report: many nodes are counted, not listed") {
   std::string r = verdict_to_text(v, {});
   CHECK(r.find("×18 on 6 nodes (node-02, node-03, node-04, …)") != std::string::npos);
 }
+
+TEST_CASE("text report: where a hang is, under the status, said once") {
+  Verdict v = attributed(2);
+  HangLocation h;
+  h.kind = "straggler";
+  h.summary = "hang in nccl:all_reduce #43 of process group 0 (default_pg): rank 3 on node-02 never started it";
+  v.hang = h;
+  std::string text = verdict_to_text(v, TextOptions{});
+  size_t status = text.find("ROOT CAUSE"), hang = text.find(h.summary);
+  REQUIRE(hang != std::string::npos);
+  CHECK(status < hang);
+  CHECK(hang < text.find("culprit nodes:"));
+  // An unattributed verdict whose reason already says where the hang is does not repeat it.
+  v.outcome = Outcome{};
+  v.outcome.status = "unattributed";
+  v.outcome.overridden_by = "UnattributedHangLaggard";
+  v.outcome.override_reason = "no cause found; where the hang is: rank 3 on node-02 never started collective #43";
+  text = verdict_to_text(v, TextOptions{});
+  CHECK(text.find(h.summary) == std::string::npos);
+  CHECK(text.find("where the hang is: rank 3") != std::string::npos);
+}
