@@ -245,6 +245,15 @@ bool is_ipv4(std::string_view s) {
 
 }  // namespace
 
+std::string_view rank_node(const WorkloadContext& ctx, int64_t rank) {
+  // ranks is sorted by `first` and never overlaps (runtime/model.h).
+  auto it = std::upper_bound(ctx.ranks.begin(), ctx.ranks.end(), rank,
+                             [](int64_t r, const WorkloadContext::RankRange& x) { return r < x.first; });
+  if (it == ctx.ranks.begin()) return {};
+  --it;
+  return rank <= it->last ? std::string_view(it->node) : std::string_view();
+}
+
 std::string canonical_host(const WorkloadContext& ctx, const std::string& host, std::string* how) {
   if (how) how->clear();
   if (std::binary_search(ctx.nodes.begin(), ctx.nodes.end(), host)) return host;
@@ -605,13 +614,23 @@ bool load_bundle(const std::string& dir, Bundle& out, std::string& error) {
     }
   };
 
-  fs::path logs = root / "logs";
-  Resolved lr = resolve(canon, logs);
-  if (!lr.why.empty()) {
-    refuse(logs, lr.why);
-  } else if (lr.type == fs::file_type::directory) {
-    for (const auto& h : list_dir(lr.path, "logs", b.warnings)) {
-      fs::path shown_h = logs / h.filename();
+  // DIR/<host>/<file>, for logs/ and traces/ alike: a DIR or <host> that is a
+  // link out of the bundle is refused; a <host> that is not a directory or
+  // not a host name, and a directory below <host>, is listed as ignored;
+  // visit(host, shown path, resolved file) gets every other entry.
+  auto walk_hosts = [&](const fs::path& dir, const char* label, auto&& visit) {
+    Resolved dr = resolve(canon, dir);
+    if (!dr.why.empty()) {
+      refuse(dir, dr.why);
+      return;
+    }
+    if (dr.type == fs::file_type::not_found) return;
+    if (dr.type != fs::file_type::directory) {
+      refuse(dir, fmt::format("it is {}, not a directory", type_name(dr.type)));
+      return;
+    }
+    for (const auto& h : list_dir(dr.path, label, b.warnings)) {
+      fs::path shown_h = dir / h.filename();
       std::string host = h.filename().string();
       Resolved hr = resolve(canon, h);
       if (!hr.why.empty()) {
@@ -624,7 +643,6 @@ bool load_bundle(const std::string& dir, Bundle& out, std::string& error) {
       }
       for (const auto& f : list_dir(hr.path, rel_of(shown_h), b.warnings)) {
         fs::path shown_f = shown_h / f.filename();
-        std::string source = f.stem().string();
         Resolved fr = resolve(canon, f);
         if (!fr.why.empty()) {
           refuse(shown_f, fr.why);
@@ -634,90 +652,59 @@ bool load_bundle(const std::string& dir, Bundle& out, std::string& error) {
           ignore_tree(shown_f, fr.path);
           continue;
         }
-        if (f.extension() != ".log" || !valid_source_name(source)) {
-          b.ignored_files.push_back(rel_of(shown_f));
-          continue;
-        }
-        if (fr.type != fs::file_type::regular) {
-          refuse(shown_f, fmt::format("it is {}, not a regular file", type_name(fr.type)));
-          continue;
-        }
-        LogFile lf;
-        lf.host = host;
-        lf.source = source;
-        lf.display_path = rel_of(shown_f);
-        lf.path = fr.path.string();
-        lf.control_plane = !nodes.count(host);
-        lf.size = fs::file_size(fr.path, ec);
-        if (ec) lf.size = 0;
-        b.files.push_back(std::move(lf));
+        visit(host, shown_f, f, fr);
       }
     }
-  } else if (lr.type != fs::file_type::not_found) {
-    refuse(logs, fmt::format("it is {}, not a directory", type_name(lr.type)));
-  }
+  };
+
+  walk_hosts(root / "logs", "logs", [&](const std::string& host, const fs::path& shown_f, const fs::path& f, const Resolved& fr) {
+    std::string source = f.stem().string();
+    if (f.extension() != ".log" || !valid_source_name(source)) {
+      b.ignored_files.push_back(rel_of(shown_f));
+      return;
+    }
+    if (fr.type != fs::file_type::regular) {
+      refuse(shown_f, fmt::format("it is {}, not a regular file", type_name(fr.type)));
+      return;
+    }
+    LogFile lf;
+    lf.host = host;
+    lf.source = source;
+    lf.display_path = rel_of(shown_f);
+    lf.path = fr.path.string();
+    lf.control_plane = !nodes.count(host);
+    lf.size = fs::file_size(fr.path, ec);
+    if (ec) lf.size = 0;
+    b.files.push_back(std::move(lf));
+  });
 
   // traces/<host>/<file>: Flight Recorder dumps, read whole (each at most
   // limits::kPickleBytes) and rendered as observations of source
   // flight_recorder. A dump that cannot be read is refused with its coded
   // reason; the others are still read.
-  fs::path traces = root / "traces";
-  Resolved tr = resolve(canon, traces);
-  if (!tr.why.empty()) {
-    refuse(traces, tr.why);
-  } else if (tr.type == fs::file_type::directory) {
-    FlightRecorderSet dumps;
-    for (const auto& h : list_dir(tr.path, "traces", b.warnings)) {
-      fs::path shown_h = traces / h.filename();
-      std::string host = h.filename().string();
-      Resolved hr = resolve(canon, h);
-      if (!hr.why.empty()) {
-        refuse(shown_h, hr.why);
-        continue;
-      }
-      if (hr.type != fs::file_type::directory || !valid_host_name(host)) {
-        b.ignored_files.push_back(rel_of(shown_h));
-        continue;
-      }
-      for (const auto& f : list_dir(hr.path, rel_of(shown_h), b.warnings)) {
-        fs::path shown_f = shown_h / f.filename();
-        Resolved fr = resolve(canon, f);
-        if (!fr.why.empty()) {
-          refuse(shown_f, fr.why);
-          continue;
-        }
-        if (fr.type == fs::file_type::directory) {
-          ignore_tree(shown_f, fr.path);
-          continue;
-        }
-        int64_t rank = flight_recorder_rank_from_name(f.filename().string());
-        if (rank < 0) {
-          refuse(shown_f, "no rank at the end of its name (PyTorch names a dump PREFIX<rank>, e.g. nccl_trace_rank_3)");
-          continue;
-        }
-        if (dumps.size() >= limits::kFlightRecorderDumps) {
-          refuse(shown_f, limits::exceeded("flight_recorder_dumps", limits::kFlightRecorderDumps, "dumps in traces/"));
-          continue;
-        }
-        std::string bytes, why;
-        FlightRecorderDump dump;
-        if (!read_bundle_file(canon, f, rel_of(shown_f), limits::kPickleBytes, "pickle_bytes", bytes, why) ||
-            !read_flight_recorder_dump(std::move(bytes), rank, host, rel_of(shown_f), dump, why)) {
-          refuse(shown_f, why);
-          continue;
-        }
-        dumps.add(std::move(dump));
-      }
+  FlightRecorderSet dumps;
+  walk_hosts(root / "traces", "traces", [&](const std::string& host, const fs::path& shown_f, const fs::path& f, const Resolved&) {
+    int64_t rank = flight_recorder_rank_from_name(f.filename().string());
+    if (rank < 0) {
+      refuse(shown_f, "no rank at the end of its name (PyTorch names a dump PREFIX<rank>, e.g. nccl_trace_rank_3)");
+      return;
     }
+    if (dumps.size() >= limits::kFlightRecorderDumps) {
+      refuse(shown_f, limits::exceeded("flight_recorder_dumps", limits::kFlightRecorderDumps, "dumps in traces/"));
+      return;
+    }
+    std::string bytes, why;
+    FlightRecorderDump dump;
+    if (!read_bundle_file(canon, f, rel_of(shown_f), limits::kPickleBytes, "pickle_bytes", bytes, why) ||
+        !read_flight_recorder_dump(std::move(bytes), rank, host, rel_of(shown_f), dump, why)) {
+      refuse(shown_f, why);
+      return;
+    }
+    dumps.add(std::move(dump));
+  });
+  if (dumps.size()) {
     const WorkloadContext& c = b.context;
-    auto node_of_rank = [&c](int64_t r) -> std::string {
-      for (const auto& range : c.ranks)
-        if (r >= range.first && r <= range.last) return range.node;
-      return "";
-    };
-    for (auto& o : dumps.observations(node_of_rank)) b.observations.push_back(std::move(o));
-  } else if (tr.type != fs::file_type::not_found) {
-    refuse(traces, fmt::format("it is {}, not a directory", type_name(tr.type)));
+    for (auto& o : dumps.observations([&c](int64_t r) { return std::string(rank_node(c, r)); })) b.observations.push_back(std::move(o));
   }
 
   // observations.jsonl is looked up by name, not found through the listing

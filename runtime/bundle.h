@@ -29,6 +29,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -85,6 +86,10 @@ std::string missing_logs_message(const Bundle& b, const std::string& dir);
 // name" or "FQDN".
 inline constexpr std::string_view kAmbiguousHost = "ambiguous: ";
 std::string canonical_host(const WorkloadContext& ctx, const std::string& host, std::string* how = nullptr);
+
+// The workload node the context's `ranks` layout puts global rank `rank`
+// on, or "" (the language's rank_node()): a view into `ctx`.
+std::string_view rank_node(const WorkloadContext& ctx, int64_t rank);
 
 // A source name must be a lowercase identifier ([a-z0-9_-]+); host names
 // follow RFC 1123 labels plus '.' and '_'.

@@ -253,14 +253,7 @@ class Engine final : public World {
     }
     return it->second;
   }
-  std::string_view rank_node(int64_t rank) const override {
-    // ranks is sorted by `first` and never overlaps (runtime/model.h).
-    auto it = std::upper_bound(ctx_.ranks.begin(), ctx_.ranks.end(), rank,
-                               [](int64_t r, const WorkloadContext::RankRange& x) { return r < x.first; });
-    if (it == ctx_.ranks.begin()) return {};
-    --it;
-    return rank <= it->last ? std::string_view(it->node) : std::string_view();
-  }
+  std::string_view rank_node(int64_t rank) const override { return culprit::rank_node(ctx_, rank); }
   bool covered(const std::string& source, const std::string& node) const override {
     return host_sources_.count({source, node}) > 0;
   }

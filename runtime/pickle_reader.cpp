@@ -173,6 +173,15 @@ class PickleDecoder {
     return true;
   }
 
+  // An unsigned little-endian operand of T's width.
+  template <class T>
+  bool operand(uint64_t& out) {
+    T v = 0;
+    if (!read_le(v)) return false;
+    out = v;
+    return true;
+  }
+
   bool make(Kind k, uint64_t bits, uint32_t aux, Id& out) {
     if (doc_.nodes_.size() >= limits::kPickleValues)
       return fail("PK006", fmt::format("more than {} values (pickle_values)", limits::kPickleValues));
@@ -285,6 +294,7 @@ class PickleDecoder {
 
   bool step(uint8_t op) {
     std::vector<Id>& tmp = scratch_;
+    uint64_t u = 0;
     switch (op) {
       case 0x80: {  // PROTO
         uint8_t v = 0;
@@ -337,14 +347,8 @@ class PickleDecoder {
         int32_t v = 0;
         return read_le(v) && push_new(Kind::Int, static_cast<uint64_t>(static_cast<int64_t>(v)));
       }
-      case 'K': {
-        uint8_t v = 0;
-        return read_le(v) && push_new(Kind::Int, v);
-      }
-      case 'M': {
-        uint16_t v = 0;
-        return read_le(v) && push_new(Kind::Int, v);
-      }
+      case 'K': return operand<uint8_t>(u) && push_new(Kind::Int, u);
+      case 'M': return operand<uint16_t>(u) && push_new(Kind::Int, u);
       case 0x8a: {  // LONG1: n bytes of two's complement, little-endian
         uint8_t n = 0;
         if (!read_le(n)) return false;
@@ -361,38 +365,17 @@ class PickleDecoder {
         pos_ += 8;
         return push_new(Kind::Float, v);
       }
-      case 'X': {
-        uint32_t n = 0;
-        return read_le(n) && string_op(n);
-      }
-      case 0x8c: {
-        uint8_t n = 0;
-        return read_le(n) && string_op(n);
-      }
-      case 0x8d: {
-        uint64_t n = 0;
-        return read_le(n) && string_op(n);
-      }
+      case 'X': return operand<uint32_t>(u) && string_op(u);
+      case 0x8c: return operand<uint8_t>(u) && string_op(u);
+      case 0x8d: return operand<uint64_t>(u) && string_op(u);
       case 'N': return push_new(Kind::None);
       case 0x88: return push_new(Kind::Bool, 1);
       case 0x89: return push_new(Kind::Bool, 0);
-      case 'q': {
-        uint8_t i = 0;
-        return read_le(i) && memo_put(i);
-      }
-      case 'r': {
-        uint32_t i = 0;
-        return read_le(i) && memo_put(i);
-      }
+      case 'q': return operand<uint8_t>(u) && memo_put(u);
+      case 'r': return operand<uint32_t>(u) && memo_put(u);
       case 0x94: return memo_put(memo_.size());
-      case 'h': {
-        uint8_t i = 0;
-        return read_le(i) && memo_get(i);
-      }
-      case 'j': {
-        uint32_t i = 0;
-        return read_le(i) && memo_get(i);
-      }
+      case 'h': return operand<uint8_t>(u) && memo_get(u);
+      case 'j': return operand<uint32_t>(u) && memo_get(u);
       case 'c': return global();
       case 'R': return reduce();
       default: {

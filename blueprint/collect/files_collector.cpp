@@ -663,15 +663,8 @@ void FilesCollector::collect(const CollectRequest& req, Collected& out) const {
         }
       }
     }
-    if (dumps.size()) {
-      const WorkloadContext& c = a.context;
-      auto node_of_rank = [&c](int64_t r) -> std::string {
-        for (const auto& range : c.ranks)
-          if (r >= range.first && r <= range.last) return range.node;
-        return "";
-      };
-      for (auto& o : dumps.observations(node_of_rank)) out.observations.push_back(std::move(o));
-    }
+    if (dumps.size())
+      for (auto& o : dumps.observations([&a](int64_t r) { return std::string(rank_node(a.context, r)); })) out.observations.push_back(std::move(o));
     for (auto& f : failures) rep.errors.push_back(std::move(f));
     std::sort(rep.errors.begin(), rep.errors.end());
     for (const auto& h : covered)
