@@ -49,9 +49,10 @@ TEST_CASE("flight recorder: the rank is the trailing number of the file name, as
 }
 
 TEST_CASE("flight recorder: PyTorch's pickle, a Python re-pickle and the JSON form read alike") {
-  for (auto [name, rank] : {std::pair<const char*, int>{"nccl_trace_rank_0", 0}, {"nccl_trace_rank_1", 1}}) {
+  for (const auto& form : {std::pair<const char*, int>{"nccl_trace_rank_0", 0}, {"nccl_trace_rank_1", 1}}) {
+    const char* name = form.first;
     CAPTURE(name);
-    FlightRecorderDump d = read_ok(name, rank, "node-01");
+    FlightRecorderDump d = read_ok(name, form.second, "node-01");
     CHECK(d.version == "2.4");
     CHECK(d.comm_lib_version == "2.21.5");
     REQUIRE(d.entries.size() == 3);
