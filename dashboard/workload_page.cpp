@@ -114,7 +114,7 @@ std::string outcome_panel(const VerdictView& view, const std::map<std::string, c
     out += fmt::format("</ul><p class=\"muted\">Localised from {}.</p></div>\n",
                        string_member_or(h, "source") == "flight_recorder" ? "the ranks' Flight Recorder dumps"
                        : string_member_or(h, "source") == "ras"           ? "NCCL's RAS"
-                                                                          : "c10d's log lines");
+                                                                          : "the job's log lines");
   }
   if (ov.is_object())
     out += fmt::format("<p class=\"override\">Decided by rule <code>{}</code>: {}</p>\n", esc(string_member_or(ov, "rule")),

@@ -28,9 +28,12 @@ std::string text_field(const Symptom& s, std::string_view name) {
   return v && v->type == Type::String ? v->s : std::string();
 }
 
+// What localised it: Flight Recorder dumps, NCCL's RAS, or lines of the
+// job's own output (c10d's work status, Horovod's stall check, PyTorch's
+// desync report and collective check).
 std::string source_of(const Symptom& s) {
   if (s.kind_name.starts_with("hang.ras_")) return "ras";
-  return s.source == "flight_recorder" ? "flight_recorder" : "c10d";
+  return s.source == "flight_recorder" ? "flight_recorder" : "logs";
 }
 
 // Group, sequence id and operation from the first symptom that has them.

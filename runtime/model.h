@@ -286,7 +286,7 @@ struct HangLocation {
   std::string op;                           // its operation ("nccl:all_reduce", "ALLREDUCE"; "" when unknown)
   std::vector<int64_t> laggard_ranks;       // sorted
   std::vector<std::string> laggard_nodes;   // sorted; control-plane hosts never
-  std::string source;                       // what localised it: flight_recorder | c10d | ras
+  std::string source;                       // what localised it: flight_recorder | logs | ras
   std::string summary;                      // one sentence, for the report's first lines
   std::vector<std::string> evidence;        // ids of the symptoms it rests on (sorted)
 };
