@@ -84,8 +84,9 @@ Usage:
   culprit --version                   print versions
   culprit COMMAND --help              help for one command (or: culprit help COMMAND)
 
-A BUNDLE is a directory with context.json, logs/<host>/<source>.log and an
-optional observations.jsonl (see docs/bundle.md). Rules are .attr files
+A BUNDLE is a directory with context.json, logs/<host>/<source>.log, an
+optional observations.jsonl and optional PyTorch Flight Recorder dumps in
+traces/<host>/ (see docs/bundle.md). Rules are .attr files
 (see docs/language.md); the bundled catalog is used unless --no-stdlib.
 )";
 
