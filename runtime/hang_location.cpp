@@ -157,7 +157,7 @@ std::optional<HangLocation> locate_hang(const std::deque<Symptom>& symptoms) {
       if (placed && !s->node.empty() && !s->control_plane) h.laggard_nodes.push_back(s->node);
       if (source_of(*s) == h.source) take_collective(h, *s);
     }
-    finish(h);
+    finish(h);  // who() below reads the sorted lists
     h.summary = h.source == "ras"
                     ? fmt::format("hang: NCCL's RAS names {} as the process the others wait for", who(h))
                     : fmt::format("hang in {}: {} never started it", collective_phrase(h), who(h));

@@ -77,8 +77,6 @@ J recommendation_json(const Recommendation& r) {
   return j;
 }
 
-// The verdict is assembled in three parts so that write_verdict_json can
-// stream the symptoms (the part that grows with the workload) one at a time.
 // The hang detail (runtime/hang_location.h): unknown parts are null.
 J hang_json(const HangLocation& h) {
   J j;
@@ -95,6 +93,8 @@ J hang_json(const HangLocation& h) {
   return j;
 }
 
+// The verdict is assembled in three parts so that write_verdict_json can
+// stream the symptoms (the part that grows with the workload) one at a time.
 J verdict_head(const Verdict& v, VerdictSchema schema) {
   J j;
   j["schema"] = schema == VerdictSchema::V1 ? kVerdictSchemaV1 : kVerdictSchema;
