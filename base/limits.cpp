@@ -28,6 +28,7 @@ const std::vector<Entry>& all() {
       {"pickle_values", kPickleValues, "values", "values decoded from one Flight Recorder dump, shared parts counted each time they are used"},
       {"flight_recorder_entries", kFlightRecorderEntries, "entries", "entries read from one Flight Recorder dump (the newest; the rest are counted)"},
       {"flight_recorder_dumps", kFlightRecorderDumps, "files", "Flight Recorder dumps read from one bundle's traces/"},
+      {"ras_report_bytes", kRasReportBytes, "bytes", "one NCCL RAS report in its JSON form (ncclras -f json)"},
       {"collection_starts", kCollectionStarts, "starts", "unfinished starts of one attempt before culprit run gives it up"},
       {"rule_file_bytes", kRuleFileBytes, "bytes", "one .attr file"},
       {"catalog_bytes", kCatalogBytes, "bytes", "all .attr files of a catalog together"},

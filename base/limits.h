@@ -94,6 +94,12 @@ inline constexpr size_t kPickleValues = 16u << 20;            // values decoded 
 inline constexpr size_t kFlightRecorderEntries = 100000;      // entries read from one dump
 inline constexpr size_t kFlightRecorderDumps = 65536;         // dump files read from one bundle
 
+// ------------------------------------------------------- NCCL RAS reports
+// One `ncclras -f json` document (runtime/nccl_ras_report.h), read whole. A
+// rank's entry is about 600 bytes: a job of 8,192 ranks in four
+// communicators each is about 20 MB.
+inline constexpr size_t kRasReportBytes = 64u << 20;
+
 // ---------------------------------------------------------- evaluation
 // Steps the rules of one attribution may take (candidates handed to
 // queries, events scans look at; runtime/engine.h), the budget named

@@ -25,6 +25,7 @@
 #include "base/text_util.h"
 #include "base/timestamp.h"
 #include "runtime/flight_recorder.h"
+#include "runtime/nccl_ras_report.h"
 #include "runtime/json_input.h"
 
 namespace culprit {
@@ -252,6 +253,15 @@ std::string_view rank_node(const WorkloadContext& ctx, int64_t rank) {
   if (it == ctx.ranks.begin()) return {};
   --it;
   return rank <= it->last ? std::string_view(it->node) : std::string_view();
+}
+
+int64_t context_world_size(const WorkloadContext& ctx) {
+  int64_t next = 0;  // ranges are sorted by `first` and never overlap
+  for (const auto& r : ctx.ranks) {
+    if (r.first != next) return 0;
+    next = r.last + 1;
+  }
+  return next;
 }
 
 std::string canonical_host(const WorkloadContext& ctx, const std::string& host, std::string* how) {
@@ -569,6 +579,18 @@ bool read_bundle_file(const fs::path& root, const fs::path& p, const std::string
   return true;
 }
 
+// True when the file's first bytes that are not blank open a JSON object
+// (runtime/nccl_ras_report.h); a file that cannot be read is left to the
+// log reader, which says why.
+bool starts_as_ras_json(const fs::path& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return false;
+  char buf[4096];
+  ssize_t n = ::read(fd, buf, sizeof buf);
+  ::close(fd);
+  return n > 0 && is_nccl_ras_json(std::string_view(buf, static_cast<size_t>(n)));
+}
+
 }  // namespace
 
 bool load_bundle(const std::string& dir, Bundle& out, std::string& error) {
@@ -665,6 +687,15 @@ bool load_bundle(const std::string& dir, Bundle& out, std::string& error) {
     }
     if (fr.type != fs::file_type::regular) {
       refuse(shown_f, fmt::format("it is {}, not a regular file", type_name(fr.type)));
+      return;
+    }
+    // A `ras` file holding ncclras's JSON form is one document, not lines:
+    // read whole (at most limits::kRasReportBytes) and rendered as lines.
+    if (source == "ras" && starts_as_ras_json(fr.path)) {
+      std::string bytes, why;
+      if (!read_bundle_file(canon, f, rel_of(shown_f), limits::kRasReportBytes, "ras_report_bytes", bytes, why) ||
+          !read_nccl_ras_json(bytes, host, rel_of(shown_f), context_world_size(b.context), b.observations, why))
+        refuse(shown_f, why);
       return;
     }
     LogFile lf;

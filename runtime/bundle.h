@@ -91,6 +91,11 @@ std::string canonical_host(const WorkloadContext& ctx, const std::string& host, 
 // on, or "" (the language's rank_node()): a view into `ctx`.
 std::string_view rank_node(const WorkloadContext& ctx, int64_t rank);
 
+// How many global ranks the job has by the context's `ranks` layout: N when
+// the layout gives ranks 0 to N-1, none missing; 0 when it gives no layout
+// or one with gaps (then it does not say how many there are).
+int64_t context_world_size(const WorkloadContext& ctx);
+
 // A source name must be a lowercase identifier ([a-z0-9_-]+); host names
 // follow RFC 1123 labels plus '.' and '_'.
 bool valid_source_name(std::string_view s);

@@ -20,6 +20,7 @@
 #include "blueprint/config_reader.h"
 #include "runtime/bundle.h"
 #include "runtime/flight_recorder.h"
+#include "runtime/nccl_ras_report.h"
 
 namespace culprit::blueprint {
 
@@ -484,6 +485,26 @@ FileResult read_gzip(int fd, const std::string& path, const std::string& host, c
   return r;
 }
 
+// A file read whole, at most `limit` bytes (named `limit_name` in the
+// refusal). False with `why` when it cannot be.
+bool read_whole(int fd, size_t limit, const char* limit_name, std::string& data, std::string& why) {
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      why = fmt::format("read error: {}", std::strerror(errno));
+      return false;
+    }
+    if (n == 0) return true;
+    if (data.size() + static_cast<size_t>(n) > limit) {
+      why = limits::exceeded(limit_name, limit, "the file is larger");
+      return false;
+    }
+    data.append(buf, static_cast<size_t>(n));
+  }
+}
+
 // A Flight Recorder dump, read whole (at most limits::kPickleBytes): its
 // rank from its name, as fr_trace reads it (runtime/flight_recorder.h).
 // False with `why` when it cannot be.
@@ -496,23 +517,16 @@ bool read_dump(int fd, const std::string& path, const std::string& host, FlightR
     return false;
   }
   std::string data;
-  char buf[65536];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      why = fmt::format("read error: {}", std::strerror(errno));
-      return false;
-    }
-    if (n == 0) break;
-    if (data.size() + static_cast<size_t>(n) > limits::kPickleBytes) {
-      why = limits::exceeded("pickle_bytes", limits::kPickleBytes, "the dump is larger");
-      return false;
-    }
-    data.append(buf, static_cast<size_t>(n));
-  }
+  if (!read_whole(fd, limits::kPickleBytes, "pickle_bytes", data, why)) return false;
   bytes = static_cast<int64_t>(data.size());
   return read_flight_recorder_dump(std::move(data), rank, host, path, out, why);
+}
+
+// True when a `ras` file is ncclras's JSON form (runtime/nccl_ras_report.h).
+bool is_ras_json(int fd) {
+  char buf[4096];
+  ssize_t n = pread(fd, buf, sizeof buf, 0);
+  return n > 0 && is_nccl_ras_json(std::string_view(buf, static_cast<size_t>(n)));
 }
 
 bool is_gzip(int fd) {
@@ -636,6 +650,20 @@ void FilesCollector::collect(const CollectRequest& req, Collected& out) const {
             dumps.add(std::move(d));
             covered.insert(host);
             bytes += n;
+            continue;
+          }
+          if (source == "ras" && src->format != "gzip" && is_ras_json(of.fd)) {
+            // One JSON document, read whole and rendered as the report's lines.
+            std::string data, why;
+            bool ok = read_whole(of.fd, limits::kRasReportBytes, "ras_report_bytes", data, why) &&
+                      read_nccl_ras_json(data, host, path, context_world_size(a.context), out.observations, why);
+            close(of.fd);
+            if (!ok) {
+              rep.errors.push_back(fmt::format("{}: not read: {}", escape_for_terminal(path), why));
+              continue;
+            }
+            covered.insert(host);
+            bytes += static_cast<int64_t>(data.size());
             continue;
           }
           bool gz = src->format == "gzip" || (src->format == "auto" && is_gzip(of.fd));

@@ -46,7 +46,10 @@
 // (runtime/flight_recorder.h): each match is read whole (at most
 // limits::kPickleBytes), and the attempt's dumps are rendered together into
 // observations of that source, as a bundle's traces/ are; a dump that cannot
-// be read is an error of the report with its coded reason.
+// be read is an error of the report with its coded reason. A file of source
+// `ras` that is ncclras's JSON form (runtime/nccl_ras_report.h) is read
+// whole too (at most limits::kRasReportBytes) and rendered as the report's
+// lines; ncclras's text form is read as lines like any log.
 //
 // Thread-safety: immutable after construction; collect() may run
 // concurrently.

@@ -716,6 +716,36 @@ TEST_CASE("load_bundle: Flight Recorder dumps under traces/<host>/ become flight
   CHECK(b.observations[2].text.find("collective #5 nccl:all_reduce started") != std::string::npos);
 }
 
+TEST_CASE("load_bundle: a ras file in ncclras's JSON form becomes the report's lines; the text form stays a log") {
+  TempDir dir;
+  dir.write("context.json", R"({"workload_id": "j", "nodes": [{"name": "node-01", "aliases": ["10.0.0.1"], "ranks": "0-1"},
+                                {"name": "node-02", "aliases": ["10.0.0.2"], "ranks": "2-3"}]})");
+  dir.write("logs/node-01/ras.log", R"(
+{"nccl_version": "2.28.9", "timestamp": "2026-03-14 02:31:07", "communicators": [
+  {"hash": "0x1", "size": 4, "ranks": [], "missing_ranks": [
+    {"rank": 2, "host": "10.0.0.2", "pid": 7, "cuda_dev": 0, "nvml_dev": 0, "status": {"unresponsive": true, "considered_dead": false}}]}],
+ "ras": {"collection_time_sec": 5.0, "timeouts_count": 1}}
+)");
+  dir.write("logs/node-02/ras.log", "Job summary\n===========\n");
+  dir.write("logs/node-02/app.log", "x\n");
+  dir.write("logs/node-03/ras.log", "{\"communicators\": 3}");  // a control-plane host; refused
+  Bundle b;
+  std::string error;
+  REQUIRE(load_bundle(dir.path().string(), b, error));
+  REQUIRE(b.refused_files.size() == 1);
+  CHECK(b.refused_files[0].path == "logs/node-03/ras.log");
+  CHECK(b.refused_files[0].reason == "RS002: communicators is not an array");
+  REQUIRE(b.observations.size() == 3);
+  CHECK(b.observations[2].text ==
+        "nccl ras report: communicator 0x1 of 4 ranks (all the job's ranks) rank 2 missing: process 7 on node 10.0.0.2 managing GPU 0 is "
+        "unresponsive");
+  CHECK(b.observations[2].file == "logs/node-01/ras.log");
+  std::vector<std::string> logs;
+  for (const auto& f : b.files) logs.push_back(f.display_path);
+  CHECK(logs == std::vector<std::string>{"logs/node-02/app.log", "logs/node-02/ras.log"});
+
+}
+
 TEST_CASE("diagnose: host_node() and rank_node() place what one host prints about another, by the context") {
   TempDir dir;
   dir.write("context.json", R"({"workload_id": "1", "nodes": [{"name": "n1", "ranks": "0-7"},
