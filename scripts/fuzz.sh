@@ -21,7 +21,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${FUZZ_BUILD_DIR:-$root/build-asan}
 jobs=${JOBS:-$(nproc)}
-targets=(fuzz_attr fuzz_observations fuzz_context fuzz_timestamp fuzz_bundle fuzz_http fuzz_files fuzz_config fuzz_policy fuzz_lsp fuzz_flight_recorder)
+targets=(fuzz_attr fuzz_observations fuzz_context fuzz_timestamp fuzz_bundle fuzz_http fuzz_files fuzz_config fuzz_policy fuzz_lsp fuzz_flight_recorder fuzz_ras_report)
 
 usage() { echo "usage: scripts/fuzz.sh TARGET[,TARGET...] SECONDS | --all SECONDS | --build-only" >&2; exit 2; }
 [ $# -ge 1 ] || usage

@@ -54,7 +54,7 @@ t0=$(date +%s)
 "$root/scripts/configure-sanitized.sh" "$build"
 targets=(culprit culprit_unit_tests culprit_blueprint_tests culprit_dashboard_tests
          fuzz_attr fuzz_observations fuzz_context fuzz_timestamp fuzz_bundle fuzz_http fuzz_files
-         fuzz_config fuzz_policy fuzz_lsp fuzz_flight_recorder)
+         fuzz_config fuzz_policy fuzz_lsp fuzz_flight_recorder fuzz_ras_report)
 cmake --build "$build" -j "$jobs" --target "${targets[@]}"
 t1=$(date +%s)
 echo "sanitize.sh: sanitizer build took $((t1 - t0)) s"

@@ -100,8 +100,13 @@ def build_case(spec):
     if spec.get("ranks_per_node"):  # the layout, as a collector that knows the launch gives it
         k = spec["ranks_per_node"]
         ctx["nodes"] = [{"name": h, "ranks": f"{i * k}-{i * k + k - 1}"} for i, h in enumerate(nodes)]
+    if spec.get("aliases"):  # each node's address as NCCL prints it (RAS names processes by address)
+        ctx["nodes"] = [dict(x if isinstance(x, dict) else {"name": x}, aliases=[f"10.0.0.{i + 1}"])
+                        for i, x in enumerate(ctx["nodes"])]
     if spec.get("traces"):
         files.update(spec["traces"](nodes))
+    if spec.get("ras"):
+        files.update(spec["ras"](nodes))
     return ctx, files
 
 
@@ -174,6 +179,46 @@ def fr_traces(laggard, ranks_per_node=8, seq=4711, missing=False):
             d = FR.dump([("0", "default_pg", list(range(n)))], {0: (last, last, seq - 1)}, ents)
             out[f"traces/{nodes[r // ranks_per_node]}/nccl_trace_rank_{r}"] = FR.torch_pickle(d)
         return out
+    return build
+
+
+def ras_json(unresponsive, ranks_per_node=8, ops=4711, at=640):
+    """What an epilog's `ncclras -f json` (NCCL >= 2.28.7) printed on the first node while the job
+    hung: the layout of NVIDIA/nccl src/ras/client_support.cc (jsonWriteHeader ... jsonWriteFooter).
+    The world communicator and one communicator per node (tensor parallel); every rank answered
+    with `ops` AllReduce operations launched but `unresponsive`, which RAS could not reach."""
+    def build(nodes):
+        n = len(nodes) * ranks_per_node
+        t = FAIL + sec(at)
+        funcs = ["Broadcast", "Reduce", "AllGather", "ReduceScatter", "AllReduce"]
+
+        def rank(r, comm_rank, counts):
+            node = r // ranks_per_node
+            return {"rank": comm_rank, "host": f"10.0.0.{node + 1}", "pid": 483000 + r, "cuda_dev": r % ranks_per_node,
+                    "nvml_dev": r % ranks_per_node,
+                    "status": {"init_state": 0, "async_error": 0, "finalize_called": False, "destroy_flag": False,
+                               "abort_flag": False},
+                    "collective_counts": dict(zip(funcs, counts))}
+
+        def missing(r, comm_rank):
+            node = r // ranks_per_node
+            return {"rank": comm_rank, "host": f"10.0.0.{node + 1}", "pid": 483000 + r, "cuda_dev": r % ranks_per_node,
+                    "nvml_dev": r % ranks_per_node, "status": {"unresponsive": True, "considered_dead": False}}
+
+        def comm(h, members, counts):
+            ranks = [rank(r, k, counts) for k, r in enumerate(members) if r != unresponsive]
+            gone = [missing(r, k) for k, r in enumerate(members) if r == unresponsive]
+            return {"hash": f"0x{h:016x}", "secondary_hash": f"0x{h ^ 0x5a5a:x}:0x{h ^ 0xa5a5:x}", "size": len(members),
+                    "ranks_count": len(ranks), "missing_ranks_count": len(gone), "ranks": ranks, "missing_ranks": gone}
+
+        comms = [comm(0x7f3a9c2e11d04b21, list(range(n)), [2, 0, 0, 0, ops])]
+        for i in range(len(nodes)):
+            comms.append(comm(0x1c0ffee000000000 + i, list(range(i * ranks_per_node, (i + 1) * ranks_per_node)),
+                              [0, 0, 2 * ops, ops, 0]))
+        doc = {"nccl_version": "2.28.9", "cuda_runtime_version": 12090, "cuda_driver_version": 12090,
+               "timestamp": f"{t:%Y-%m-%d %H:%M:%S}", "communicators_count": len(comms), "communicators": comms,
+               "ras": {"collection_time_sec": 5.004, "timeouts_count": 1}}
+        return {f"logs/{nodes[0]}/ras.log": json.dumps(doc, indent=2) + "\n"}
     return build
 
 
@@ -318,6 +363,17 @@ SPECS = [
          traces=fr_traces(13, missing=True),
          incident=[("node-02", "kernel", -20, "NVRM: Xid (PCI:0000:b3:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.")]
                   + [wd_pg("node-01", r, 600 + r) for r in (0, 2)]),
+    dict(name="hang-nccl-ras-json-unresponsive-rank", job=60192, nodes=4, ranks_per_node=8, aliases=True,
+         terminal=("CANCELLED", 0), end_after=900,
+         expected=dict(UNATT, hang={"kind": "straggler", "laggard_ranks": [21], "laggard_nodes": ["node-03"]}),
+         story="Every rank heard from times out in all_reduce #4711 and the job is cancelled. The epilog had run NCCL's "
+               "RAS client in its JSON form (logs/node-01/ras.log): of the job's 32 ranks, RAS could not reach rank 21, "
+               "process 483021 on 10.0.0.3 (node-03's address in the context); the others had all launched 4711 "
+               "AllReduce operations. No cause is found, but the hang is localised: inspect node-03.",
+         ras=ras_json(21),
+         incident=[wd_pg("node-01", r, 600 + r) for r in (0, 3)] + [wd_pg("node-02", r, 601 + r - 8) for r in (9, 14)]
+                  + [wd_pg("node-04", 27, 603)]
+                  + [("node-01", "scheduler", 880, "error: *** JOB 60192 ON node-01 CANCELLED AT 2026-05-11T09:05:05 ***")]),
     dict(name="watchdog-only-unattributed", job=60122, nodes=4, expected=UNATT,
          story="Every rank times out in the same collective; no node logged anything first. A fan-out is not a node verdict.",
          incident=[wd(h, i * 8, 600 + i) for i, h in enumerate(N4)]),
