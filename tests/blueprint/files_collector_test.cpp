@@ -308,3 +308,33 @@ TEST_CASE("files: source flight_recorder reads each node's Flight Recorder dumps
   CHECK(c.observations[10].host == "n2");
   CHECK(rep.observations == 17);
 }
+
+TEST_CASE("files: source ras reads ncclras's JSON form whole and renders it; its text form stays lines") {
+  culprit::testing::TempDir dir;
+  dir.write("n1/ras.txt", R"({"nccl_version": "2.28.9", "timestamp": "2025-11-30 10:00:00", "communicators": [
+    {"hash": "0x1", "size": 4, "ranks": [], "missing_ranks": [
+      {"rank": 3, "host": "10.0.0.2", "pid": 77, "cuda_dev": 1, "nvml_dev": 1, "status": {"unresponsive": true}}]}]})");
+  dir.write("n2/ras.txt", "2025-11-30T10:00:00Z Job summary\n");
+  dir.write("n3/ras.txt", "{\"communicators\": \"none\"}");
+  FilesCollectorConfig cfg;
+  cfg.sources.push_back({"ras", (dir.path() / "{node}/ras.txt").string(), "", "auto", 1});
+  Attempt a = attempt({"n1", "n2", "n3"}, "2025-11-30T09:00:00Z", "2025-11-30T11:00:00Z");
+  a.context.ranks = {{0, 1, "n1"}, {2, 3, "n2"}};
+  Collected c = collect(cfg, a);
+  REQUIRE(c.collectors.size() == 1);
+  const auto& rep = c.collectors[0];
+  CHECK(rep.nodes_covered == std::vector<std::string>{"n1", "n2"});
+  REQUIRE(rep.errors.size() == 1);
+  CHECK(rep.errors[0].find("n3/ras.txt: not read: RS002: communicators is not an array") != std::string::npos);
+  std::vector<std::string> texts;
+  for (const auto& o : c.observations)
+    if (o.host == "n1") texts.push_back(o.text);
+  REQUIRE(texts.size() == 3);
+  CHECK(texts[2] ==
+        "nccl ras report: communicator 0x1 of 4 ranks (all the job's ranks) rank 3 missing: process 77 on node 10.0.0.2 managing GPU 1 "
+        "is unresponsive");
+  bool text_form = false;  // n2's text form, read as lines (streamed or kept)
+  for (const auto& f : c.files) text_form |= f.host == "n2";
+  for (const auto& o : c.observations) text_form |= o.host == "n2" && o.text.find("Job summary") != std::string::npos;
+  CHECK(text_form);
+}
