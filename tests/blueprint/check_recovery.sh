@@ -124,7 +124,7 @@ assert sorted(posted, key=key) == sorted(lines, key=key), "the webhook did not g
 db = sqlite3.connect(f"{d}/ex.db")
 n = db.execute("select count(*) from recommendations").fetchone()[0]
 verdicts = db.execute("select count(*) from verdicts").fetchone()[0]
-assert n == len(lines) and verdicts == 49, (n, len(lines), verdicts)
+assert n == len(lines) and verdicts == 50, (n, len(lines), verdicts)
 # Not attributed: the job's `none`, and `inspect` for an ambiguous verdict's
 # candidates' nodes and for an unattributed one's hang laggards
 # (docs/recovery.md), nothing else.
@@ -136,12 +136,12 @@ for l in lines:
                                                          ("unattributed", "hang straggler"))), l
 assert any(l["verdict"]["status"] == "ambiguous" and l["action"] == "inspect" for l in lines), "no candidate was inspected"
 jobs = [l for l in lines if l["scope"] == "job"]
-assert len(jobs) == 49
+assert len(jobs) == 50
 drains = [l for l in lines if l["action"] == "drain"]
 assert all(l["command"] and l["command"].startswith(f"scontrol update nodename={l['node']} state=drain reason='culprit: ")
            for l in drains if l["attempt"]["scheduler"] == "slurm"), drains[:2]
 assert any(l["basis"] == "hang straggler" and l["node"] == "node-02" for l in lines), "the hang's laggard node was not inspected"
-print(f"check_recovery: examples: {len(lines)} recommendations for 49 verdicts emitted, POSTed and stored; {len(drains)} drains")
+print(f"check_recovery: examples: {len(lines)} recommendations for 50 verdicts emitted, POSTed and stored; {len(drains)} drains")
 PY
 grep -q "to drain node-02 (--apply runs it): scontrol update nodename=node-02 state=drain reason='culprit: nvlink.signal_integrity" "$D/ex.log" \
   || fail "the drain command is not printed"
