@@ -441,6 +441,23 @@ bool skip_rank_prefix(Cur& c) noexcept {
   return true;
 }
 
+// A logger's bracketed tag before an ISO stamp: "[titan] 2026-11-30 10:33:40,404 - root -
+// INFO - ..." (torchtitan's format, "[titan] %(asctime)s - ..."), "[INFO] 2026-...". Letters
+// only, then "] ", and skipped only when an ISO date follows, so "[titan] step 5" stays
+// without a time and a Slurm "[2026-...]" stamp is never taken for a tag.
+bool skip_tag_before_iso(Cur& c) noexcept {
+  Cur t = c;
+  if (!t.eat('[')) return false;
+  size_t letters = 0;
+  while (is_alpha(t.peek()) && letters < 32) {
+    ++t.p;
+    ++letters;
+  }
+  if (letters == 0 || !t.eat(']') || !t.eat(' ') || !four_digits_then_dash(t)) return false;
+  c = t;
+  return true;
+}
+
 void parse_at(Cur c, const YearHint& hint, LineTime& out) noexcept {
   if (c.at_end()) return;
   const char first = *c.p;
@@ -557,6 +574,7 @@ LineTime parse_line_time(std::string_view line, const YearHint& hint) noexcept {
   }
   for (int i = 0; i < 2 && skip_rank_prefix(c); ++i) {
   }
+  skip_tag_before_iso(c);
   parse_at(c, hint, out);
   return out;
 }

@@ -99,7 +99,9 @@ struct LineTime {
 // torchrun's per-rank prefixes are skipped (at most two, written directly one after the other):
 // "[rank3]:[E1130 02:07:08.408271257 ...]" and "[default0]:[rank3]:[E1130 ...]" carry the glog
 // time. The prefix is a bracketed name made of letters then digits, then ':'; what follows it
-// is parsed without skipping spaces, so "[rank0]: text" has no timestamp.
+// is parsed without skipping spaces, so "[rank0]: text" has no timestamp. After them, a logger's
+// bracketed tag of letters and one space is skipped when an ISO stamp follows: torchtitan's
+// "[rank0]:[titan] 2026-11-30 10:33:40,404 - root - INFO - step: 905 ...", "[INFO] 2026-...".
 //
 // Year inference (syslog, glog): among the years hint.year_start-1 .. hint.year_end+1, the one
 // whose instant is nearest to [window_start_ns, window_end_ns] (distance 0 inside it) is used;

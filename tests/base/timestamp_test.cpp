@@ -333,6 +333,17 @@ TEST_CASE("parse_line_time: torchrun rank prefixes") {
   CHECK(no_time("[rank]:[E1130 02:07:08.408271257 x.cpp:1] y"));
 }
 
+TEST_CASE("parse_line_time: a logger's bracketed tag before an ISO stamp (torchtitan)") {
+  CHECK(wall("[rank0]:[titan] 2026-01-01 10:00:00,123 - root - INFO - step: 905  loss:  2.8712") == 1767261600123000000);
+  CHECK(wall("[titan] 2026-01-01 10:00:00,123 - root - INFO - Training starts at step 1") == 1767261600123000000);
+  CHECK(wall("[INFO] 2026-01-01T10:00:00Z x") == 1767261600000000000);
+  CHECK(no_time("[titan] step: 905 loss: 2.8712"));
+  CHECK(no_time("[titan]  2026-01-01 10:00:00,123 two spaces"));
+  CHECK(no_time("[titan2] 2026-01-01 10:00:00,123 a digit in the tag"));
+  CHECK(no_time("[titan] [titan] 2026-01-01 10:00:00,123 two tags"));
+  CHECK(no_time("[titan] 2026-13-01 10:00:00,123 month 13"));
+}
+
 TEST_CASE("parse_line_time: NVIDIA Fabric Manager") {
   CHECK(wall("[Jul 23 2024 07:53:55] [ERROR] [tid 841] Connection lost") == 1721721235000000000);
   CHECK(wall("[Jul 23 2024 07:53:55] [INFO]", year_only(1990)) == 1721721235000000000);
