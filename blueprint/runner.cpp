@@ -3,6 +3,10 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
 #include <thread>
 
 #include "base/operator_file.h"
@@ -14,6 +18,7 @@
 #include "blueprint/connector.h"
 #include "blueprint/net/kube_client.h"
 #include "blueprint/placement.h"
+#include "blueprint/task_pool.h"
 
 namespace culprit::blueprint {
 
@@ -272,10 +277,57 @@ void record_placements(RunSetup& s, Progress& p, const std::atomic<bool>& stop) 
 
 }  // namespace
 
+// One attempt between the run loop, which stores and prints it, and the
+// pool's thread that collects and attributes it.
+struct InFlight {
+  const Attempt* attempt = nullptr;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;  // under mu: the fields below are set
+  int64_t bytes = 0, wire = 0;
+  bool ok = false;
+  ojson verdict;
+  AttributionError aerr;
+};
+
+// The part of an attempt that needs no store: on a pool thread.
+void collect_and_attribute(RunSetup& s, const BlueprintConfig& cfg, const std::atomic<bool>& stop, Discovery& d, InFlight& f) {
+  const Attempt& a = *f.attempt;
+  CollectRequest req;
+  req.attempt = &a;
+  if (a.context.start) req.scope_start = *a.context.start - cfg.attribution.slack_before;
+  if (a.evidence_after) req.scope_start = std::max(req.scope_start.value_or(*a.evidence_after), *a.evidence_after);
+  if (a.context.end) req.scope_end = *a.context.end + cfg.attribution.slack_after;
+  req.wanted_sources = s.wanted_sources;
+  if (s.line_filters) req.line_filters = &*s.line_filters;
+  req.stop = &stop;
+  Collected ev;
+  if (!a.bundle_dir.empty() && d.own_collector()) d.own_collector()->collect(req, ev);
+  else
+    for (const auto& c : s.collectors) {
+      Collected one;
+      c->collect(req, one);
+      ev.merge(std::move(one));
+    }
+  int64_t bytes = ev.bytes, wire = ev.wire_bytes;
+  ojson verdict;
+  AttributionError aerr;
+  bool ok = s.attribution->attribute(a, std::move(ev), verdict, aerr);
+  std::lock_guard<std::mutex> lock(f.mu);
+  f.bytes = bytes;
+  f.wire = wire;
+  f.ok = ok;
+  f.verdict = std::move(verdict);
+  f.aerr = std::move(aerr);
+  f.done = true;
+  f.cv.notify_one();
+}
+
 int run_blueprint(RunSetup& s, const std::atomic<bool>& stop) {
   const BlueprintConfig& cfg = *s.config;
   Progress p(s.log, s.log_is_terminal);
   int status = 0;
+  const size_t concurrency = s.concurrency < 1 ? 1 : static_cast<size_t>(s.concurrency);
   int polls = 0;
   std::string err;
   p.line(fmt::format("store {} (schema v{}), attribution {}, {}", s.store->url(), s.store->schema_version(),
@@ -329,6 +381,85 @@ int run_blueprint(RunSetup& s, const std::atomic<bool>& stop) {
       }
       for (const auto& warn : found.warnings) p.line(fmt::format("{} discovery: warning: {}", d->name(), warn));
       std::optional<int64_t> retry_from;  // the earliest end among attempts to try again
+      // Attempts in flight, oldest first; the pool after them, so that an
+      // early return waits for its tasks before the attempts they use go.
+      std::deque<std::unique_ptr<InFlight>> window;
+      TaskPool pool(concurrency);
+      // Waits for the oldest attempt in flight, then stores, hands off and
+      // prints it. False: the store failed (the run ends with status 3).
+      auto finish_front = [&]() -> bool {
+        std::unique_ptr<InFlight> f = std::move(window.front());
+        window.pop_front();
+        {
+          std::unique_lock<std::mutex> lock(f->mu);
+          f->cv.wait(lock, [&] { return f->done; });
+        }
+        const Attempt& a = *f->attempt;
+        ojson& verdict = f->verdict;
+        const bool ok = f->ok;
+        p.bytes += f->bytes;
+        int64_t wire = f->wire;
+        bool inserted = false;
+        int64_t verdict_id = 0;
+        // The recommendations are decided and stored `pending` in the
+        // verdict's transaction, then handed off: a kill in between leaves
+        // them pending, and the next start delivers them (resume_handoffs).
+        // Only a verdict stored now is handed off: a re-run never drains twice.
+        std::vector<RecommendationRecord> recommendations;
+        RecommendationDecider decider;
+        if (s.handoff)
+          decider = [&](FaultHistory& history, std::vector<RecommendationRecord>& out, std::string& e) {
+            if (!s.handoff->decide(a, verdict, history, out, e)) return false;
+            for (auto& r : out) r.owner = cfg.cluster;
+            return true;
+          };
+        if (ok && !s.store->record_verdict(a, d->name(), verdict, s.attribution->describe(), inserted, err, &verdict_id,
+                                           decider, &recommendations)) {
+          p.line(fmt::format("store error for {}: {}", a.key, err));
+          return false;
+        }
+        std::vector<std::string> handoff_lines;
+        if (ok && inserted && s.handoff &&
+            !deliver_recommendations(s, verdict_id, recommendations, handoff_lines, status, deferred, err)) {
+          for (const auto& l : handoff_lines) p.line(l);
+          p.line(fmt::format("store error for {}: {}", a.key, err));
+          return false;
+        }
+        if (!ok) {
+          ++p.counts.failed;
+          status = 1;
+          if (a.context.end) retry_from = std::min(retry_from.value_or(*a.context.end), *a.context.end);
+          p.line(fmt::format("{}: not attributed ({}): {}", a.key, f->aerr.retry ? "will retry" : "evidence refused", f->aerr.message));
+          if (!s.store->record_failure(a, d->name(), f->aerr.message, err)) {
+            p.line("store error: " + err);
+            return false;
+          }
+          p.current = window.empty() ? "" : window.front()->attempt->key;
+          return true;
+        }
+        ++p.counts.attributed;
+        std::string latency = a.context.end ? fmt::format(", {} after the job ended", human_latency(now_ns() - *a.context.end)) : "";
+        p.current = window.empty() ? "" : window.front()->attempt->key;
+        p.attempt_line(fmt::format("{} {}: {}{}{}{}", a.key, a.context.terminal.state, verdict_line(verdict), inserted ? "" : " (already stored)", latency,
+                                   wire ? fmt::format(", {} over the network", human_bytes(static_cast<double>(wire))) : ""));
+        for (const auto& l : handoff_lines) p.line(l);
+        if (s.out) {
+          if (cfg.output.stdout_format == "jsonl") {
+            ojson line;
+            line["attempt"] = attempt_json(a);
+            line["verdict"] = verdict;
+            if (!recommendations.empty()) line["recovery"] = recovery_json(recommendations);
+            *s.out << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+          } else if (cfg.output.stdout_format == "text" && !cfg.output.verbose) {
+            write_text_line(*s.out, a, verdict, recommendations);
+          } else if (cfg.output.stdout_format == "text") {
+            write_text(*s.out, a, verdict);
+            write_recovery_text(*s.out, recommendations);
+          }
+          s.out->flush();
+        }
+        return true;
+      };
       for (const auto& a : found.attempts) {
         if (stop.load()) {
           if (a.context.end) retry_from = std::min(retry_from.value_or(*a.context.end), *a.context.end);
@@ -374,87 +505,21 @@ int run_blueprint(RunSetup& s, const std::atomic<bool>& stop) {
         if (started.died)
           p.line(fmt::format("{}: {} earlier start{} did not finish (the process ended); trying again, start {} of at most {}",
                              a.key, started.died, started.died == 1 ? "" : "s", started.died + 1, limits::kCollectionStarts));
-        p.current = a.key;
+        // Collected and attributed on the pool's threads; stored and
+        // printed here, in discovery order, once the window is full.
+        auto f = std::make_unique<InFlight>();
+        f->attempt = &a;
+        InFlight* fp = f.get();
+        window.push_back(std::move(f));
+        p.current = window.front()->attempt->key + (window.size() > 1 ? fmt::format(" (+{} in flight)", window.size() - 1) : "");
         p.draw();
-        CollectRequest req;
-        req.attempt = &a;
-        if (a.context.start) req.scope_start = *a.context.start - cfg.attribution.slack_before;
-        if (a.evidence_after) req.scope_start = std::max(req.scope_start.value_or(*a.evidence_after), *a.evidence_after);
-        if (a.context.end) req.scope_end = *a.context.end + cfg.attribution.slack_after;
-        req.wanted_sources = s.wanted_sources;
-        if (s.line_filters) req.line_filters = &*s.line_filters;
-        req.stop = &stop;
-        Collected ev;
-        if (!a.bundle_dir.empty() && d->own_collector()) d->own_collector()->collect(req, ev);
-        else
-          for (const auto& c : s.collectors) {
-            Collected one;
-            c->collect(req, one);
-            ev.merge(std::move(one));
-          }
-        p.bytes += ev.bytes;
-        int64_t wire = ev.wire_bytes;
-        ojson verdict;
-        AttributionError aerr;
-        bool ok = s.attribution->attribute(a, std::move(ev), verdict, aerr);
-        bool inserted = false;
-        int64_t verdict_id = 0;
-        // The recommendations are decided and stored `pending` in the
-        // verdict's transaction, then handed off: a kill in between leaves
-        // them pending, and the next start delivers them (resume_handoffs).
-        // Only a verdict stored now is handed off: a re-run never drains twice.
-        std::vector<RecommendationRecord> recommendations;
-        RecommendationDecider decider;
-        if (s.handoff)
-          decider = [&](FaultHistory& history, std::vector<RecommendationRecord>& out, std::string& e) {
-            if (!s.handoff->decide(a, verdict, history, out, e)) return false;
-            for (auto& r : out) r.owner = cfg.cluster;
-            return true;
-          };
-        if (ok && !s.store->record_verdict(a, d->name(), verdict, s.attribution->describe(), inserted, err, &verdict_id,
-                                           decider, &recommendations)) {
-          p.line(fmt::format("store error for {}: {}", a.key, err));
-          return 3;
-        }
-        std::vector<std::string> handoff_lines;
-        if (ok && inserted && s.handoff &&
-            !deliver_recommendations(s, verdict_id, recommendations, handoff_lines, status, deferred, err)) {
-          for (const auto& l : handoff_lines) p.line(l);
-          p.line(fmt::format("store error for {}: {}", a.key, err));
-          return 3;
-        }
-        if (!ok) {
-          ++p.counts.failed;
-          status = 1;
-          if (a.context.end) retry_from = std::min(retry_from.value_or(*a.context.end), *a.context.end);
-          p.line(fmt::format("{}: not attributed ({}): {}", a.key, aerr.retry ? "will retry" : "evidence refused", aerr.message));
-          if (!s.store->record_failure(a, d->name(), aerr.message, err)) {
-            p.line("store error: " + err);
-            return 3;
-          }
-          continue;
-        }
-        ++p.counts.attributed;
-        std::string latency = a.context.end ? fmt::format(", {} after the job ended", human_latency(now_ns() - *a.context.end)) : "";
-        p.attempt_line(fmt::format("{} {}: {}{}{}{}", a.key, a.context.terminal.state, verdict_line(verdict), inserted ? "" : " (already stored)", latency,
-                                   wire ? fmt::format(", {} over the network", human_bytes(static_cast<double>(wire))) : ""));
-        for (const auto& l : handoff_lines) p.line(l);
-        if (s.out) {
-          if (cfg.output.stdout_format == "jsonl") {
-            ojson line;
-            line["attempt"] = attempt_json(a);
-            line["verdict"] = verdict;
-            if (!recommendations.empty()) line["recovery"] = recovery_json(recommendations);
-            *s.out << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-          } else if (cfg.output.stdout_format == "text" && !cfg.output.verbose) {
-            write_text_line(*s.out, a, verdict, recommendations);
-          } else if (cfg.output.stdout_format == "text") {
-            write_text(*s.out, a, verdict);
-            write_recovery_text(*s.out, recommendations);
-          }
-          s.out->flush();
+        pool.submit([&s, &cfg, &stop, &d, fp] { collect_and_attribute(s, cfg, stop, *d, *fp); });
+        while (window.size() >= concurrency) {
+          if (!finish_front()) return 3;
         }
       }
+      while (!window.empty())
+        if (!finish_front()) return 3;
       p.current.clear();
       if (s.watch) {
         int64_t next = retry_from ? std::min(*retry_from - 1, until) : until;

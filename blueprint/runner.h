@@ -27,7 +27,13 @@
 // in that poll and skipped after, and the cursor moves past it, so the
 // attempts after it are attributed.
 //
-// Stopping: when `stop` is set (SIGTERM/SIGINT), the attempt in progress is
+// Concurrency: up to `concurrency` attempts are collected and attributed at
+// once on a pool of threads (blueprint/task_pool.h); each is marked in the
+// store before its collection starts, and stored, handed off and printed by
+// the run loop in the order discovery gave them, so a run's rows and output
+// do not depend on it.
+//
+// Stopping: when `stop` is set (SIGTERM/SIGINT), the attempts in progress are
 // finished and stored (collectors stop early and say "partial"), then
 // run() returns. Nothing is half-written: each attempt is one transaction.
 //
@@ -36,8 +42,10 @@
 // in progress) with failures and poll summaries above it; otherwise plain
 // lines, one per stored or failed attempt and one per poll.
 //
-// Thread-safety: one Runner per process, run() from one thread; `stop` may
-// be set from any thread or a signal waiter. Errors are values and progress
+// Thread-safety: one Runner per process, run() from one thread (which alone
+// uses the store, the hand-off and the outputs; collectors and attribution
+// also run on its pool's threads, as their contracts allow); `stop` may be
+// set from any thread or a signal waiter. Errors are values and progress
 // lines; nothing throws out of run().
 #pragma once
 
@@ -75,6 +83,12 @@ struct RunSetup {
   std::optional<std::map<std::string, LineFilter>> line_filters;
   bool record_placement = false;                       // --record-placement: snapshot running workloads' pods
   bool watch = false;
+  // Attempts collected and attributed at once (--concurrency, >= 1): while
+  // one waits on a log store, others go on. The store, the hand-off and
+  // stdout stay on the run loop's thread, in discovery order, so the stored
+  // rows and the output are those of a run with 1. Memory grows with it,
+  // not with the number of attempts discovered.
+  int concurrency = 1;
   int max_polls = 0;                                   // --watch: stop after this many polls (0: never; tests)
   std::ostream* out = nullptr;                         // stdout sink (verdicts), or null
   std::ostream* log = nullptr;                         // progress and messages

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <thread>
 
 #include "base/timestamp.h"
 #include "blueprint/collect/files_collector.h"
@@ -79,6 +80,9 @@ Options:
                        act (without it they are only printed)
   --check              validate the configuration (and --policy) and exit
   --polls N            with --watch: stop after N polls
+  --concurrency N      attempts collected and attributed at once (1..256;
+                       default: the number of cores); stored and printed in
+                       discovery order whatever N is
   --engine jit|interp, --no-cache, --cache-dir DIR, --rules PATH, --no-stdlib
                        the in-process catalog (added to the configuration's)
   -h, --help           this help
@@ -103,7 +107,7 @@ int cmd_run(int argc, char** argv) {
   ArgSpec spec = with_catalog_options(
       {{"once", "watch", "help", "check", "record-placement", "apply", "verbose"},
        {"config", "store", "service", "token-file", "format", "polls", "policy", "emit-recommendations", "webhook",
-        "webhook-timeout"}});
+        "webhook-timeout", "concurrency"}});
   Args a;
   std::string err;
   if (!parse_args(argc, argv, 2, spec, a, err)) return usage(err);
@@ -122,6 +126,13 @@ int cmd_run(int argc, char** argv) {
     if (n->empty() || *end || v < 1) return usage("--polls must be a positive integer");
     if (!a.has("watch")) return usage("--polls applies only with --watch");
     max_polls = static_cast<int>(v);
+  }
+  int concurrency = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (auto n = a.last("concurrency")) {
+    char* end = nullptr;
+    long v = std::strtol(n->c_str(), &end, 10);
+    if (n->empty() || *end || v < 1 || v > 256) return usage("--concurrency must be an integer from 1 to 256");
+    concurrency = static_cast<int>(v);
   }
 
   blueprint::BlueprintConfig cfg;
@@ -232,6 +243,7 @@ int cmd_run(int argc, char** argv) {
   setup.config = &cfg;
   setup.watch = a.has("watch");
   setup.max_polls = max_polls;
+  setup.concurrency = concurrency;
   setup.log = &std::cerr;
   setup.log_is_terminal = isatty(STDERR_FILENO);
   setup.out = cfg.output.stdout_format == "none" ? nullptr : &std::cout;

@@ -97,6 +97,24 @@ assert all(l['verdict']['schema']=='culprit.verdict/v2' and l['attempt']['key'] 
 [ ! -s "$D/out2.jsonl" ] || fail "a second run printed verdicts again"
 grep -q "skipped $((bundles + 1)) already stored, attributed 0" "$D/err2.txt" || fail "second run: $(tail -1 "$D/err2.txt")"
 
+# --- attempts in flight at once: the same stdout and the same rows, in the same order
+for c in 1 3; do
+  "$CULPRIT" run --config "$CONFIG" --once --store "sqlite:$D/c$c.db" --format jsonl --concurrency $c > "$D/c$c.jsonl" 2> "$D/c$c.txt" \
+    || fail "--concurrency $c exited $?"
+done
+cmp -s "$D/c1.jsonl" "$D/c3.jsonl" || fail "--concurrency 3 printed other verdicts, or in another order, than --concurrency 1"
+python3 - "$D/c1.db" "$D/c3.db" <<'PY' || fail "--concurrency 3 stored other rows than --concurrency 1"
+import sqlite3, sys
+def rows(path):
+    db = sqlite3.connect(path)
+    return (db.execute("select v.id, a.attempt_key, v.status, v.verdict_sha256 from verdicts v "
+                       "join attempts a on a.id = v.attempt_ref order by v.id").fetchall(),
+            db.execute("select id, attempt_key, status from attempts order by id").fetchall())
+one, three = rows(sys.argv[1]), rows(sys.argv[2])
+assert one == three and len(one[0]) > 40, (len(one[0]), len(three[0]))
+PY
+echo "check_run: --concurrency 3 stores and prints what --concurrency 1 does, in the same order"
+
 # --- --watch with a poll limit
 printf 'discovery: {static: {bundles: "%s/examples/*/"}}\nwatch: {interval: 1s}\n' "$ROOT" > "$D/watch.yaml"
 "$CULPRIT" run --config "$D/watch.yaml" --watch --polls 2 --store "sqlite:$D/w.db" --format none 2> "$D/watch.txt" || fail "--watch --polls 2"
@@ -131,6 +149,8 @@ expect_usage --config "$CONFIG" --once --watch
 expect_usage --once
 expect_usage --config "$CONFIG" --once --store postgresql://u:pw@h/db
 expect_usage --config "$CONFIG" --once --format xml
+expect_usage --config "$CONFIG" --once --concurrency 0
+expect_usage --config "$CONFIG" --once --concurrency many
 expect_usage --config "$D/missing.yaml" --once
 "$CULPRIT" run --help | grep "Usage: culprit run" > /dev/null || fail "--help"
 set +e; "$CULPRIT" run --config "$CONFIG" --once --store "postgresql://nobody@127.0.0.1:1/x" > /dev/null 2> "$D/pg.txt"; rc=$?; set -e

@@ -30,7 +30,9 @@ the documented API does (grafana.com/docs/loki/latest/reference/loki-http-api):
 Test knobs: --fail STATUS[,STATUS...] answers the first query_range requests
 with those statuses (429 "too many outstanding requests", 5xx), to prove
 backoff; --request-log FILE appends one JSON line per request: method, path,
-query, status, response bytes. The port is written to --port-file once
+query, status, response bytes; --latency SECONDS holds every query that long
+before answering it, as a remote log store's round trip does (concurrent
+queries wait at once: the server is threaded). The port is written to --port-file once
 listening (bind 127.0.0.1, port 0 by default).
 
 Fixture (JSON): {"streams": [{"stream": {"label": "value", ...},
@@ -43,6 +45,7 @@ import json
 import re
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
@@ -225,6 +228,7 @@ class State:
         self.tenant = tenant
         self.fail = list(fail)
         self.log_path = log_path
+        self.latency = 0.0
         self.lock = threading.Lock()
 
 
@@ -274,6 +278,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.text(200, "ready", path)
         if path not in ("/loki/api/v1/query_range", "/loki/api/v1/series"):
             return self.text(404, "404 page not found", path)
+        if self.st.latency > 0:  # a remote log store's round trip, per query
+            time.sleep(self.st.latency)
         if self.st.tenant and self.headers.get("X-Scope-OrgID") != self.st.tenant:
             return self.text(401, "no org id", path)
         now = int(datetime.datetime.now(datetime.timezone.utc).timestamp()) * 10**9
@@ -361,9 +367,11 @@ def main():
     ap.add_argument("--tenant", default="")
     ap.add_argument("--fail", default="", help="statuses for the first query_range requests, e.g. 429,503")
     ap.add_argument("--request-log", default="")
+    ap.add_argument("--latency", type=float, default=0.0, help="seconds each query waits before it is answered, e.g. 0.1")
     a = ap.parse_args()
     fail = [int(x) for x in a.fail.split(",") if x]
     Handler.st = State(json.load(open(a.fixture)), a.tenant, fail, a.request_log)
+    Handler.st.latency = max(0.0, a.latency)
     srv = ThreadingHTTPServer((a.listen, a.port), Handler)
     with open(a.port_file + ".tmp", "w") as f:
         f.write(str(srv.server_address[1]))
