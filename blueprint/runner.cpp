@@ -480,8 +480,21 @@ int run_blueprint(RunSetup& s, const std::atomic<bool>& stop) {
         // attributing the attempt, the row says so, and after
         // limits::kCollectionStarts such starts it is given up, so no input
         // can crash every run and hold up the attempts after it.
+        // An attempt whose last start ended with the process is run alone:
+        // a death beside others in flight cannot say which one caused it,
+        // so it is charged to none of them (Store::begin_attempt), and the
+        // next start, alone, settles it.
+        bool alone = false;
+        if (concurrency > 1) {
+          if (!s.store->start_died(a.key, alone, err)) {
+            p.line(fmt::format("store error for {}: {}", a.key, err));
+            return 3;
+          }
+          while (alone && !window.empty())
+            if (!finish_front()) return 3;
+        }
         AttemptStart started;
-        if (!s.store->begin_attempt(a, d->name(), run_id, started, err)) {
+        if (!s.store->begin_attempt(a, d->name(), run_id, started, err, concurrency > 1 && !alone)) {
           p.line(fmt::format("store error for {}: {}", a.key, err));
           return 3;
         }
@@ -502,7 +515,10 @@ int run_blueprint(RunSetup& s, const std::atomic<bool>& stop) {
           }
           continue;
         }
-        if (started.died)
+        if (started.died_shared)
+          p.line(fmt::format("{}: the process ended while it and other attempts were in flight; trying it again alone, start {} of at most {}",
+                             a.key, started.died + 1, limits::kCollectionStarts));
+        else if (started.died)
           p.line(fmt::format("{}: {} earlier start{} did not finish (the process ended); trying again, start {} of at most {}",
                              a.key, started.died, started.died == 1 ? "" : "s", started.died + 1, limits::kCollectionStarts));
         // Collected and attributed on the pool's threads; stored and
@@ -514,7 +530,7 @@ int run_blueprint(RunSetup& s, const std::atomic<bool>& stop) {
         p.current = window.front()->attempt->key + (window.size() > 1 ? fmt::format(" (+{} in flight)", window.size() - 1) : "");
         p.draw();
         pool.submit([&s, &cfg, &stop, &d, fp] { collect_and_attribute(s, cfg, stop, *d, *fp); });
-        while (window.size() >= concurrency) {
+        while (alone ? !window.empty() : window.size() >= concurrency) {
           if (!finish_front()) return 3;
         }
       }

@@ -461,8 +461,21 @@ bool Store::record_failure(const Attempt& a, const std::string& discovered_by, c
   return tx.commit(error);
 }
 
+namespace {
+const std::string kStartMark = "collection did not finish (start ";
+const std::string kSharedSuffix = ", with others in flight)";
+}  // namespace
+
+bool Store::start_died(const std::string& key, bool& died, std::string& error) {
+  died = false;
+  std::vector<SqlRow> rows;
+  if (!db_->query("SELECT status, last_error FROM attempts WHERE attempt_key = ?", {key}, &rows, error)) return false;
+  died = !rows.empty() && rows[0][0] && *rows[0][0] == "error" && rows[0][1] && rows[0][1]->rfind(kStartMark, 0) == 0;
+  return true;
+}
+
 bool Store::begin_attempt(const Attempt& a, const std::string& discovered_by, int64_t run_id, AttemptStart& out,
-                          std::string& error) {
+                          std::string& error, bool shared) {
   out = AttemptStart{};
   Transaction tx(*db_, true);
   if (!tx.ok()) {
@@ -475,7 +488,8 @@ bool Store::begin_attempt(const Attempt& a, const std::string& discovered_by, in
   if (!db_->query("SELECT status, last_error FROM attempts WHERE attempt_key = ?", {a.key}, &rows, error)) return false;
   std::string status = !rows.empty() && rows[0][0] ? *rows[0][0] : "";
   std::string last = !rows.empty() && rows[0][1] ? *rows[0][1] : "";
-  static const std::string kMark = "collection did not finish (start ", kDied = "collection died ";
+  const std::string& kMark = kStartMark;
+  static const std::string kDied = "collection died ";
   if (status == "error" && last.rfind(kDied, 0) == 0) {
     out.given_up = true;
     out.message = last;
@@ -483,8 +497,13 @@ bool Store::begin_attempt(const Attempt& a, const std::string& discovered_by, in
   }
   if (status == "error" && last.rfind(kMark, 0) == 0) {
     long long k = 0, died_in = 0;
-    if (std::sscanf(last.c_str() + kMark.size(), "%lld, run %lld)", &k, &died_in) >= 1 && k > 0) out.died = k;
+    if (std::sscanf(last.c_str() + kMark.size(), "%lld, run %lld", &k, &died_in) >= 1 && k > 0) out.died = k;
     else out.died = 1;
+    // A start beside others in flight is not counted: it runs alone next.
+    if (last.size() >= kSharedSuffix.size() && last.compare(last.size() - kSharedSuffix.size(), kSharedSuffix.size(), kSharedSuffix) == 0) {
+      out.died -= 1;
+      out.died_shared = true;
+    }
     // The poll that was collecting it ended with the process: close its row.
     if (died_in > 0 && died_in != run_id &&
         !db_->query("UPDATE runs SET finished_ns = ?, status = 'died' WHERE id = ? AND status = 'running'",
@@ -501,7 +520,7 @@ bool Store::begin_attempt(const Attempt& a, const std::string& discovered_by, in
     return tx.commit(error);
   }
   out.proceed = true;
-  out.message = fmt::format("{}{}, run {})", kMark, out.died + 1, run_id);
+  out.message = fmt::format("{}{}, run {}{}", kMark, out.died + 1, run_id, shared ? kSharedSuffix : std::string(")"));
   if (!upsert_attempt(a, discovered_by, "error", out.message, id, error, false)) return false;
   return tx.commit(error);
 }

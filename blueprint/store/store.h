@@ -72,7 +72,8 @@ struct AttemptStart {
   bool attributed = false;       // it already has a verdict: nothing was written
   bool given_up = false;         // not to be tried: it died limits::kCollectionStarts times
   bool given_up_now = false;     // ... and this call gave it up
-  int64_t died = 0;              // earlier starts that did not finish
+  int64_t died = 0;              // earlier starts that did not finish, counted against it
+  bool died_shared = false;      // the last start ended with the process while others were in flight
   std::string message;           // last_error as written (the mark, or why it was given up)
 };
 
@@ -128,8 +129,19 @@ class Store final : public PlacementBook, public FaultHistory {
   // the rows an uninterrupted run writes. One transaction; an attributed
   // attempt is never touched. Assumes one blueprint discovers a given
   // attempt (two sharing a store must not watch the same scheduler).
+  //
+  // `shared`: other attempts may be in flight in this process while this one
+  // is (culprit run --concurrency). Its mark then says so ("..., run R, with
+  // others in flight)"), and a start that died with such a mark is not
+  // counted against the attempt (any of them may have ended the process):
+  // `died_shared` tells the caller to run it alone next, so that a death is
+  // charged to the attempt that caused it.
   bool begin_attempt(const Attempt& attempt, const std::string& discovered_by, int64_t run_id, AttemptStart& out,
-                     std::string& error);
+                     std::string& error, bool shared = false);
+
+  // Whether the attempt's last start died (its mark is still there), without
+  // writing anything: the run loop runs such an attempt alone.
+  bool start_died(const std::string& attempt_key, bool& died, std::string& error);
 
   // --watch progress: the end of the last window fully processed, per discovery.
   bool cursor(const std::string& name, std::optional<int64_t>& value, std::string& error);

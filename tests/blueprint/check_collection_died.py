@@ -9,7 +9,9 @@ on one attempt (a ~48 MB generated bundle), three times: each start is
 marked in the store before collection ("collection did not finish"); the
 fourth run gives the attempt up ("collection died 3 times", exit 1),
 attributes the others and closes the runs that died; a fifth skips it and
-exits 0.
+exits 0. Then, with three attempts in flight at once, one death: its marks
+say others were in flight, no attempt is charged with it, and the next run
+tries each alone and attributes them all.
 
 usage: check_collection_died.py CULPRIT SOURCE_DIR
 """
@@ -52,7 +54,8 @@ discovery:
     bundles: ["{t}/slow", "{root}/examples/nvlink-xid149", "{root}/examples/cuda-oom-one-rank"]
 """)
         db = f"{t}/s.db"
-        cmd = [culprit, "run", "--config", f"{t}/c.yaml", "--once", "--store", f"sqlite:{db}", "--format", "none"]
+        cmd = [culprit, "run", "--config", f"{t}/c.yaml", "--once", "--store", f"sqlite:{db}", "--format", "none",
+               "--concurrency", "1"]
         slow = "SELECT last_error FROM attempts WHERE attempt_key LIKE '%slow%'"
         for start in (1, 2, 3):
             p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -86,7 +89,35 @@ discovery:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         if p.returncode != 0 or "given up earlier" not in p.stderr:
             fail(f"the next run exited {p.returncode}: {p.stderr[-1500:]}")
-        print("check_collection_died: ok: the next run skips it and exits 0")
+        print("check_collection_died: the next run skips it and exits 0")
+
+        # With attempts in flight at once, a death cannot say which one caused
+        # it: it is charged to none, and each is tried again alone.
+        db = f"{t}/shared.db"
+        cmd = [culprit, "run", "--config", f"{t}/c.yaml", "--once", "--store", f"sqlite:{db}", "--format", "none",
+               "--concurrency", "3"]
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 120
+        while p.poll() is None and time.time() < deadline:
+            if os.path.exists(db) and any(r[0].startswith("collection did not finish (start 1, run ") for r in query(db, slow)):
+                p.send_signal(signal.SIGKILL)
+                break
+            time.sleep(0.005)
+        p.wait()
+        if p.returncode != -signal.SIGKILL:
+            fail(f"--concurrency 3: the run ended ({p.returncode}) before the slow attempt was marked")
+        mark = query(db, slow)[0][0]
+        if not mark.endswith(", with others in flight)"):
+            fail(f"--concurrency 3: the mark does not say others were in flight: {mark}")
+        print(f"check_collection_died: killed with attempts in flight: {mark}")
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        if p.returncode != 0 or "trying it again alone, start 1 of at most 3" not in p.stderr:
+            fail(f"--concurrency 3: the run after the death exited {p.returncode}: {p.stderr[-1500:]}")
+        verdicts = query(db, "SELECT count(*) FROM verdicts")[0][0]
+        runs = [s for _, s in query(db, "SELECT id, status FROM runs ORDER BY id")]
+        if verdicts != 3 or runs != ["died", "ok"]:
+            fail(f"--concurrency 3: {verdicts} verdicts, runs {runs}")
+        print("check_collection_died: ok: a death beside others is charged to none; each is tried again alone and attributed")
 
 
 main()
