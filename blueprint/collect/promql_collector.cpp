@@ -12,6 +12,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "base/timestamp.h"
 #include "blueprint/collect/loki_collector.h"
@@ -25,6 +26,9 @@ using json = nlohmann::json;
 namespace {
 
 constexpr int64_t kMaxPoints = 10000;  // below Prometheus' 11,000 per series and request
+// Queries of one attempt in flight at once: a remote Prometheus answers each
+// in its round trip, and a handful at once is what one attempt should ask.
+constexpr size_t kQueriesAtOnce = 4;
 
 std::string node_regex(const std::vector<std::string>& nodes) {
   std::string alt;
@@ -151,31 +155,55 @@ void PromqlCollector::collect(const CollectRequest& req, Collected& out) const {
     out.collectors.push_back(std::move(rep));
     return;
   }
-  std::vector<PromSample> samples;
-  for (const auto& q : config_.queries) {
-    if (req.stop && req.stop->load()) break;
+  // The queries are independent: up to kQueriesAtOnce run at once (each
+  // query's chunks in order), and their answers are merged in the
+  // configuration's order, so the result is the sequential one.
+  struct QueryResult {
+    std::vector<PromSample> samples;
+    std::vector<std::string> errors;
+    int64_t skipped = 0, wire = 0;
+    bool ok = true, ran = false;
+  };
+  std::vector<QueryResult> results(config_.queries.size());
+  auto run_query = [&](size_t i) {
+    const PromQueryConfig& q = config_.queries[i];
+    QueryResult& res = results[i];
+    if (req.stop && req.stop->load()) return;
+    res.ran = true;
     std::string text = promql_text(q, config_.hostname_label, a.context.nodes);
-    size_t before = samples.size();
-    bool ok = true;
     int64_t chunk = config_.step * kMaxPoints;
-    for (int64_t c0 = *req.scope_start; c0 <= *req.scope_end && ok; c0 += chunk + config_.step) {
+    for (int64_t c0 = *req.scope_start; c0 <= *req.scope_end && res.ok; c0 += chunk + config_.step) {
       int64_t c1 = std::min(*req.scope_end, c0 + chunk);
       std::string form = form_encode({{"query", text},
                                       {"start", seconds_text(c0)},
                                       {"end", seconds_text(c1)},
                                       {"step", seconds_text(config_.step)}});
       HttpResponse r = http_->post_form("/api/v1/query_range", form, req.stop);
-      out.wire_bytes += r.wire_bytes;
+      res.wire += r.wire_bytes;
       std::string err;
       // Prometheus answers errors with a JSON body too: read it for the message.
-      if (r.error.empty() && !r.body.empty() && flatten_matrix(r.body, q, config_.hostname_label, a.context.nodes, samples, skipped, err) &&
-          r.ok())
+      if (r.error.empty() && !r.body.empty() &&
+          flatten_matrix(r.body, q, config_.hostname_label, a.context.nodes, res.samples, res.skipped, err) && r.ok())
         continue;
-      ok = false;
-      rep.errors.push_back(fmt::format("{}: {}", text, !r.error.empty() ? r.error : !err.empty() ? fmt::format("HTTP {}: {}", r.status, err) : r.describe()));
+      res.ok = false;
+      res.errors.push_back(fmt::format("{}: {}", text, !r.error.empty() ? r.error : !err.empty() ? fmt::format("HTTP {}: {}", r.status, err) : r.describe()));
     }
-    if (!ok) ++failed;
-    else if (samples.size() == before) empty_queries.push_back(q.query);
+  };
+  for (size_t first = 0; first < results.size(); first += kQueriesAtOnce) {
+    std::vector<std::thread> running;
+    for (size_t i = first; i < std::min(results.size(), first + kQueriesAtOnce); ++i) running.emplace_back(run_query, i);
+    for (auto& t : running) t.join();
+  }
+  std::vector<PromSample> samples;
+  for (size_t i = 0; i < results.size(); ++i) {
+    QueryResult& res = results[i];
+    out.wire_bytes += res.wire;
+    skipped += res.skipped;
+    for (auto& e : res.errors) rep.errors.push_back(std::move(e));
+    if (!res.ran) continue;
+    if (!res.ok) ++failed;
+    else if (res.samples.empty()) empty_queries.push_back(config_.queries[i].query);
+    for (auto& x : res.samples) samples.push_back(std::move(x));
   }
   std::sort(samples.begin(), samples.end(), [](const PromSample& x, const PromSample& y) {
     return std::tie(x.host, x.metric, x.labels, x.ts) < std::tie(y.host, y.metric, y.labels, y.ts);

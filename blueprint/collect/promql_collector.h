@@ -26,6 +26,10 @@
 // returned a sample for is missing, a query that failed is an error, so the
 // verdict says when metrics were unavailable.
 //
+// The queries of one attempt are independent: up to four run at once (each
+// query's time chunks in order), and their answers are merged in the
+// configuration's order, so the result does not depend on it.
+//
 // Thread-safety: immutable; collect() may run concurrently.
 #pragma once
 
