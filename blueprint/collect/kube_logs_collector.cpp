@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "base/byte_size.h"
 #include "base/timestamp.h"
@@ -24,6 +25,9 @@ using kube_json::str;
 namespace {
 
 const char* kControlPlane = "kubernetes";
+// Container logs of one attempt asked for at once: each waits on the API
+// server and the kubelet behind it.
+constexpr size_t kLogsAtOnce = 4;
 
 std::optional<int64_t> event_time(const json& e) {
   for (const char* k : {"lastTimestamp", "eventTime", "firstTimestamp"})
@@ -133,9 +137,20 @@ void KubeLogsCollector::collect_logs(const CollectRequest& req, Collected& out) 
   std::set<std::string> covered;
   std::vector<std::string> gone;
   int64_t obs_before = static_cast<int64_t>(out.observations.size());
-  int64_t requests = 0;
+  // One request per container instance (the previous one first: time
+  // order). They are independent: up to kLogsAtOnce run at once, and their
+  // lines are appended in this order, so the result is the sequential one.
+  struct LogRequest {
+    const AttemptPod* pod = nullptr;
+    const AttemptContainer* container = nullptr;
+    bool previous = false;
+    std::vector<Observation> lines;
+    int64_t bytes = 0;
+    bool ok = false, ran = false;
+    std::string error;
+  };
+  std::vector<LogRequest> todo;
   for (const auto& pod : a.kubernetes.pods) {
-    if (req.stop && req.stop->load()) break;
     if (pod.gone) {
       gone.push_back(pod.name);
       continue;
@@ -145,49 +160,73 @@ void KubeLogsCollector::collect_logs(const CollectRequest& req, Collected& out) 
           std::find(config_.containers.begin(), config_.containers.end(), c.name) == config_.containers.end())
         continue;
       if (!c.started) continue;  // never ran: no log to ask for
-      std::vector<bool> instances = {false};
-      if (config_.previous && c.restarts > 0) instances.insert(instances.begin(), true);  // previous first: time order
-      for (bool previous : instances) {
-        std::string q = fmt::format("container={}&timestamps=true", HttpClient::escape(c.name));
-        if (previous) q += "&previous=true";
-        if (req.scope_start) q += "&sinceTime=" + HttpClient::escape(format_rfc3339(*req.scope_start - *req.scope_start % 1000000000));
-        if (config_.max_bytes_per_container) q += fmt::format("&limitBytes={}", config_.max_bytes_per_container);
-        std::string file = fmt::format("k8s:{}/{}/{}{}", a.kubernetes.namespace_name, pod.name, c.name, previous ? "#previous" : "");
-        int64_t line_no = 0;
-        bool past_end = false;
-        PodLogLineSplitter split;
-        auto on_line = [&](std::optional<int64_t> ts, std::string_view text, int64_t offset) {
-          if (ts && req.scope_end && *ts > *req.scope_end) {
-            past_end = true;
-            return false;
-          }
-          ++line_no;
-          if (ts && req.scope_start && *ts < *req.scope_start) return true;  // sinceTime has second precision
-          Observation o;
-          o.host = pod.node.empty() ? kControlPlane : pod.node;
-          o.source = config_.source;
-          o.file = file;
-          o.line = line_no;
-          o.offset = offset;
-          o.ts = ts;
-          o.text.assign(text.data(), text.size());
-          rep.bytes += static_cast<int64_t>(o.text.size());
-          out.observations.push_back(std::move(o));
-          return true;
-        };
-        KubeError ke;
-        int64_t wire = 0;
-        ++requests;
-        bool ok = client_->pod_log(a.kubernetes.namespace_name, pod.name, q, [&](std::string_view d) { return split.feed(d, on_line); },
-                                   ke, wire, req.stop);
-        if (ok && !past_end) split.finish(on_line);
-        if (ok) {
-          if (!pod.node.empty()) covered.insert(pod.node);
-        } else {
-          rep.errors.push_back(fmt::format("{}/{} container {}{}: {}", a.kubernetes.namespace_name, pod.name, c.name,
-                                           previous ? " (previous)" : "", ke.describe()));
-        }
+      for (bool previous : {true, false}) {
+        if (previous && !(config_.previous && c.restarts > 0)) continue;
+        LogRequest r;
+        r.pod = &pod;
+        r.container = &c;
+        r.previous = previous;
+        todo.push_back(std::move(r));
       }
+    }
+  }
+  auto fetch = [&](LogRequest& r) {
+    if (req.stop && req.stop->load()) return;
+    r.ran = true;
+    const AttemptPod& pod = *r.pod;
+    const AttemptContainer& c = *r.container;
+    std::string q = fmt::format("container={}&timestamps=true", HttpClient::escape(c.name));
+    if (r.previous) q += "&previous=true";
+    if (req.scope_start) q += "&sinceTime=" + HttpClient::escape(format_rfc3339(*req.scope_start - *req.scope_start % 1000000000));
+    if (config_.max_bytes_per_container) q += fmt::format("&limitBytes={}", config_.max_bytes_per_container);
+    std::string file = fmt::format("k8s:{}/{}/{}{}", a.kubernetes.namespace_name, pod.name, c.name, r.previous ? "#previous" : "");
+    int64_t line_no = 0;
+    bool past_end = false;
+    PodLogLineSplitter split;
+    auto on_line = [&](std::optional<int64_t> ts, std::string_view text, int64_t offset) {
+      if (ts && req.scope_end && *ts > *req.scope_end) {
+        past_end = true;
+        return false;
+      }
+      ++line_no;
+      if (ts && req.scope_start && *ts < *req.scope_start) return true;  // sinceTime has second precision
+      Observation o;
+      o.host = pod.node.empty() ? kControlPlane : pod.node;
+      o.source = config_.source;
+      o.file = file;
+      o.line = line_no;
+      o.offset = offset;
+      o.ts = ts;
+      o.text.assign(text.data(), text.size());
+      r.bytes += static_cast<int64_t>(o.text.size());
+      r.lines.push_back(std::move(o));
+      return true;
+    };
+    KubeError ke;
+    int64_t wire = 0;
+    r.ok = client_->pod_log(a.kubernetes.namespace_name, pod.name, q, [&](std::string_view d) { return split.feed(d, on_line); },
+                            ke, wire, req.stop);
+    if (r.ok && !past_end) split.finish(on_line);
+    if (!r.ok)
+      r.error = fmt::format("{}/{} container {}{}: {}", a.kubernetes.namespace_name, pod.name, c.name, r.previous ? " (previous)" : "",
+                            ke.describe());
+  };
+  for (size_t first = 0; first < todo.size(); first += kLogsAtOnce) {
+    std::vector<std::thread> running;
+    for (size_t i = first; i < std::min(todo.size(), first + kLogsAtOnce); ++i) running.emplace_back(fetch, std::ref(todo[i]));
+    for (auto& t : running) t.join();
+  }
+  int64_t requests = 0;
+  for (auto& r : todo) {
+    if (!r.ran) continue;
+    ++requests;
+    rep.bytes += r.bytes;
+    for (auto& o : r.lines) out.observations.push_back(std::move(o));
+    std::vector<Observation>().swap(r.lines);
+    if (r.ok) {
+      if (!r.pod->node.empty()) covered.insert(r.pod->node);
+    } else {
+      rep.errors.push_back(std::move(r.error));
     }
   }
   rep.observations = static_cast<int64_t>(out.observations.size()) - obs_before;

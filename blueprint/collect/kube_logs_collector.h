@@ -27,6 +27,10 @@
 // Lines about a pod are on its node; the rest are on the control-plane host
 // "kubernetes" (evidence, never a culprit).
 //
+// An attempt's container logs are asked for up to four at once and their
+// lines appended in pod and container order, so the result does not depend
+// on it.
+//
 // Thread-safety: immutable; collect() may run concurrently.
 #pragma once
 
