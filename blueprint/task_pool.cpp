@@ -1,5 +1,8 @@
 #include "blueprint/task_pool.h"
 
+#include <algorithm>
+#include <atomic>
+
 namespace culprit::blueprint {
 
 TaskPool::TaskPool(unsigned threads) {
@@ -37,6 +40,17 @@ void TaskPool::work() {
     }
     task();
   }
+}
+
+void for_each_at_once(size_t count, size_t at_once, const std::function<void(size_t)>& fn) {
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < count;) fn(i);
+  };
+  std::vector<std::thread> threads;
+  for (size_t t = 1; t < std::min(count, std::max<size_t>(at_once, 1)); ++t) threads.emplace_back(work);
+  work();  // the caller is one of them
+  for (auto& t : threads) t.join();
 }
 
 }  // namespace culprit::blueprint

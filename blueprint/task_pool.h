@@ -1,5 +1,7 @@
-// A fixed set of threads that run submitted tasks, for the attempts the
-// blueprint collects and attributes at once (blueprint/runner.h).
+// Running the blueprint's independent work at once: a fixed set of threads
+// for the attempts collected and attributed together (blueprint/runner.h),
+// and for_each_at_once() for the requests of one attempt (a collector's
+// queries), each with a bound.
 //
 // submit() queues a task; one of the pool's threads runs it. The destructor
 // waits for every queued and running task to finish, then joins the
@@ -13,6 +15,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <cstddef>
 #include <deque>
 #include <functional>
 #include <mutex>
@@ -40,5 +43,12 @@ class TaskPool {
   bool closing_ = false;
   std::vector<std::thread> threads_;
 };
+
+// Calls fn(0), ..., fn(count - 1), each once, on at most `at_once` threads
+// at a time (a thread takes the next index as soon as it is free), and
+// returns when all have returned. fn must not throw; results belong in
+// per-index slots, merged by the caller in index order, so they do not
+// depend on which thread ran what.
+void for_each_at_once(size_t count, size_t at_once, const std::function<void(size_t)>& fn);
 
 }  // namespace culprit::blueprint

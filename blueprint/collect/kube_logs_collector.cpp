@@ -9,11 +9,11 @@
 #include <algorithm>
 #include <map>
 #include <set>
-#include <thread>
 
 #include "base/byte_size.h"
 #include "base/timestamp.h"
 #include "blueprint/config_reader.h"
+#include "blueprint/task_pool.h"
 
 namespace culprit::blueprint {
 
@@ -211,11 +211,7 @@ void KubeLogsCollector::collect_logs(const CollectRequest& req, Collected& out) 
       r.error = fmt::format("{}/{} container {}{}: {}", a.kubernetes.namespace_name, pod.name, c.name, r.previous ? " (previous)" : "",
                             ke.describe());
   };
-  for (size_t first = 0; first < todo.size(); first += kLogsAtOnce) {
-    std::vector<std::thread> running;
-    for (size_t i = first; i < std::min(todo.size(), first + kLogsAtOnce); ++i) running.emplace_back(fetch, std::ref(todo[i]));
-    for (auto& t : running) t.join();
-  }
+  for_each_at_once(todo.size(), kLogsAtOnce, [&](size_t i) { fetch(todo[i]); });
   int64_t requests = 0;
   for (auto& r : todo) {
     if (!r.ran) continue;

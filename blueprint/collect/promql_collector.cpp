@@ -12,11 +12,11 @@
 #include <cmath>
 #include <map>
 #include <set>
-#include <thread>
 
 #include "base/timestamp.h"
 #include "blueprint/collect/loki_collector.h"
 #include "blueprint/config_reader.h"
+#include "blueprint/task_pool.h"
 #include "runtime/json_input.h"
 
 namespace culprit::blueprint {
@@ -189,11 +189,7 @@ void PromqlCollector::collect(const CollectRequest& req, Collected& out) const {
       res.errors.push_back(fmt::format("{}: {}", text, !r.error.empty() ? r.error : !err.empty() ? fmt::format("HTTP {}: {}", r.status, err) : r.describe()));
     }
   };
-  for (size_t first = 0; first < results.size(); first += kQueriesAtOnce) {
-    std::vector<std::thread> running;
-    for (size_t i = first; i < std::min(results.size(), first + kQueriesAtOnce); ++i) running.emplace_back(run_query, i);
-    for (auto& t : running) t.join();
-  }
+  for_each_at_once(results.size(), kQueriesAtOnce, run_query);
   std::vector<PromSample> samples;
   for (size_t i = 0; i < results.size(); ++i) {
     QueryResult& res = results[i];
