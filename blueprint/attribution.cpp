@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <fstream>
+#include <thread>
 
 #include "runtime/json_input.h"
 #include "base/operator_file.h"
@@ -132,26 +134,39 @@ bool ServiceAttribution::attribute(const Attempt& attempt, Collected&& ev, ojson
     for (auto& o : from_file) ev.observations.push_back(std::move(o));
   }
   // The head line, then the evidence streamed in chunks of about 1 MiB
-  // (the same lines `diagnose --server` sends for a bundle).
-  NdjsonObservationWriter writer(std::move(ev.observations), std::move(ev.files));
-  std::string head_line = head.dump() + "\n";
-  HttpRequest req;
-  req.method = "POST";
-  req.path = std::string("/v1/attributions?explain=") + (explain_ ? "true" : "false");
-  req.content_type = "application/x-ndjson";
-  req.body_source = [&](std::string& piece) {
-    if (!head_line.empty()) {
-      piece = std::move(head_line);
-      head_line.clear();
-      return true;
+  // (the same lines `diagnose --server` sends for a bundle). An attribution
+  // is a pure function of its request, so a request that met a replica going
+  // away (the connection failed or was cut; a load balancer's 502/503/504
+  // while it has no live replica) is sent again, to whichever replica the
+  // balancer picks: up to kTries times, 0.25 s, 0.5 s, 1 s, 2 s apart. The
+  // writer is rebuilt each time from the same evidence.
+  constexpr int kTries = 5;
+  const std::string head_text = head.dump() + "\n";
+  HttpResponse r;
+  for (int attempt_no = 1;; ++attempt_no) {
+    NdjsonObservationWriter writer(ev.observations, ev.files);
+    std::string head_line = head_text;
+    HttpRequest req;
+    req.method = "POST";
+    req.path = std::string("/v1/attributions?explain=") + (explain_ ? "true" : "false");
+    req.content_type = "application/x-ndjson";
+    req.body_source = [&](std::string& piece) {
+      if (!head_line.empty()) {
+        piece = std::move(head_line);
+        head_line.clear();
+        return true;
+      }
+      if (writer.next(piece, 1u << 20)) return true;
+      return writer.error().empty();  // an empty piece ends the body
+    };
+    r = client_->send(req);
+    if (!writer.error().empty()) {
+      error = {writer.error(), true};
+      return false;
     }
-    if (writer.next(piece, 1u << 20)) return true;
-    return writer.error().empty();  // an empty piece ends the body
-  };
-  auto r = client_->send(req);
-  if (!writer.error().empty()) {
-    error = {writer.error(), true};
-    return false;
+    const bool again = !r.error.empty() || r.status == 502 || r.status == 503 || r.status == 504;
+    if (!again || attempt_no == kTries) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(250 << (attempt_no - 1)));
   }
   if (!r.error.empty()) {
     error = {fmt::format("cannot reach the service {}: {}", url_, r.transport_problem()), true};

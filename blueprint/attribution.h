@@ -55,7 +55,11 @@ class InProcessAttribution final : public Attribution {
 // first line {"context", "collectors"}, then every observation, then every
 // line of every whole file with its file, line number and byte offset (as
 // `culprit diagnose --server` does, so provenance and coverage match local
-// mode). The service's --max-body bounds one attempt's evidence.
+// mode). The service's --max-body bounds one attempt's evidence. A request
+// that met a replica going away (transport error, 502, 503, 504: a load
+// balancer in front of several `culprit serve`, docs/blueprint.md
+// "Replicas") is sent again, up to 5 times over about 4 s; other answers
+// are final for this run.
 class ServiceAttribution final : public Attribution {
  public:
   // False with `error` when the token cannot be read or the URL is bad.
@@ -72,7 +76,7 @@ class ServiceAttribution final : public Attribution {
 
  private:
   std::string url_;
-  std::unique_ptr<HttpClient> client_;  // no retries: the runner decides when to try an attempt again
+  std::unique_ptr<HttpClient> client_;  // no retries of its own: attribute() retries what a replica's going away explains
   bool explain_ = false;
 };
 

@@ -33,6 +33,21 @@
 // the run loop in the order discovery gave them, so a run's rows and output
 // do not depend on it.
 //
+// Replicas (`queue` set, `culprit run --queue`): discovered attempts go into
+// the store's shared work queue instead of straight to collection, and this
+// process collects and attributes whatever it claims from the queue, whoever
+// queued it. Each poll's discovery (and the resumption of pending
+// hand-offs, and placement) is run by the one replica that takes the
+// queue's discovery lock; with --once every replica discovers (queuing is
+// idempotent) and each exits when the queue holds nothing claimable and no
+// live lease, so the replicas that survive a killed one finish its attempts
+// once its leases expire. While watching, a replica claims between polls
+// too (every second), so an attempt queued by another replica waits less
+// than a poll. A failed attempt is queued again for the next poll
+// (--watch) or left failed for the next run (--once), as without a queue.
+// Verdicts, rows and output per attempt are those of a single process;
+// which replica stored an attempt, and so the order of the rows, is not.
+//
 // Stopping: when `stop` is set (SIGTERM/SIGINT), the attempts in progress are
 // finished and stored (collectors stop early and say "partial"), then
 // run() returns. Nothing is half-written: each attempt is one transaction.
@@ -57,12 +72,14 @@
 #include <string>
 #include <vector>
 
+#include "blueprint/alert_receiver.h"
 #include "blueprint/attribution.h"
 #include "blueprint/collect/collector.h"
 #include "blueprint/config.h"
 #include "blueprint/discovery/discovery.h"
 #include "blueprint/handoff.h"
 #include "blueprint/store/store.h"
+#include "blueprint/store/work_queue.h"
 
 namespace culprit::blueprint {
 
@@ -89,6 +106,20 @@ struct RunSetup {
   // rows and the output are those of a run with 1. Memory grows with it,
   // not with the number of attempts discovered.
   int concurrency = 1;
+  // --queue: this process is one replica of several sharing the PostgreSQL
+  // store's work queue (blueprint/store/work_queue.h; "Replicas" above).
+  // Null: the attempts are discovered and attributed here alone.
+  std::unique_ptr<WorkQueue> queue;
+  // --alerts-listen: Alertmanager's webhook starts a poll at once (and the
+  // workloads it names are looked for again while discovery lags); owned
+  // by the caller. Null: polls every watch.interval only.
+  AlertReceiver* alerts = nullptr;
+  // --attempt-timings FILE: one JSON line per attempt settled (stored or
+  // failed), saying where its time went: key, ok, end_ns (the job's end),
+  // queued_ns (put in the shared queue; null without one), started_ns
+  // (collection began), collect_ms, attribute_ms, store_ms, stored_ns,
+  // nodes, wire_bytes. Written by the run loop's thread; null: none.
+  std::ostream* timings = nullptr;
   int max_polls = 0;                                   // --watch: stop after this many polls (0: never; tests)
   std::ostream* out = nullptr;                         // stdout sink (verdicts), or null
   std::ostream* log = nullptr;                         // progress and messages

@@ -82,7 +82,30 @@ Options:
   --polls N            with --watch: stop after N polls
   --concurrency N      attempts collected and attributed at once (1..256;
                        default: the number of cores); stored and printed in
-                       discovery order whatever N is
+                       discovery order whatever N is (without --queue)
+  --queue              be one replica of several sharing the PostgreSQL
+                       store's work queue: discovered attempts are queued
+                       there and each replica claims, collects and
+                       attributes what it can, under a lease; a replica that
+                       dies loses nothing (docs/blueprint.md, "Replicas")
+  --lease DUR          with --queue: how long a claim holds without its
+                       heartbeat (default 30s); a dead replica's attempts
+                       are taken over after it
+  --replica NAME       with --queue: this replica's name in leases and
+                       messages (default HOST:PID)
+  --alerts-listen HOST:PORT
+                       with --watch: receive Prometheus Alertmanager's webhook
+                       (webhook_config url http://HOST:PORT/v1/alertmanager);
+                       a firing alert whose labels name a workload (job_id,
+                       slurm_job_id, workload_id, jobid or job_name) starts a
+                       poll at once (docs/blueprint.md, "Alerts")
+  --alerts-token-file FILE
+                       the bearer token Alertmanager must send
+  --alerts-port-file FILE
+                       write the receiver's bound port to FILE (port 0 = any)
+  --attempt-timings FILE
+                       append one JSON line per attempt settled: where its
+                       time went (queued, collection, attribution, store)
   --engine jit|interp, --no-cache, --cache-dir DIR, --rules PATH, --no-stdlib
                        the in-process catalog (added to the configuration's)
   -h, --help           this help
@@ -105,9 +128,9 @@ int usage(const std::string& msg) {
 
 int cmd_run(int argc, char** argv) {
   ArgSpec spec = with_catalog_options(
-      {{"once", "watch", "help", "check", "record-placement", "apply", "verbose"},
+      {{"once", "watch", "help", "check", "record-placement", "apply", "verbose", "queue"},
        {"config", "store", "service", "token-file", "format", "polls", "policy", "emit-recommendations", "webhook",
-        "webhook-timeout", "concurrency"}});
+        "webhook-timeout", "concurrency", "lease", "replica", "alerts-listen", "alerts-token-file", "alerts-port-file", "attempt-timings"}});
   Args a;
   std::string err;
   if (!parse_args(argc, argv, 2, spec, a, err)) return usage(err);
@@ -133,6 +156,34 @@ int cmd_run(int argc, char** argv) {
     long v = std::strtol(n->c_str(), &end, 10);
     if (n->empty() || *end || v < 1 || v > 256) return usage("--concurrency must be an integer from 1 to 256");
     concurrency = static_cast<int>(v);
+  }
+  int64_t lease_ns = 30LL * 1000000000;
+  if (auto t = a.last("lease")) {
+    if (!a.has("queue")) return usage("--lease applies only with --queue");
+    auto c = parse_bounded_duration(*t, lease_ns);
+    if (c == DurationCheck::range) return usage(duration_error(c, "--lease"));
+    if (c != DurationCheck::ok || lease_ns < 1000000000LL) return usage("--lease must be a duration of at least 1s, such as 30s");
+  }
+  std::string replica;
+  if (auto r = a.last("replica")) {
+    if (!a.has("queue")) return usage("--replica applies only with --queue");
+    if (r->empty() || r->size() > 200) return usage("--replica must be a name of 1 to 200 characters");
+    replica = *r;
+  } else {
+    char host[256] = {};
+    if (gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+    replica = fmt::format("{}:{}", host[0] ? host : "localhost", getpid());
+  }
+
+  std::optional<blueprint::AlertReceiverConfig> alerts_cfg;
+  if (auto l = a.last("alerts-listen")) {
+    if (!a.has("watch")) return usage("--alerts-listen applies only with --watch (an alert starts a poll)");
+    alerts_cfg.emplace();
+    if (!parse_listen(*l, alerts_cfg->host, alerts_cfg->port, err)) return usage("--alerts-listen: " + err);
+    if (auto t = a.last("alerts-token-file"))
+      if (!read_secret(*t, "", alerts_cfg->token, err)) return usage("--alerts-token-file: " + err);
+  } else if (a.last("alerts-token-file") || a.last("alerts-port-file")) {
+    return usage("--alerts-token-file and --alerts-port-file apply only with --alerts-listen");
   }
 
   blueprint::BlueprintConfig cfg;
@@ -328,6 +379,13 @@ int cmd_run(int argc, char** argv) {
     std::cerr << "culprit run: " << escape_for_terminal(err) << "\n";
     return 3;
   }
+  if (a.has("queue")) {
+    setup.queue = blueprint::WorkQueue::open(cfg.store.url, password, replica, lease_ns, err);
+    if (!setup.queue) {
+      std::cerr << "culprit run: --queue: " << escape_for_terminal(err) << "\n";
+      return cfg.store.url.rfind("sqlite:", 0) == 0 ? 2 : 3;
+    }
+  }
   if (!blueprint::make_pipeline(cfg, setup, err)) {
     std::cerr << "culprit run: " << escape_for_terminal(err) << "\n";
     return 2;
@@ -348,6 +406,36 @@ int cmd_run(int argc, char** argv) {
   if (policy) hcfg.policy = &*policy;
   setup.handoff = blueprint::Handoff::make(hcfg, err);
   if (!setup.handoff) return usage(err);
+
+  std::ofstream timings_file;
+  if (auto t = a.last("attempt-timings")) {
+    timings_file.open(*t, std::ios::app | std::ios::binary);
+    if (!timings_file) {
+      std::cerr << fmt::format("culprit run: cannot open {} for --attempt-timings\n", escape_for_terminal(*t));
+      return 2;
+    }
+    setup.timings = &timings_file;
+  }
+  std::unique_ptr<blueprint::AlertReceiver> alerts;
+  if (alerts_cfg) {
+    alerts_cfg->cluster = cfg.cluster;
+    alerts = blueprint::AlertReceiver::start(*alerts_cfg, err);
+    if (!alerts) {
+      std::cerr << "culprit run: " << escape_for_terminal(err) << "\n";
+      return 2;
+    }
+    if (auto pf = a.last("alerts-port-file")) {
+      std::ofstream f(*pf, std::ios::trunc);
+      f << alerts->port() << "\n";
+      if (!f) {
+        std::cerr << fmt::format("culprit run: cannot write {}\n", *pf);
+        return 2;
+      }
+    }
+    std::cerr << fmt::format("culprit run: receiving Alertmanager's webhook on http://{}:{}/v1/alertmanager\n",
+                             alerts_cfg->host, alerts->port());
+    setup.alerts = alerts.get();
+  }
 
   // A service that answers before reading the whole body (401, 413) closes
   // the connection: that is an error answer to report, not a reason to die.

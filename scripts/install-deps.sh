@@ -17,6 +17,8 @@ packages=(
   prometheus                            # the PromQL collector's real-Prometheus test (tests/blueprint/check_promql.sh)
   slurm-wlm slurmdbd munge mariadb-server bc   # the blueprint's real-Slurm test (tests/blueprint/check_slurm.sh)
   postgresql sqlite3                    # the blueprint's store tests (a real PostgreSQL server)
+  haproxy                               # replicas of `culprit serve` behind a load balancer (tests/blueprint/check_balanced_service.sh)
+  prometheus-alertmanager               # event-driven discovery from Alertmanager's webhook (tests/blueprint/check_alertmanager.sh)
   clang libclang-rt-14-dev              # the sanitizer build and libFuzzer (scripts/sanitize.sh, scripts/fuzz.sh)
   python3 python3-jsonschema            # verdict schema validation in tests
   wrk curl                              # the service load run (tests/service/check_load.py) and benchmark

@@ -32,7 +32,20 @@ bool StaticDiscovery::discover(const DiscoveryWindow&, DiscoveryResult& out, std
     }
     out.attempts.push_back(std::move(a));
   }
-  for (const auto& dir : config_.bundles) {
+  std::vector<std::string> dirs = config_.bundles;
+  for (const auto& pattern : config_.bundle_globs) {
+    glob_t g{};
+    if (glob(pattern.c_str(), GLOB_MARK, nullptr, &g) == 0)
+      for (size_t i = 0; i < g.gl_pathc; ++i) {
+        std::string m = g.gl_pathv[i];
+        while (m.size() > 1 && m.back() == '/') m.pop_back();
+        if (std::filesystem::exists(std::filesystem::path(m) / "context.json")) dirs.push_back(m);
+      }
+    globfree(&g);
+  }
+  std::sort(dirs.begin(), dirs.end());
+  dirs.erase(std::unique(dirs.begin(), dirs.end()), dirs.end());
+  for (const auto& dir : dirs) {
     Bundle b;
     std::string err;
     if (!load_bundle(dir, b, err)) {
@@ -103,6 +116,7 @@ std::shared_ptr<ConnectorConfig> read_static_discovery_config(ConfigReader& r, c
         int rc = glob(full.c_str(), GLOB_MARK, nullptr, &g);
         std::vector<std::string> found;
         bool is_glob = p.find_first_of("*?[") != std::string::npos;
+        if (is_glob) out.bundle_globs.push_back(full);
         if (rc == 0)
           for (size_t i = 0; i < g.gl_pathc; ++i) {
             std::string m = g.gl_pathv[i];

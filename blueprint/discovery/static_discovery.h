@@ -30,6 +30,10 @@ struct StaticWorkloadConfig {
 
 struct StaticDiscoveryConfig : ConnectorConfig {
   std::vector<std::string> bundles;   // bundle directories (globs already expanded, sorted)
+  // The patterns among `bundles:` (with * ? or [), as absolute paths: each
+  // poll expands them again, so a bundle that appears in a spool directory
+  // while `culprit run --watch` runs is discovered at the next poll.
+  std::vector<std::string> bundle_globs;
   std::vector<StaticWorkloadConfig> workloads;
   std::string summary() const override;
 };

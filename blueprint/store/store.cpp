@@ -231,6 +231,24 @@ ALTER TABLE recommendations ADD COLUMN handoff_state TEXT NOT NULL DEFAULT 'done
 ALTER TABLE recommendations ADD COLUMN handed_ns BIGINT;
 CREATE INDEX recommendations_pending ON recommendations (owner, verdict_ref, ordinal) WHERE handoff_state = 'pending';
 )SQL"},
+    {5, "work_queue: discovered attempts shared by the replicas of culprit run --queue (PostgreSQL)", R"SQL(
+CREATE TABLE work_queue (
+  id {id},
+  attempt_key TEXT NOT NULL UNIQUE,
+  discovered_by TEXT NOT NULL,
+  end_ns BIGINT,
+  attempt_json TEXT NOT NULL,
+  state TEXT NOT NULL,
+  owner TEXT NOT NULL,
+  lease_until_ns BIGINT NOT NULL,
+  claims INTEGER NOT NULL,
+  not_before_ns BIGINT NOT NULL,
+  enqueued_ns BIGINT NOT NULL,
+  finished_ns BIGINT,
+  last_error TEXT NOT NULL
+);
+CREATE INDEX work_queue_open ON work_queue (state, id);
+)SQL"},
 };
 
 // Indexes that serve readers only (the dashboard's list and fleet view,

@@ -38,7 +38,7 @@
 namespace culprit::blueprint {
 
 // The schema version this binary writes (docs/blueprint.md lists each one).
-inline constexpr int kStoreSchemaVersion = 4;
+inline constexpr int kStoreSchemaVersion = 5;
 
 // One recommended action as `culprit run` stored it (table recommendations):
 // what the verdict recommended, what the policy decided, what was done.
@@ -127,8 +127,9 @@ class Store final : public PlacementBook, public FaultHistory {
   // and every later call answers given_up without writing. A start that
   // died is not counted in `failures`, so a store resumed after a kill holds
   // the rows an uninterrupted run writes. One transaction; an attributed
-  // attempt is never touched. Assumes one blueprint discovers a given
-  // attempt (two sharing a store must not watch the same scheduler).
+  // attempt is never touched. Assumes one process works on a given attempt
+  // at a time: one blueprint per scheduler, or replicas that take attempts
+  // from the shared queue under a lease (blueprint/store/work_queue.h).
   //
   // `shared`: other attempts may be in flight in this process while this one
   // is (culprit run --concurrency). Its mark then says so ("..., run R, with
