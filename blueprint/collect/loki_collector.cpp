@@ -10,10 +10,13 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
+#include <tuple>
 
 #include "base/timestamp.h"
 #include "blueprint/config_reader.h"
+#include "blueprint/task_pool.h"
 #include "runtime/json_input.h"
 
 namespace culprit::blueprint {
@@ -21,6 +24,11 @@ namespace culprit::blueprint {
 using json = nlohmann::json;
 
 namespace {
+
+// Requests of one attempt in flight at once: while one waits on the log
+// store, others go on (a remote Loki answers in tens to hundreds of ms).
+// The HttpClient bounds what all attempts together send (http_client.h).
+constexpr size_t kQueriesAtOnce = 4;
 
 std::string labels_text(const std::vector<std::pair<std::string, std::string>>& labels) {
   std::string s = "{";
@@ -122,6 +130,7 @@ LokiCollector::LokiCollector(LokiCollectorConfig config, const std::string& toke
   if (!config_.tenant.empty()) h.headers.emplace_back("X-Scope-OrgID", config_.tenant);
   h.timeout_ns = config_.timeout;
   h.retries = config_.retries;
+  h.max_in_flight = config_.max_in_flight;
   http_ = std::make_unique<HttpClient>(h);
 }
 
@@ -134,18 +143,31 @@ void LokiCollector::collect(const CollectRequest& req, Collected& out) const {
     auto it = req.line_filters->find(s);
     return it == req.line_filters->end() ? nullptr : &it->second;
   };
+  using StreamKey = std::tuple<std::string, std::string, std::string>;  // (host, source, labels)
+  using StreamLines = std::map<StreamKey, std::vector<std::pair<int64_t, std::string>>>;
+  // What one job of requests found. Jobs run up to kQueriesAtOnce at once;
+  // their findings are merged in job order, so the observations and the
+  // report do not depend on which finished first.
+  struct JobOut {
+    std::map<std::string, SourceAcc> acc;  // errors, failed and covered nodes
+    StreamLines lines;
+    std::map<std::string, std::set<std::string>> tail_streams_of_node;  // a series job: the tail's streams by node
+    bool failed = false;
+    int64_t wire = 0;
+  };
   // One query_range request: its entries, or why there are none usable.
-  auto query_range = [&](const std::string& query, int64_t from, int64_t to, int64_t limit, const char* direction,
-                         std::vector<LokiEntry>& entries, std::string& why) -> bool {
+  auto query_range = [&](JobOut& jo, const std::string& query, int64_t from, int64_t to, int64_t limit,
+                         const char* direction, std::vector<LokiEntry>& entries, std::string& why) -> bool {
     std::string path = fmt::format("/loki/api/v1/query_range?query={}&start={}&end={}&limit={}&direction={}",
                                    HttpClient::escape(query), from, to, limit, direction);
     HttpResponse r = http_->get(path, req.stop);
-    out.wire_bytes += r.wire_bytes;
+    jo.wire += r.wire_bytes;
     std::string perr;
     if (r.ok() && parse_loki_streams(r.body, entries, perr)) return true;
     why = r.ok() ? perr : r.describe();
     return false;
   };
+  auto stopped = [&] { return req.stop && req.stop->load(); };
   // Fixed sources are reported even when nothing comes back.
   for (const auto& st : config_.streams)
     if (!st.source.empty()) acc[st.source];
@@ -153,18 +175,24 @@ void LokiCollector::collect(const CollectRequest& req, Collected& out) const {
   if (!req.scope_start || !req.scope_end) {
     for (auto& [src, x] : acc) x.errors.push_back("the attempt has no time window: Loki needs one");
   } else {
-    int64_t s0 = *req.scope_start, s1 = *req.scope_end + 1;  // Loki's end is exclusive
+    const int64_t s0 = *req.scope_start, s1 = *req.scope_end + 1;  // Loki's end is exclusive
     std::vector<std::vector<std::string>> batches;
     for (size_t i = 0; i < a.context.nodes.size(); i += static_cast<size_t>(config_.nodes_per_query))
       batches.emplace_back(a.context.nodes.begin() + static_cast<long>(i),
                            a.context.nodes.begin() + static_cast<long>(std::min(a.context.nodes.size(), i + config_.nodes_per_query)));
-    // Streams: (host, source, labels) -> entries, kept in arrival order;
-    // `tails`: the newest lines of the tail filter (push_down.h), merged in
-    // at the end without the lines the main query returned as well.
-    using StreamKey = std::tuple<std::string, std::string, std::string>;
-    std::map<StreamKey, std::vector<std::pair<int64_t, std::string>>> streams, tails;
+    // What each configured stream asks: its filters and the sources it feeds.
+    struct StreamPlan {
+      const LokiStreamConfig* st = nullptr;
+      std::string host_label, filter, tail_filter, tail_matcher;
+      std::vector<std::string> wanted_here;
+      std::set<std::string> tail_sources;
+      int64_t tail_lines = 0;
+    };
+    std::vector<StreamPlan> plans;
     for (const auto& st : config_.streams) {
-      std::string host_label = st.host_label.empty() ? config_.host_label : st.host_label;
+      StreamPlan plan;
+      plan.st = &st;
+      plan.host_label = st.host_label.empty() ? config_.host_label : st.host_label;
       // Which sources this selector can feed, and the line filter for them.
       std::vector<std::string> sources;
       if (!st.source.empty()) sources.push_back(st.source);
@@ -172,206 +200,245 @@ void LokiCollector::collect(const CollectRequest& req, Collected& out) const {
         for (const auto& [from, to] : st.source_map) sources.push_back(to);
       else if (req.line_filters)
         for (const auto& [src, f] : *req.line_filters) sources.push_back(src);
-      std::vector<std::string> wanted_here;
       for (const auto& s : sources)
-        if (wanted(s)) wanted_here.push_back(s);
+        if (wanted(s)) plan.wanted_here.push_back(s);
       if (!st.source.empty() && !wanted(st.source)) {
         not_read[st.source] = fmt::format("not read: no extractor of the catalog reads source '{}'", st.source);
         continue;
       }
-      if (!st.source_map.empty() && wanted_here.empty()) continue;
-      std::string filter, tail_filter, tail_matcher;
-      std::set<std::string> tail_sources;
-      int64_t tail_lines = 0;
+      if (!st.source_map.empty() && plan.wanted_here.empty()) continue;
       if (config_.push_down && req.line_filters && (!st.source.empty() || !st.source_map.empty() || !sources.empty())) {
         std::vector<const LineFilter*> fs;
-        for (const auto& s : wanted_here) fs.push_back(filter_for(s));
+        for (const auto& s : plan.wanted_here) fs.push_back(filter_for(s));
         LineFilter f = fs.empty() ? LineFilter{} : combine_filters(fs);
-        filter = f.regex;
-        if (!filter.empty()) {
+        plan.filter = f.regex;
+        if (!plan.filter.empty()) {
           // The tail asks only the streams of sources that have one.
           std::string alt;
-          for (const auto& s : wanted_here) {
+          for (const auto& s : plan.wanted_here) {
             const LineFilter* x = filter_for(s);
             if (!x || x->tail_regex.empty()) continue;
-            tail_sources.insert(s);
+            plan.tail_sources.insert(s);
             alt += (alt.empty() ? "" : "|") + x->tail_regex.substr(4);
-            tail_lines = std::max(tail_lines, x->tail_lines);
+            plan.tail_lines = std::max(plan.tail_lines, x->tail_lines);
           }
-          if (!alt.empty()) tail_filter = "(?i)" + alt;
-          if (!tail_sources.empty() && st.source.empty() && !st.source_label.empty()) {
+          if (!alt.empty()) plan.tail_filter = "(?i)" + alt;
+          if (!plan.tail_sources.empty() && st.source.empty() && !st.source_label.empty()) {
             std::set<std::string> values;
             for (const auto& [from, to] : st.source_map)
-              if (tail_sources.count(to)) values.insert(from);
-            for (const auto& s : tail_sources)
+              if (plan.tail_sources.count(to)) values.insert(from);
+            for (const auto& s : plan.tail_sources)
               if (!st.source_map.count(s)) values.insert(s);
             std::string v;
             for (const auto& x : values) v += (v.empty() ? "" : "|") + regex_escape(x);
-            tail_matcher = fmt::format("{}=~{}", st.source_label, logql_quote("(?:" + v + ")"));
+            plan.tail_matcher = fmt::format("{}=~{}", st.source_label, logql_quote("(?:" + v + ")"));
           }
         }
       }
-      auto source_of = [&](const std::vector<std::pair<std::string, std::string>>& labels) -> std::string {
-        if (!st.source.empty()) return st.source;
-        std::string v = label_value(labels, st.source_label);
-        auto it = st.source_map.find(v);
-        if (it != st.source_map.end()) return it->second;
-        bool ok = !v.empty();
-        for (char c : v) ok = ok && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-');
-        return ok ? v : "";
+      plans.push_back(std::move(plan));
+    }
+    auto source_of = [](const StreamPlan& plan, const std::vector<std::pair<std::string, std::string>>& labels) -> std::string {
+      const LokiStreamConfig& st = *plan.st;
+      if (!st.source.empty()) return st.source;
+      std::string v = label_value(labels, st.source_label);
+      auto it = st.source_map.find(v);
+      if (it != st.source_map.end()) return it->second;
+      bool ok = !v.empty();
+      for (char c : v) ok = ok && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-');
+      return ok ? v : "";
+    };
+    // A failed request: every source the stream feeds lacks those nodes.
+    auto failed_for = [](JobOut& jo, const StreamPlan& plan, const std::vector<std::string>& nodes, const std::string& error) {
+      for (const auto& s : plan.wanted_here) {
+        jo.acc[s].errors.push_back(error);
+        jo.acc[s].failed.insert(nodes.begin(), nodes.end());
+      }
+      jo.failed = true;
+    };
+    // Coverage: the streams of a batch's nodes that exist in the window.
+    auto series_job = [&](const StreamPlan& plan, const std::vector<std::string>& batch, JobOut& jo) {
+      std::string form = form_encode({{"match[]", loki_query(plan.st->selector, plan.host_label, batch, "")},
+                                      {"start", std::to_string(s0)},
+                                      {"end", std::to_string(s1)}});
+      HttpResponse r = http_->post_form("/loki/api/v1/series", form, req.stop);
+      jo.wire += r.wire_bytes;
+      json j;
+      std::string parse_error;
+      bool usable = r.ok() && parse_remote_json(r.body, j, parse_error) && string_member_or(j, "status") == "success" &&
+                    j.contains("data") && j["data"].is_array();
+      if (!usable) {
+        std::string why = !r.ok() ? r.describe()
+                          : parse_error.empty() ? "the series answer is not a list"
+                                                : "the series answer is not usable: " + parse_error;
+        failed_for(jo, plan, batch, fmt::format("series of {} for {}: {}", plan.st->selector, fmt::join(batch, ","), why));
+        return;
+      }
+      for (const auto& ls : j["data"]) {
+        std::vector<std::pair<std::string, std::string>> labels;
+        if (ls.is_object())
+          for (auto it = ls.begin(); it != ls.end(); ++it)
+            if (it.value().is_string()) labels.emplace_back(it.key(), it.value().get<std::string>());
+        std::string node = node_for_host(label_value(labels, plan.host_label), a.context.nodes);
+        std::string src = source_of(plan, labels);
+        if (!node.empty() && !src.empty() && wanted(src)) jo.acc[src].covered.insert(node);
+        if (!node.empty() && plan.tail_sources.count(src)) jo.tail_streams_of_node[node].insert(labels_text(labels));
+      }
+    };
+    // The lines of a batch's nodes in one time chunk, page after page.
+    auto chunk_job = [&](const StreamPlan& plan, const std::vector<std::string>& batch, int64_t c0, JobOut& jo) {
+      const int64_t c1 = std::min(s1, c0 + config_.chunk);
+      const std::string query = loki_query(plan.st->selector, plan.host_label, batch, plan.filter);
+      int64_t start = c0;
+      std::set<std::tuple<std::string, int64_t, std::string>> boundary;  // entries at `start` already taken
+      for (int page = 0;; ++page) {
+        if (stopped()) return;
+        std::vector<LokiEntry> entries;
+        std::string why;
+        if (!query_range(jo, query, start, c1, config_.limit, "forward", entries, why)) {
+          failed_for(jo, plan, batch, fmt::format("{} [{}, {}) for {}: {}", plan.st->selector, format_rfc3339(c0),
+                                                  format_rfc3339(c1), fmt::join(batch, ","), why));
+          return;
+        }
+        int64_t last = start;
+        size_t fresh = 0;
+        std::set<std::tuple<std::string, int64_t, std::string>> at_last;
+        for (auto& e : entries) {
+          std::string key = labels_text(e.labels);
+          auto id = std::make_tuple(key, e.ts, e.line);
+          if (e.ts == start && boundary.count(id)) continue;  // seen on the previous page
+          ++fresh;
+          if (e.ts > last) {
+            last = e.ts;
+            at_last.clear();
+          }
+          if (e.ts == last) at_last.insert(id);
+          std::string node = node_for_host(label_value(e.labels, plan.host_label), a.context.nodes);
+          std::string src = source_of(plan, e.labels);
+          if (node.empty() || src.empty() || !wanted(src)) continue;
+          if (!e.line.empty() && e.line.back() != '\n') e.line += '\n';
+          jo.lines[{node, src, key}].emplace_back(e.ts, std::move(e.line));
+        }
+        if (static_cast<int>(entries.size()) < config_.limit) return;  // the chunk is complete
+        if (fresh == 0) {
+          failed_for(jo, plan, batch, fmt::format("{}: more than {} entries share the nanosecond {}; raise collectors.loki.limit",
+                                                  plan.st->selector, config_.limit, start));
+          return;
+        }
+        if (last == start) boundary.insert(at_last.begin(), at_last.end());
+        else boundary = std::move(at_last);
+        start = last;
+      }
+    };
+    // The tail: newest first, `tail_lines` per stream, one query for the
+    // batch. An answer that is not full holds every stream's newest lines.
+    // A full one holds the newest lines of all the batch's streams
+    // together, so a stream with `tail_lines` or more in it has its own
+    // newest ones, and only a node with a stream that got fewer (crowded
+    // out by busier ones) is asked again on its own.
+    auto tail_job = [&](const StreamPlan& plan, const std::vector<std::string>& batch,
+                        const std::map<std::string, std::set<std::string>>& tail_streams_of_node, JobOut& jo) {
+      auto tail_query = [&](const std::vector<std::string>& hosts, int64_t streams_n, std::map<std::string, int64_t>* got) -> bool {
+        const int64_t limit = std::min<int64_t>(plan.tail_lines * std::max<int64_t>(1, streams_n), config_.limit);
+        std::vector<LokiEntry> entries;
+        std::string why;
+        if (!query_range(jo, loki_query(plan.st->selector, plan.host_label, hosts, plan.tail_filter, plan.tail_matcher), s0,
+                         s1, limit, "backward", entries, why)) {
+          for (const auto& s : plan.tail_sources) {
+            jo.acc[s].errors.push_back(fmt::format("{}: the newest {} progress lines for {}: {}", plan.st->selector, limit,
+                                                   fmt::join(hosts, ","), why));
+            jo.acc[s].failed.insert(hosts.begin(), hosts.end());
+          }
+          return false;
+        }
+        for (auto& e : entries) {
+          std::string node = node_for_host(label_value(e.labels, plan.host_label), a.context.nodes);
+          std::string src = source_of(plan, e.labels);
+          if (node.empty() || src.empty() || !wanted(src)) continue;
+          std::string key = labels_text(e.labels);
+          if (got) ++(*got)[key];
+          if (!e.line.empty() && e.line.back() != '\n') e.line += '\n';
+          jo.lines[{node, src, key}].emplace_back(e.ts, std::move(e.line));
+        }
+        return static_cast<int64_t>(entries.size()) >= limit;  // full
       };
-      for (const auto& batch : batches) {
-        if (req.stop && req.stop->load()) break;
-        std::string query = loki_query(st.selector, host_label, batch, filter);
-        std::string streams_only = loki_query(st.selector, host_label, batch, "");
-        // The streams the tail filter applies to, by node: the tail's limit,
-        // and which of them a full answer may have crowded out.
-        std::map<std::string, std::set<std::string>> tail_streams_of_node;
-        bool batch_failed = false;
-        // Coverage: the streams that exist in the window.
-        {
-          std::string form = form_encode({{"match[]", streams_only},
-                                          {"start", std::to_string(s0)},
-                                          {"end", std::to_string(s1)}});
-          HttpResponse r = http_->post_form("/loki/api/v1/series", form, req.stop);
-          out.wire_bytes += r.wire_bytes;
-          json j;
-          std::string parse_error;
-          bool usable = r.ok() && parse_remote_json(r.body, j, parse_error) && string_member_or(j, "status") == "success" &&
-                        j.contains("data") && j["data"].is_array();
-          if (!usable) {
-            std::string why = !r.ok() ? r.describe()
-                              : parse_error.empty() ? "the series answer is not a list"
-                                                    : "the series answer is not usable: " + parse_error;
-            for (const auto& s : wanted_here) {
-              acc[s].errors.push_back(fmt::format("series of {} for {}: {}", st.selector, fmt::join(batch, ","), why));
-              acc[s].failed.insert(batch.begin(), batch.end());
-            }
-            batch_failed = true;
-          } else {
-            for (const auto& ls : j["data"]) {
-              std::vector<std::pair<std::string, std::string>> labels;
-              if (ls.is_object())
-                for (auto it = ls.begin(); it != ls.end(); ++it)
-                  if (it.value().is_string()) labels.emplace_back(it.key(), it.value().get<std::string>());
-              std::string node = node_for_host(label_value(labels, host_label), a.context.nodes);
-              std::string src = source_of(labels);
-              if (!node.empty() && !src.empty() && wanted(src)) acc[src].covered.insert(node);
-              if (!node.empty() && tail_sources.count(src)) tail_streams_of_node[node].insert(labels_text(labels));
-            }
-          }
-        }
-        for (int64_t c0 = s0; c0 < s1; c0 += config_.chunk) {
-          int64_t c1 = std::min(s1, c0 + config_.chunk);
-          int64_t start = c0;
-          std::set<std::tuple<std::string, int64_t, std::string>> boundary;  // entries at `start` already taken
-          bool failed = false;
-          for (int page = 0; !failed; ++page) {
-            if (req.stop && req.stop->load()) break;
-            std::vector<LokiEntry> entries;
-            std::string why;
-            if (!query_range(query, start, c1, config_.limit, "forward", entries, why)) {
-              for (const auto& s : wanted_here) {
-                acc[s].errors.push_back(fmt::format("{} [{}, {}) for {}: {}", st.selector, format_rfc3339(c0), format_rfc3339(c1),
-                                                    fmt::join(batch, ","), why));
-                acc[s].failed.insert(batch.begin(), batch.end());
-              }
-              failed = batch_failed = true;
-              break;
-            }
-            int64_t last = start;
-            size_t fresh = 0;
-            std::set<std::tuple<std::string, int64_t, std::string>> at_last;
-            for (auto& e : entries) {
-              std::string key = labels_text(e.labels);
-              auto id = std::make_tuple(key, e.ts, e.line);
-              if (e.ts == start && boundary.count(id)) continue;  // seen on the previous page
-              ++fresh;
-              if (e.ts > last) {
-                last = e.ts;
-                at_last.clear();
-              }
-              if (e.ts == last) at_last.insert(id);
-              std::string node = node_for_host(label_value(e.labels, host_label), a.context.nodes);
-              std::string src = source_of(e.labels);
-              if (node.empty() || src.empty() || !wanted(src)) continue;
-              if (!e.line.empty() && e.line.back() != '\n') e.line += '\n';
-              streams[{node, src, key}].emplace_back(e.ts, std::move(e.line));
-            }
-            if (static_cast<int>(entries.size()) < config_.limit) break;  // the chunk is complete
-            if (fresh == 0) {
-              for (const auto& s : wanted_here) {
-                acc[s].errors.push_back(fmt::format("{}: more than {} entries share the nanosecond {}; raise collectors.loki.limit",
-                                                    st.selector, config_.limit, start));
-                acc[s].failed.insert(batch.begin(), batch.end());
-              }
-              failed = batch_failed = true;
-              break;
-            }
-            if (last == start) {
-              boundary.insert(at_last.begin(), at_last.end());
-            } else {
-              boundary = std::move(at_last);
-            }
-            start = last;
-          }
-        }
-        // The tail: newest first, `tail_lines` per stream, one query for the
-        // batch. An answer that is not full holds every stream's newest
-        // lines. A full one holds the newest lines of all the batch's streams
-        // together, so a stream with `tail_lines` or more in it has its own
-        // newest ones, and only a node with a stream that got fewer (crowded
-        // out by busier ones) is asked again on its own.
-        if (!tail_filter.empty() && tail_lines > 0 && !batch_failed && !tail_streams_of_node.empty() &&
-            !(req.stop && req.stop->load())) {
-          auto tail_query = [&](const std::vector<std::string>& hosts, int64_t streams_n,
-                                std::map<std::string, int64_t>* got) -> bool {
-            const int64_t limit = std::min<int64_t>(tail_lines * std::max<int64_t>(1, streams_n), config_.limit);
-            std::vector<LokiEntry> entries;
-            std::string why;
-            if (!query_range(loki_query(st.selector, host_label, hosts, tail_filter, tail_matcher), s0, s1, limit, "backward",
-                             entries, why)) {
-              for (const auto& s : tail_sources) {
-                acc[s].errors.push_back(fmt::format("{}: the newest {} progress lines for {}: {}", st.selector, limit,
-                                                    fmt::join(hosts, ","), why));
-                acc[s].failed.insert(hosts.begin(), hosts.end());
-              }
-              return false;
-            }
-            for (auto& e : entries) {
-              std::string node = node_for_host(label_value(e.labels, host_label), a.context.nodes);
-              std::string src = source_of(e.labels);
-              if (node.empty() || src.empty() || !wanted(src)) continue;
-              std::string key = labels_text(e.labels);
-              if (got) ++(*got)[key];
-              if (!e.line.empty() && e.line.back() != '\n') e.line += '\n';
-              tails[{node, src, key}].emplace_back(e.ts, std::move(e.line));
-            }
-            return static_cast<int64_t>(entries.size()) >= limit;  // full
-          };
-          int64_t batch_streams = 0;
-          for (const auto& [n, keys] : tail_streams_of_node) batch_streams += static_cast<int64_t>(keys.size());
-          std::map<std::string, int64_t> got;
-          if (tail_query(batch, batch_streams, &got) && batch.size() > 1) {
-            for (const auto& [n, keys] : tail_streams_of_node) {
-              bool short_one = std::any_of(keys.begin(), keys.end(), [&](const std::string& k) {
-                auto it = got.find(k);
-                return it == got.end() || it->second < tail_lines;
-              });
-              if (!short_one) continue;
-              for (const auto& k : keys)  // asked again: the first answer's lines of it go
-                for (auto& [tk, v] : tails)
-                  if (std::get<0>(tk) == n && std::get<2>(tk) == k) v.clear();
-              tail_query({n}, static_cast<int64_t>(keys.size()), nullptr);
-            }
-          }
+      int64_t batch_streams = 0;
+      for (const auto& [n, keys] : tail_streams_of_node) batch_streams += static_cast<int64_t>(keys.size());
+      std::map<std::string, int64_t> got;
+      if (tail_query(batch, batch_streams, &got) && batch.size() > 1) {
+        for (const auto& [n, keys] : tail_streams_of_node) {
+          bool short_one = std::any_of(keys.begin(), keys.end(), [&](const std::string& k) {
+            auto it = got.find(k);
+            return it == got.end() || it->second < plan.tail_lines;
+          });
+          if (!short_one) continue;
+          for (const auto& k : keys)  // asked again: the first answer's lines of it go
+            for (auto& [tk, v] : jo.lines)
+              if (std::get<0>(tk) == n && std::get<2>(tk) == k) v.clear();
+          tail_query({n}, static_cast<int64_t>(keys.size()), nullptr);
         }
       }
-      for (const auto& s : wanted_here) {
-        if (!filter.empty()) acc[s].pushed_down = true;
+    };
+    // First every batch's series and chunks (independent of each other),
+    // then the tails (which need the series and no failure).
+    struct Job {
+      size_t plan = 0, batch = 0;
+      std::optional<int64_t> chunk;  // unset: the batch's series
+    };
+    std::vector<Job> jobs;
+    for (size_t p = 0; p < plans.size(); ++p)
+      for (size_t b = 0; b < batches.size(); ++b) {
+        jobs.push_back({p, b, std::nullopt});
+        for (int64_t c0 = s0; c0 < s1; c0 += config_.chunk) jobs.push_back({p, b, c0});
+      }
+    std::vector<JobOut> outs(jobs.size());
+    for_each_at_once(jobs.size(), kQueriesAtOnce, [&](size_t i) {
+      if (stopped()) return;
+      const Job& job = jobs[i];
+      if (job.chunk) chunk_job(plans[job.plan], batches[job.batch], *job.chunk, outs[i]);
+      else series_job(plans[job.plan], batches[job.batch], outs[i]);
+    });
+    // Per (plan, batch): its series job's index, and whether any request of it failed.
+    std::map<std::pair<size_t, size_t>, size_t> series_of;
+    std::set<std::pair<size_t, size_t>> batch_failed;
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      if (!jobs[i].chunk) series_of[{jobs[i].plan, jobs[i].batch}] = i;
+      if (outs[i].failed) batch_failed.insert({jobs[i].plan, jobs[i].batch});
+    }
+    std::vector<std::pair<size_t, size_t>> tail_todo;
+    for (const auto& [pb, i] : series_of) {
+      const StreamPlan& plan = plans[pb.first];
+      if (!plan.tail_filter.empty() && plan.tail_lines > 0 && !batch_failed.count(pb) && !outs[i].tail_streams_of_node.empty())
+        tail_todo.push_back(pb);
+    }
+    std::vector<JobOut> tail_outs(tail_todo.size());
+    for_each_at_once(tail_todo.size(), kQueriesAtOnce, [&](size_t i) {
+      if (stopped()) return;
+      const auto& [p, b] = tail_todo[i];
+      tail_job(plans[p], batches[b], outs[series_of.at(tail_todo[i])].tail_streams_of_node, tail_outs[i]);
+    });
+    // Merged in job order: a stream's lines come from its batch's chunks in
+    // time order (and are sorted by time below in any case).
+    std::map<StreamKey, std::vector<std::pair<int64_t, std::string>>> streams, tails;
+    auto merge = [&](JobOut& jo, StreamLines& into) {
+      out.wire_bytes += jo.wire;
+      for (auto& [src, x] : jo.acc) {
+        SourceAcc& to = acc[src];
+        to.covered.insert(x.covered.begin(), x.covered.end());
+        to.failed.insert(x.failed.begin(), x.failed.end());
+        for (auto& e : x.errors) to.errors.push_back(std::move(e));
+      }
+      for (auto& [k, v] : jo.lines) {
+        auto& dst = into[k];
+        for (auto& x : v) dst.push_back(std::move(x));
+      }
+    };
+    for (auto& jo : outs) merge(jo, streams);
+    for (auto& jo : tail_outs) merge(jo, tails);
+    for (const auto& plan : plans)
+      for (const auto& s : plan.wanted_here) {
+        if (!plan.filter.empty()) acc[s].pushed_down = true;
         else acc[s].unfiltered = true;
       }
-    }
     auto by_time = [](const auto& x, const auto& y) { return x.first < y.first; };
     for (auto& [key, tail] : tails) {
       auto& entries = streams[key];
@@ -486,7 +553,7 @@ std::shared_ptr<ConnectorConfig> read_loki_collector_config(ConfigReader& r, con
   LokiCollectorConfig& out = *config;
   r.require(n, "collectors.loki", {"url", "streams"});
   std::vector<std::string> keys = {"url", "tenant", "host_label", "streams", "push_down", "limit", "chunk",
-                                   "nodes_per_query", "timeout", "retries", "tls"};
+                                   "nodes_per_query", "timeout", "retries", "max_in_flight", "tls"};
   keys.insert(keys.end(), auth_keys().begin(), auth_keys().end());
   r.map(n, "collectors.loki", keys, [&](const std::string& k, const YAML::Node& v) {
     if (read_auth(r, k, v, out.auth)) return;
@@ -505,6 +572,9 @@ std::shared_ptr<ConnectorConfig> read_loki_collector_config(ConfigReader& r, con
     else if (k == "retries") {
       int64_t x = 0;
       if (r.integer(v, k, x, 0, 20)) out.retries = static_cast<int>(x);
+    } else if (k == "max_in_flight") {
+      int64_t x = 0;
+      if (r.integer(v, k, x, 1, 256)) out.max_in_flight = static_cast<int>(x);
     } else if (k == "tls") read_tls(r, v, "collectors.loki.tls", out.tls);
     else if (k == "streams") {
       if (!v.IsSequence()) {

@@ -63,6 +63,9 @@ struct LokiCollectorConfig : ConnectorConfig {
   int nodes_per_query = 50;             // node names per label matcher
   int64_t timeout = 60LL * 1000000000;
   int retries = 5;
+  // Requests to this backend on the wire at once, all attempts in flight
+  // together (http_client.h, "One backend, many attempts").
+  int max_in_flight = 16;
   std::string summary() const override;
 };
 

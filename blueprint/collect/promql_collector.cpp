@@ -130,6 +130,7 @@ PromqlCollector::PromqlCollector(PromqlCollectorConfig config, const std::string
   set_http_access(config_.auth, config_.tls, token, password, h);
   h.timeout_ns = config_.timeout;
   h.retries = config_.retries;
+  h.max_in_flight = config_.max_in_flight;
   http_ = std::make_unique<HttpClient>(h);
 }
 
@@ -266,7 +267,7 @@ std::shared_ptr<ConnectorConfig> read_promql_collector_config(ConfigReader& r, c
   auto config = std::make_shared<PromqlCollectorConfig>();
   PromqlCollectorConfig& out = *config;
   r.require(n, "collectors.promql", {"url"});
-  std::vector<std::string> keys = {"url", "hostname_label", "source", "step", "queries", "timeout", "retries", "tls"};
+  std::vector<std::string> keys = {"url", "hostname_label", "source", "step", "queries", "timeout", "retries", "max_in_flight", "tls"};
   keys.insert(keys.end(), auth_keys().begin(), auth_keys().end());
   bool queries_given = false;
   r.map(n, "collectors.promql", keys, [&](const std::string& k, const YAML::Node& v) {
@@ -281,6 +282,9 @@ std::shared_ptr<ConnectorConfig> read_promql_collector_config(ConfigReader& r, c
     else if (k == "retries") {
       int64_t x = 0;
       if (r.integer(v, k, x, 0, 20)) out.retries = static_cast<int>(x);
+    } else if (k == "max_in_flight") {
+      int64_t x = 0;
+      if (r.integer(v, k, x, 1, 256)) out.max_in_flight = static_cast<int>(x);
     } else if (k == "tls") read_tls(r, v, "collectors.promql.tls", out.tls);
     else if (k == "queries") {
       queries_given = true;

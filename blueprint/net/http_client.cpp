@@ -13,7 +13,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
 #include <random>
 #include <thread>
 
@@ -158,10 +160,11 @@ bool split_host_port(const std::string& url, std::string& host, std::string& por
 }  // namespace
 
 std::string HttpResponse::describe() const {
-  if (!error.empty()) return error;
+  const char* held = retry_budget_spent ? " (not retried: this backend's retry budget is spent)" : "";
+  if (!error.empty()) return error + held;
   std::string first = body.substr(0, body.find('\n'));
   if (first.size() > 300) first = first.substr(0, 300) + "...";
-  return first.empty() ? fmt::format("HTTP {}", status) : fmt::format("HTTP {}: {}", status, first);
+  return (first.empty() ? fmt::format("HTTP {}", status) : fmt::format("HTTP {}: {}", status, first)) + held;
 }
 
 std::string HttpResponse::transport_problem() const {
@@ -190,7 +193,65 @@ struct HttpClient::Share {
   static void unlock(CURL*, curl_lock_data d, void* user) { static_cast<Share*>(user)->mu[d].unlock(); }
 };
 
-HttpClient::HttpClient(HttpClientConfig config) : config_(std::move(config)), share_(std::make_unique<Share>()) {
+// What every request to this backend shares beyond connections: the
+// requests in flight (max_in_flight), the pause after an overload answer,
+// and the retry budget (http_client.h, "One backend, many attempts").
+struct HttpClient::Gate {
+  std::mutex mu;
+  std::condition_variable cv;
+  int in_flight = 0;
+  std::chrono::steady_clock::time_point pause_until{};
+  int retry_tenths = kRetryBudget * 10;  // tokens in tenths: earned back exactly
+  int64_t retries_refused = 0;
+
+  // Waits for a free slot and for any pause to pass. False: stopped.
+  bool enter(int max_in_flight, const std::atomic<bool>* stop) {
+    std::unique_lock<std::mutex> lock(mu);
+    for (;;) {
+      if (stop && stop->load()) return false;
+      auto now = std::chrono::steady_clock::now();
+      if (now < pause_until) {
+        cv.wait_until(lock, std::min(pause_until, now + std::chrono::milliseconds(50)));
+        continue;
+      }
+      if (max_in_flight > 0 && in_flight >= max_in_flight) {
+        cv.wait_for(lock, std::chrono::milliseconds(50));
+        continue;
+      }
+      ++in_flight;
+      return true;
+    }
+  }
+  void leave() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      --in_flight;
+    }
+    cv.notify_all();
+  }
+  // The backend said it is overloaded: every request waits `ns` first.
+  void pause(int64_t ns) {
+    std::lock_guard<std::mutex> lock(mu);
+    pause_until = std::max(pause_until, std::chrono::steady_clock::now() + std::chrono::nanoseconds(ns));
+  }
+  // A retry costs a token; an answer that needed none earns a tenth of one.
+  bool take_retry() {
+    std::lock_guard<std::mutex> lock(mu);
+    if (retry_tenths < 10) {
+      ++retries_refused;
+      return false;
+    }
+    retry_tenths -= 10;
+    return true;
+  }
+  void earned() {
+    std::lock_guard<std::mutex> lock(mu);
+    retry_tenths = std::min(kRetryBudget * 10, retry_tenths + 1);
+  }
+};
+
+HttpClient::HttpClient(HttpClientConfig config)
+    : config_(std::move(config)), share_(std::make_unique<Share>()), gate_(std::make_unique<Gate>()) {
   while (!config_.base_url.empty() && config_.base_url.back() == '/') config_.base_url.pop_back();
   // Loads libcurl and runs curl_global_init on the process's first client.
   share_->curl = curl_library(share_->load_error);
@@ -447,7 +508,15 @@ HttpResponse HttpClient::send(const HttpRequest& request, const std::atomic<bool
     for (const auto& l : lines) headers = curl.slist_append(headers, l.c_str());
     curl.easy_setopt(h, CURLOPT_HTTPHEADER, headers);
 
+    if (!gate_->enter(config_.max_in_flight, stop)) {
+      curl.slist_free_all(headers);
+      curl.slist_free_all(connect_list);
+      curl.easy_cleanup(h);
+      res.stopped = true;
+      return res;
+    }
     CURLcode rc = curl.easy_perform(h);
+    gate_->leave();
     long status = 0;
     curl.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
     long req_size = 0, header_size = 0;
@@ -486,6 +555,7 @@ HttpResponse HttpClient::send(const HttpRequest& request, const std::atomic<bool
                              rc == CURLE_SSL_CERTPROBLEM || rc == CURLE_URL_MALFORMAT || rc == CURLE_UNSUPPORTED_PROTOCOL ||
                              rc == CURLE_SSL_CONNECT_ERROR))
       retryable = false;
+    if (!retryable) gate_->earned();
     if (!retryable || sink.delivered || upload.called || attempt >= config_.retries) return res;
     int64_t wait = backoff + static_cast<int64_t>(rng() % static_cast<uint64_t>(std::max<int64_t>(1, backoff / 4)));
     auto ra = res.headers.find("retry-after");
@@ -496,6 +566,14 @@ HttpResponse HttpClient::send(const HttpRequest& request, const std::atomic<bool
     }
     wait = std::min(wait, config_.backoff_max_ns);
     backoff = std::min(backoff * 2, config_.backoff_max_ns);
+    // Overloaded (429, 503): every request to this backend waits, not only
+    // this one, so a burst of attempts backs off together instead of
+    // retrying in step. Beyond the budget, the failure is the answer.
+    if (status == 429 || status == 503) gate_->pause(wait);
+    if (!gate_->take_retry()) {
+      res.retry_budget_spent = true;
+      return res;
+    }
     if (!sleep_unless_stopped(wait, stop)) {
       res.stopped = true;
       return res;

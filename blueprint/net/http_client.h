@@ -18,6 +18,18 @@
 // jittered, at most `retries` times), honouring Retry-After; other answers
 // are returned as they are. The `stop` flag ends waiting and retrying.
 //
+// One backend, many attempts: every request through one HttpClient (one
+// per configured backend, shared by the attempts in flight) passes one
+// gate. At most `max_in_flight` requests are on the wire at once (0: no
+// limit). An overload answer (429, 503) pauses every request of the client
+// for the back-off it earned, so a burst of attempts backs off together
+// instead of retrying in step. And retries spend a budget: kRetryBudget
+// tokens, one per retry, a tenth of one earned back by each answer that
+// needed none, so that a failing backend gets at most about one retry per
+// ten requests once the budget is spent (the answer is then the failure,
+// with `retry_budget_spent`), never a multiple of the load it already
+// cannot carry.
+//
 // Every response counts the bytes that crossed the network (request,
 // response headers and body as received), which is how the Loki collector
 // measures what its push-down saves.
@@ -64,7 +76,11 @@ struct HttpClientConfig {
   int retries = 5;                  // of a request that failed with a transport error, 429 or 5xx
   int64_t backoff_base_ns = 500000000;             // first wait; doubles each retry
   int64_t backoff_max_ns = 30LL * 1000000000;
+  int max_in_flight = 0;            // requests on the wire at once, all threads together (0: no limit)
 };
+
+// Retry tokens of one HttpClient (see "One backend, many attempts").
+inline constexpr int kRetryBudget = 10;
 
 // What kind of transport failure ended a request, for callers that word
 // it themselves (`culprit diagnose --server`).
@@ -107,6 +123,7 @@ struct HttpResponse {
   int attempts = 0;                 // 1 + retries made
   int64_t wire_bytes = 0;           // request + response headers + body, summed over the attempts
   bool stopped = false;             // the body callback asked to stop, or `stop` was set
+  bool retry_budget_spent = false;  // a retry was due but the backend's retry budget is spent
   bool ok() const { return error.empty() && status >= 200 && status < 300; }
   // "HTTP 404: <first line of the body>" or the transport error, for messages.
   std::string describe() const;
@@ -155,6 +172,8 @@ class HttpClient {
   HttpClientConfig config_;
   struct Share;
   std::unique_ptr<Share> share_;
+  struct Gate;
+  std::unique_ptr<Gate> gate_;
   mutable std::mutex token_mu_;
   mutable std::string cached_token_;
   mutable int64_t cached_token_mtime_ = -1;

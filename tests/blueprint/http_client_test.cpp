@@ -10,10 +10,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "blueprint/net/http_client.h"
 #include "service/http_server.h"
@@ -41,6 +44,15 @@ class RecordingHandler final : public culprit::service::HttpHandler {
       last_body = body;
       last_chunked = req.chunked;
     }
+    if (req.path == "/slow") {  // 50 ms, counting how many are in here at once
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        max_inside = std::max(max_inside, ++inside);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      std::lock_guard<std::mutex> lock(mu);
+      --inside;
+    }
     if (req.path.rfind("/status/", 0) == 0) {
       res.status = std::stoi(req.path.substr(8));
       res.set_content("no", "text/plain");
@@ -59,6 +71,7 @@ class RecordingHandler final : public culprit::service::HttpHandler {
   int handled = 0;
   std::string last_body;
   bool last_chunked = false;
+  int inside = 0, max_inside = 0;
 };
 
 struct LocalServer {
@@ -209,4 +222,56 @@ TEST_CASE("HttpClient: usable_base_url takes http(s) URLs with a host and says w
   CHECK_FALSE(HttpClient::usable_base_url("http://:8080/x", why));
   CHECK_FALSE(HttpClient::usable_base_url("http://host name", why));
   CHECK(why == "it holds a space or a control character");
+}
+
+TEST_CASE("HttpClient: retries spend the backend's budget, and answers that needed none earn it back") {
+  LocalServer s;
+  HttpClientConfig c = config_for(s.url());
+  c.retries = 3;
+  c.backoff_base_ns = 1000000;
+  c.backoff_max_ns = 2000000;
+  HttpClient client(c);
+  // 10 tokens: requests 1-3 retry 3 times each, request 4 once, then none.
+  for (int i = 0; i < 20; ++i) client.get("/status/500");
+  {
+    std::lock_guard<std::mutex> lock(s.handler.mu);
+    CHECK(s.handler.handled == 30);
+  }
+  auto r = client.get("/status/500");
+  CHECK(r.status == 500);
+  CHECK(r.attempts == 1);
+  CHECK(r.retry_budget_spent);
+  CHECK(r.describe().find("retry budget is spent") != std::string::npos);
+  // Ten answers that needed no retry earn one token: one retry, no more.
+  for (int i = 0; i < 10; ++i) CHECK(client.get("/").ok());
+  r = client.get("/status/500");
+  CHECK(r.attempts == 2);
+  CHECK(r.retry_budget_spent);
+}
+
+TEST_CASE("HttpClient: max_in_flight bounds the requests on the wire, every thread together") {
+  LocalServer s;
+  HttpClientConfig c = config_for(s.url());
+  c.max_in_flight = 1;
+  HttpClient client(c);
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int i = 0; i < 4; ++i)
+    threads.emplace_back([&] {
+      if (client.get("/slow").ok()) ++ok;
+    });
+  for (auto& t : threads) t.join();
+  CHECK(ok == 4);
+  std::lock_guard<std::mutex> lock(s.handler.mu);
+  CHECK(s.handler.max_inside == 1);
+}
+
+TEST_CASE("HttpClient: without a bound, requests from several threads do run at once (the server has 2 threads)") {
+  LocalServer s;
+  HttpClient client(config_for(s.url()));
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) threads.emplace_back([&] { client.get("/slow"); });
+  for (auto& t : threads) t.join();
+  std::lock_guard<std::mutex> lock(s.handler.mu);
+  CHECK(s.handler.max_inside == 2);
 }

@@ -40,6 +40,7 @@ Fixture (JSON): {"streams": [{"stream": {"label": "value", ...},
 """
 
 import argparse
+import bisect
 import datetime
 import json
 import re
@@ -185,6 +186,67 @@ def parse_logql(q):
     return matchers, filters
 
 
+def literal_alternation(pattern):
+    """(literals, with_suffix) when an anchored label regex (compile_re's
+    text) is an alternation of literals, optionally followed by the
+    collector's FQDN/port suffix `(?:[.:].*)?`; else None."""
+    if not (pattern.startswith("(?:") and pattern.endswith(")\\Z")):
+        return None
+    inner, suffix = pattern[3:-3], False
+    if inner.endswith("(?:[.:].*)?"):
+        inner, suffix = inner[:-len("(?:[.:].*)?")], True
+    if not (inner.startswith("(?:") and inner.endswith(")")):
+        return None
+    body, lits, cur, i = inner[3:-1], [], "", 0
+    while i < len(body):
+        c = body[i]
+        if c == "\\":
+            if i + 1 >= len(body):
+                return None
+            cur, i = cur + body[i + 1], i + 2
+            continue
+        if c == "|":
+            lits.append(cur)
+            cur, i = "", i + 1
+            continue
+        if c in ".+*?()[]{}^$":
+            return None
+        cur, i = cur + c, i + 1
+    lits.append(cur)
+    return lits, suffix
+
+
+def candidate_streams(st, matchers):
+    """Indices of the streams that can match: those an equality matcher or a
+    matcher that is an alternation of literals (the collector's host matcher)
+    names, from the label index; every stream when no matcher is of that
+    kind. A superset: labels_match still decides, so the answer is the one a
+    scan of every stream gives, fast on fleet-sized fixtures."""
+    best = None
+    for name, op, v in matchers:
+        values = st.by_label.get(name, {})
+        if op == "=" and v != "":
+            idx = set(values.get(v, ()))
+        elif op == "=~":
+            alt = literal_alternation(v.pattern)
+            if alt is None:
+                continue
+            idx = set()
+            ordered = st.sorted_values.get(name, [])
+            for lit in alt[0]:
+                idx.update(values.get(lit, ()))
+                if alt[1]:  # and its FQDN and host:port forms
+                    k = bisect.bisect_left(ordered, lit)
+                    while k < len(ordered) and ordered[k].startswith(lit):
+                        if ordered[k][len(lit):len(lit) + 1] in (".", ":"):
+                            idx.update(values[ordered[k]])
+                        k += 1
+        else:
+            continue
+        best = idx if best is None else best & idx
+    return range(len(st.streams)) if best is None else sorted(best)
+
+
 def labels_match(labels, matchers):
     for name, op, v in matchers:
         have = labels.get(name, "")
@@ -225,6 +287,11 @@ class State:
         for s in fixture["streams"]:
             vals = sorted(((int(ts), line) for ts, line in s["values"]), key=lambda x: x[0])
             self.streams.append((dict(s["stream"]), vals))
+        self.by_label = {}  # label -> value -> stream indices (candidate_streams)
+        for si, (labels, _vals) in enumerate(self.streams):
+            for k, v in labels.items():
+                self.by_label.setdefault(k, {}).setdefault(v, []).append(si)
+        self.sorted_values = {k: sorted(vs) for k, vs in self.by_label.items()}
         self.tenant = tenant
         self.fail = list(fail)
         self.log_path = log_path
@@ -318,7 +385,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.text(400, str(e), path, query)
         entries = []  # (ts, stream index, position, line)
         scanned = 0
-        for si, (labels, vals) in enumerate(self.st.streams):
+        for si in candidate_streams(self.st, matchers):
+            labels, vals = self.st.streams[si]
             if not labels_match(labels, matchers):
                 continue
             for pos, (ts, line) in enumerate(vals):
@@ -351,7 +419,8 @@ class Handler(BaseHTTPRequestHandler):
         except LogQLError as e:
             return self.text(400, str(e), path)
         out = []
-        for labels, vals in self.st.streams:
+        for si in sorted(set().union(*(set(candidate_streams(self.st, mm)) for mm in sels))):
+            labels, vals = self.st.streams[si]
             if any(labels_match(labels, mm) for mm in sels) and any(start <= ts < end for ts, _ in vals):
                 out.append(labels)
         out.sort(key=lambda l: sorted(l.items()))

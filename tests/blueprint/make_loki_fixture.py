@@ -19,13 +19,11 @@ import json
 import re
 import sys
 
-ex, out = sys.argv[1], sys.argv[2]
-ctx = json.load(open(f"{ex}/context.json"))
-year = int(ctx["start"][:4])
 MONTHS = {m: i + 1 for i, m in enumerate("Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split())}
 
 
-def stamp(line):
+def stamp(line, year):
+    """The time a log line's own text carries (ns since the epoch), or None."""
     def at(y, mo, d, h, mi, s, frac="0"):
         t = datetime.datetime(y, mo, d, h, mi, s, tzinfo=datetime.timezone.utc)
         return int(t.timestamp()) * 10**9 + int((frac + "000000000")[:9])
@@ -44,26 +42,37 @@ def stamp(line):
     return None
 
 
-def stream_values(path, src_node, node):
+def stream_values(path, src_node, node, ctx):
+    """A bundle log's lines as Loki values, `src_node` renamed `node`; a line
+    without a stamp gets the time of the line before (the window's start
+    before the first)."""
+    year = int(ctx["start"][:4])
     vals, last = [], int(datetime.datetime.fromisoformat(ctx["start"].replace("Z", "+00:00")).timestamp()) * 10**9
     for raw in open(path, encoding="utf-8", errors="replace"):
         line = raw.rstrip("\n").replace(src_node, node)
-        t = stamp(line)
+        t = stamp(line, year)
         if t is not None:
             last = t
         vals.append([str(last), line])
     return vals
 
 
-faulty, healthy = ctx["nodes"][0], ctx["nodes"][1]
-streams = []
-for i in range(1, 69):
-    node = f"node-{i:02d}"
-    src = faulty if i == 17 else healthy
-    for source in ("kernel", "app", "scheduler"):
-        if node == "node-68" and source == "kernel":
-            continue
-        streams.append({"stream": {"job": "node-logs", "host": node, "source": source},
-                        "values": stream_values(f"{ex}/logs/{src}/{source}.log", src, node)})
-json.dump({"streams": streams}, open(out, "w"))
-print(f"make_loki_fixture: {len(streams)} streams, {sum(len(s['values']) for s in streams)} entries")
+def main():
+    ex, out = sys.argv[1], sys.argv[2]
+    ctx = json.load(open(f"{ex}/context.json"))
+    faulty, healthy = ctx["nodes"][0], ctx["nodes"][1]
+    streams = []
+    for i in range(1, 69):
+        node = f"node-{i:02d}"
+        src = faulty if i == 17 else healthy
+        for source in ("kernel", "app", "scheduler"):
+            if node == "node-68" and source == "kernel":
+                continue
+            streams.append({"stream": {"job": "node-logs", "host": node, "source": source},
+                            "values": stream_values(f"{ex}/logs/{src}/{source}.log", src, node, ctx)})
+    json.dump({"streams": streams}, open(out, "w"))
+    print(f"make_loki_fixture: {len(streams)} streams, {sum(len(s['values']) for s in streams)} entries")
+
+
+if __name__ == "__main__":
+    main()
