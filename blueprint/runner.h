@@ -38,10 +38,10 @@
 // process collects and attributes whatever it claims from the queue, whoever
 // queued it. Each poll's discovery (and the resumption of pending
 // hand-offs, and placement) is run by the one replica that takes the
-// queue's discovery lock; with --once every replica discovers (queuing is
-// idempotent) and each exits when the queue holds nothing claimable and no
-// live lease, so the replicas that survive a killed one finish its attempts
-// once its leases expire. While watching, a replica claims between polls
+// queue's discovery lock; with --once the others wait while it discovers,
+// and each exits when the queue holds nothing claimable, no live lease and
+// no discovery in progress, so the replicas that survive a killed one
+// finish its attempts once its leases expire. While watching, a replica claims between polls
 // too (every second), so an attempt queued by another replica waits less
 // than a poll. A failed attempt is queued again for the next poll
 // (--watch) or left failed for the next run (--once), as without a queue.

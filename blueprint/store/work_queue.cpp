@@ -135,11 +135,15 @@ bool WorkQueue::backlog(QueueBacklog& out, std::string& error) {
       "SELECT COALESCE(SUM(CASE WHEN state = 'queued' AND not_before_ns <= {now} THEN 1 ELSE 0 END), 0), "
       "COALESCE(SUM(CASE WHEN state = 'queued' AND not_before_ns > {now} THEN 1 ELSE 0 END), 0), "
       "COALESCE(SUM(CASE WHEN state = 'leased' AND lease_until_ns >= {now} THEN 1 ELSE 0 END), 0), "
-      "COALESCE(SUM(CASE WHEN state = 'leased' AND lease_until_ns < {now} THEN 1 ELSE 0 END), 0) "
+      "COALESCE(SUM(CASE WHEN state = 'leased' AND lease_until_ns < {now} THEN 1 ELSE 0 END), 0), "
+      // A bigint advisory key shows in pg_locks as its high and low halves.
+      "(SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = ? AND objid = ? "
+      "AND objsubid = 1 AND pid <> pg_backend_pid()) "
       "FROM work_queue WHERE state IN ('queued', 'leased')");
   std::vector<SqlRow> rows;
-  if (!db_->query(sql, {}, &rows, error)) return false;
+  if (!db_->query(sql, {static_cast<int64_t>(kDiscoveryLock >> 32), static_cast<int64_t>(kDiscoveryLock & 0xffffffffLL)}, &rows, error)) return false;
   if (rows.empty()) return true;
+  out.discovering = to_int(rows[0][4]) > 0;
   out.ready = to_int(rows[0][0]);
   out.delayed = to_int(rows[0][1]);
   out.leased = to_int(rows[0][2]);

@@ -25,10 +25,10 @@
 // Row states: queued (waiting; `not_before` delays a retry) -> leased ->
 // done | failed (attribution failed; a later discovery queues it again) |
 // given_up (it ended the process that took it limits::kCollectionStarts
-// times). Discovery, when several replicas watch one cluster, is run by one
-// at a time: the one that takes the queue's discovery lock for that poll
-// (a session advisory lock, released when the session ends, so a dead
-// replica never holds it).
+// times). Discovery is run by one replica at a time: the one that takes the
+// queue's discovery lock for that poll (a session advisory lock, released
+// when the session ends, so a dead replica never holds it); the others see
+// that it is held (QueueBacklog::discovering) and wait for its rows.
 //
 // PostgreSQL only: SQLite has neither SKIP LOCKED nor a server that outlives
 // a process, and stays the single-process default.
@@ -64,6 +64,7 @@ struct QueueBacklog {
   int64_t delayed = 0;        // queued, to be retried later
   int64_t leased = 0;         // under a live lease (some replica works on them)
   int64_t expired = 0;        // under a lease that expired: claimable now
+  bool discovering = false;   // another replica holds the discovery lock (more rows may come)
 };
 
 class WorkQueue {
