@@ -89,6 +89,21 @@ K get events -n train --field-selector reason=Scheduled -o name > "$D/events.txt
 [ "$(grep -c '^event' "$D/events.txt")" = 4 ] || { cat "$D/events.txt"; fail "kubectl get events --field-selector reason=Scheduled: not the 4 Scheduled events"; }
 echo "check_kube: kubectl $(kubectl version --client -o json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["clientVersion"]["gitVersion"])') drove the test server: get workloads, get pods -o json, logs --timestamps --previous, events"
 
+# --- the deployment example of docs/blueprint.md, applied with kubectl
+# --validate=false: the test server serves no OpenAPI schema for client-side validation.
+K apply --validate=false -f "$ROOT/docs/deploy/kubernetes.yaml" > "$D/apply.txt" || { cat "$D/apply.txt"; fail "kubectl apply -f docs/deploy/kubernetes.yaml"; }
+for made in namespace/culprit secret/culprit configmap/culprit-blueprint deployment.apps/culprit-blueprint \
+            service/culprit-blueprint deployment.apps/culprit-serve service/culprit-serve; do
+  grep -q "^$made created" "$D/apply.txt" || { cat "$D/apply.txt"; fail "kubectl apply did not create $made"; }
+done
+[ "$(K get deployment culprit-blueprint -n culprit -o jsonpath='{.spec.replicas}')" = 3 ] || fail "the applied Deployment's replicas"
+[ "$(K get deployment culprit-serve -n culprit -o jsonpath='{.spec.template.spec.containers[0].readinessProbe.httpGet.path}')" = /readyz ] \
+  || fail "the applied serve Deployment's readiness probe"
+K get configmap culprit-blueprint -n culprit -o jsonpath='{.data.run\.yaml}' > "$D/deployed-run.yaml" || fail "kubectl get configmap"
+sed -i "s#/etc/culprit-secrets/service-token#$D/token#" "$D/deployed-run.yaml"
+"$CULPRIT" run --config "$D/deployed-run.yaml" --check > /dev/null || fail "the deployed run.yaml does not pass culprit run --check"
+echo "check_kube: kubectl apply created the 7 objects of docs/deploy/kubernetes.yaml; its run.yaml passes --check"
+
 # --- culprit run: Kueue discovery + pod logs and events
 cat > "$D/kube.yaml" <<CONF
 cluster: k8s-test

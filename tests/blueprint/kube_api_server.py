@@ -4,8 +4,8 @@ Kueue discovery, the pod-log collector and kubectl use, over state loaded from
 a JSON fixture. Only what cannot run here (no kube-apiserver in Debian) is
 served by this program, and it answers as the real server does:
 
-* discovery: /version, /api, /apis (APIGroupList with kueue.x-k8s.io/v1beta1 and
-  batch/v1), /api/v1, /apis/<group>/<version> (APIResourceList);
+* discovery: /version, /api, /apis (APIGroupList with kueue.x-k8s.io/v1beta1,
+  apps/v1 and batch/v1), /api/v1, /apis/<group>/<version> (APIResourceList);
 * GET of one object; LIST with labelSelector (=, ==, !=, in, notin, exists,
   !exists), fieldSelector (=, ==, != on the fields the API server supports for
   the kind), limit / continue paging, metadata.resourceVersion on lists and
@@ -16,6 +16,9 @@ served by this program, and it answers as the real server does:
   columns the API server prints for pods and events and a CRD's
   additionalPrinterColumns for Workloads;
 * DELETE of a pod (it is gone afterwards: its logs too);
+* POST (create, as `kubectl apply` does for a new object) of Namespaces,
+  Secrets (stringData stored as base64 data), ConfigMaps, Services and
+  apps/v1 Deployments, 409 AlreadyExists for an existing one;
 * /api/v1/namespaces/NS/pods/NAME/log with container, previous, timestamps,
   sinceTime, sinceSeconds, tailLines, limitBytes, streamed with chunked
   transfer encoding as text/plain, and the API's errors for a missing
@@ -54,7 +57,13 @@ GROUPS = {
         "pods/log": ("Pod", True, [], ["get"], ""),
         "events": ("Event", True, ["ev"], ["get", "list"], "event"),
         "nodes": ("Node", False, ["no"], ["get", "list"], "node"),
-        "namespaces": ("Namespace", False, ["ns"], ["get", "list"], "namespace"),
+        "namespaces": ("Namespace", False, ["ns"], ["create", "get", "list"], "namespace"),
+        "secrets": ("Secret", True, [], ["create", "get", "list"], "secret"),
+        "configmaps": ("ConfigMap", True, ["cm"], ["create", "get", "list"], "configmap"),
+        "services": ("Service", True, ["svc"], ["create", "get", "list"], "service"),
+    }),
+    "apps": ("v1", {
+        "deployments": ("Deployment", True, ["deploy"], ["create", "get", "list"], "deployment"),
     }),
     "batch": ("v1", {
         "jobs": ("Job", True, [], ["get", "list"], "job"),
@@ -356,8 +365,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def route(self, verb):
         length = int(self.headers.get("Content-Length") or 0)
-        if length:
-            self.rfile.read(length)
+        self.body = self.rfile.read(length) if length else b""
         if not self.authorized():
             self.send_status(401, "Unauthorized", "Unauthorized")
             return
@@ -421,6 +429,9 @@ class Handler(BaseHTTPRequestHandler):
             self.pod_log(ns or "default", name, q)
             return
         if name is None:
+            if verb == "POST" and "create" in verbs:
+                self.create(kind, namespaced, ns, plural, group, q)
+                return
             if verb != "GET":
                 self.send_status(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
                 return
@@ -448,6 +459,46 @@ class Handler(BaseHTTPRequestHandler):
         else:
             self.send_status(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
         _ = key
+
+    def create(self, kind, namespaced, ns, plural, group, q):
+        """POST to a collection (kubectl create / apply): the object as
+        sent, with the fields the API server sets (uid, resourceVersion,
+        creationTimestamp, a Secret's stringData moved into base64 data),
+        201; 409 AlreadyExists; 400 for a body that is not such an object.
+        ?dryRun=All answers the same without storing it."""
+        st = self.server.state
+        try:
+            obj = json.loads(self.body or b"null")
+        except ValueError as e:
+            self.send_status(400, "BadRequest", "the body is not JSON: %s" % e)
+            return
+        g, v, _p, _n = KIND_TO[kind]
+        want_api = ("%s/%s" % (g, v)) if g else v
+        if not isinstance(obj, dict) or obj.get("kind") != kind or obj.get("apiVersion") != want_api:
+            self.send_status(400, "BadRequest", "the object is not a %s %s" % (want_api, kind))
+            return
+        md = obj.setdefault("metadata", {})
+        if not md.get("name"):
+            self.send_status(422, "Invalid", "%s is invalid: metadata.name: Required value: name is required" % kind)
+            return
+        if namespaced:
+            if md.get("namespace", ns) != ns:
+                self.send_status(400, "BadRequest", "the namespace of the provided object does not match the namespace "
+                                                    "sent on the request")
+                return
+            md["namespace"] = ns
+        if kind == "Secret" and "stringData" in obj:
+            data = obj.setdefault("data", {})
+            for k, val in obj.pop("stringData").items():
+                data[k] = base64.b64encode(val.encode()).decode()
+        with st.lock:
+            if (kind, ns if namespaced else "", md["name"]) in st.objects:
+                self.send_status(409, "AlreadyExists", '%s "%s" already exists' % (plural, md["name"]),
+                                 {"name": md["name"], "kind": plural, **({"group": group} if group else {})})
+                return
+            if q.get("dryRun") != "All":
+                st.put(obj)
+        self.send_json(201, obj)
 
     def list(self, kind, namespaced, ns, q):
         st = self.server.state
