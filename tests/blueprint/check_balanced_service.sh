@@ -30,17 +30,14 @@ command -v haproxy > /dev/null || fail "haproxy is not installed (apt-get instal
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 t0=$(date +%s)
 
-bundles="" n=0
-for b in "$SRC"/examples/*/ "$SRC"/examples/real/*/; do
-  [ -f "$b/context.json" ] || continue
-  bundles+="\"${b%/}\", "
-  n=$((n + 1))
-done
+. "$HERE/example_bundles.sh"
+example_bundles "$SRC"
+n=$BUNDLE_COUNT
 cat > "$D/run.yaml" <<CONF
 cluster: balanced-test
 discovery:
   static:
-    bundles: [${bundles%, }]
+    bundles: [$BUNDLES]
 output:
   stdout: none
 CONF

@@ -29,19 +29,15 @@ fail() { echo "check_queue: FAIL: $*"; exit 1; }
 t0=$(date +%s)
 
 # 120 bundles: the examples, then the real incidents, in name order.
-bundles="" n=0
-for b in "$SRC"/examples/*/ "$SRC"/examples/real/*/; do
-  [ -f "$b/context.json" ] || continue
-  bundles+="\"${b%/}\", "
-  n=$((n + 1))
-  [ $n -ge 120 ] && break
-done
+. "$HERE/example_bundles.sh"
+example_bundles "$SRC" 120
+n=$BUNDLE_COUNT
 [ $n -ge 100 ] || fail "only $n example bundles found"
 cat > "$D/run.yaml" <<CONF
 cluster: queue-test
 discovery:
   static:
-    bundles: [${bundles%, }]
+    bundles: [$BUNDLES]
 output:
   stdout: none
 CONF
