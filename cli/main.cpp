@@ -111,8 +111,8 @@ Options:
                          so the cause and what to do stay on screen (default:
                          the terminal's, or $LINES; 0 = never shorten)
   --timings              print where the time went on stderr: start-up, scan,
-                         rule engine (with events/s), output, and the
-                         five slowest rules
+                         rule engine (with events/s), output, the five
+                         slowest rules and the rules' time by stage
   --no-indexes           answer every query by walking all candidates of its
                          kinds (slow: the plain evaluation the indexes are
                          compared with, for benchmarks; same verdict; no
@@ -296,6 +296,9 @@ int cmd_diagnose(int argc, char** argv) {
     std::string slow;
     for (const auto& [name, ms] : timings.slowest_rules) slow += fmt::format("{}{} {:.1f} ms", slow.empty() ? "" : ", ", name, ms);
     if (!slow.empty()) std::cerr << "timings: slowest rules: " << slow << "\n";
+    std::string stages;
+    for (const auto& [name, ms] : timings.stage_ms) stages += fmt::format("{}{} {:.1f} ms", stages.empty() ? "" : ", ", name, ms);
+    if (!stages.empty()) std::cerr << "timings: rules by stage: " << stages << "\n";
     std::cerr << fmt::format("timings: evaluation steps {} (budget {})\n", timings.eval_steps, timings.eval_budget);
   }
   static_cast<void>(owned_verdict.release());  // see above: left to the process's exit

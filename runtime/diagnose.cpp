@@ -729,6 +729,16 @@ EngineResult evaluate(const Program& program, const WorkloadContext& ctx, std::v
       return a.second != b.second ? a.second > b.second : a.first < b.first;
     });
     if (slow.size() > 5) slow.resize(5);
+    std::vector<double> by_stage(ir::kStageNames.size(), 0.0);
+    std::vector<char> has_rules(ir::kStageNames.size(), 0);
+    for (size_t i = 0; i < er.rule_ms.size(); ++i) {
+      const auto st = static_cast<size_t>(program.catalog().rules[i].stage);
+      by_stage[st] += er.rule_ms[i];
+      has_rules[st] = 1;
+    }
+    opt.timings->stage_ms.clear();
+    for (size_t st = 0; st < by_stage.size(); ++st)
+      if (has_rules[st]) opt.timings->stage_ms.emplace_back(ir::kStageNames[st], by_stage[st]);
   }
   return er;
 }

@@ -36,6 +36,10 @@ struct DiagnoseTimings {
   // The rules that took longest (at most 5, slowest first, ties by name):
   // name and wall time in ms.
   std::vector<std::pair<std::string, double>> slowest_rules;
+  // Wall time in ms summed over the rules of each stage, in stage order
+  // (ir::kStageNames), stages without rules left out. `final` holds the
+  // cascades and the priority rule: what many symptoms cost.
+  std::vector<std::pair<std::string, double>> stage_ms;
 };
 
 // How the scan took its captures (filled when DiagnoseOptions::captures is
