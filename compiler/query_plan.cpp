@@ -221,6 +221,26 @@ bool params_name_one_item(const std::vector<const ir::Expr*>& params) {
   return false;
 }
 
+// CANDIDATE.priority OP PROBE (or PROBE OP CANDIDATE.priority) with OP one of
+// < <= > >= and an Int probe that never reads the candidate. A symptom's
+// priority is never null, so the comparison is false exactly when the probe
+// is null or out of range: the range holds every candidate that can pass.
+std::optional<PriorityRange> priority_range(const ir::Expr& c, const ir::Rule& r, const ir::Query& q) {
+  if (!q.symptom || c.kids.size() != 2) return std::nullopt;
+  if (c.op != Op::Lt && c.op != Op::Le && c.op != Op::Gt && c.op != Op::Ge) return std::nullopt;
+  auto is_priority = [&](const ir::Expr& e) {
+    return e.op == Op::SymptomField && e.a == q.bind_slot && e.b == ir::kSyPriority && e.type == Type::Int;
+  };
+  auto probe_ok = [&](const ir::Expr& e) { return e.type == Type::Int && probe_side(e, r, q); };
+  if (is_priority(c.kids[0]) && probe_ok(c.kids[1])) return PriorityRange{c.op, &c.kids[1]};
+  if (is_priority(c.kids[1]) && probe_ok(c.kids[0])) {
+    // PROBE < c.priority is c.priority > PROBE, and so on.
+    Op flipped = c.op == Op::Lt ? Op::Gt : c.op == Op::Le ? Op::Ge : c.op == Op::Gt ? Op::Lt : Op::Le;
+    return PriorityRange{flipped, &c.kids[0]};
+  }
+  return std::nullopt;
+}
+
 QueryPlan plan_one(const ir::Rule& r, const ir::Query& q, const ir::Expr* expr, std::string role) {
   QueryPlan p;
   p.rule = &r;
@@ -235,6 +255,8 @@ QueryPlan plan_one(const ir::Rule& r, const ir::Query& q, const ir::Expr* expr, 
     conjuncts(*q.filter, parts);
     for (const ir::Expr* c : parts) {
       if (!q.symptom && infix_key(*c, r, q, p.keys)) continue;
+      if (!p.priority_range && !q.has_within)
+        if ((p.priority_range = priority_range(*c, r, q))) continue;
       if (c->op != Op::Eq || c->kids.size() != 2) continue;
       const ir::Expr& a = c->kids[0];
       const ir::Expr& b = c->kids[1];
@@ -315,11 +337,13 @@ const QueryPlan* CatalogPlans::find(const ir::Query* q) const {
 
 std::vector<const ir::Expr*> CatalogPlans::key_expressions() const {
   std::vector<const ir::Expr*> out;
-  for (const auto& p : plans_)
+  for (const auto& p : plans_) {
     for (const auto& k : p.keys) {
       out.push_back(k.candidate);
       out.push_back(k.probe);
     }
+    if (p.priority_range) out.push_back(p.priority_range->probe);
+  }
   return out;
 }
 
@@ -482,6 +506,10 @@ std::string describe(const QueryPlan& p, const ir::Catalog& catalog) {
   }
   if (q.symptom) out += ", active only";
   if (p.time_window) out += "; `within` by binary search on time";
+  if (p.priority_range) {
+    const char* op = p.priority_range->op == Op::Lt ? "<" : p.priority_range->op == Op::Le ? "<=" : p.priority_range->op == Op::Gt ? ">" : ">=";
+    out += fmt::format("; priority {} {} by binary search", op, expression_text(*p.priority_range->probe, catalog));
+  }
   if (p.first_hit) out += "; stops at the first hit";
   if (p.memoized && p.params.empty() && p.param_node_slots.empty()) out += "; closed: computed once while its kinds do not change";
   if (p.memoized && (!p.params.empty() || !p.param_node_slots.empty())) {

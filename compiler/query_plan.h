@@ -20,6 +20,13 @@
 //   * an infix index for a conjunct  contains(CANDIDATE-EXPR, "P" + PROBE-EXPR
 //     + "S")  with constant, non-empty P and S (see KeyPart): the bucket of
 //     the probe's value holds every candidate that can contain it.
+//   * a priority range for a symptom query with a conjunct
+//     CANDIDATE.priority OP PROBE  (OP one of < <= > >=, an integer PROBE that
+//     never reads the candidate; either side may come first): the bucket keeps
+//     a second copy ordered by priority, so a call finds the candidates in
+//     range by binary search instead of walking the bucket. The cascade and
+//     priority rules demote `symptom *` below a winner's priority once per
+//     winner; with thousands of equal winners each walk was every symptom.
 //   * the first hit for exists()/none(): the walk stops at the first candidate
 //     that passes the filter.
 //   * memoization for a closed query expression (one that reads no binding
@@ -46,6 +53,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -70,6 +78,13 @@ struct KeyPart {
   std::string prefix, suffix;           // (infix) P and S
 };
 
+// (symptom queries) A conjunct  CANDIDATE.priority OP PROBE  of the filter,
+// normalised so that the candidate is on the left.
+struct PriorityRange {
+  ir::Op op = ir::Op::Lt;               // Lt, Le, Gt or Ge: candidate.priority OP probe
+  const ir::Expr* probe = nullptr;      // an Int that never reads the candidate: evaluated once per call
+};
+
 struct QueryPlan {
   const ir::Rule* rule = nullptr;
   const ir::Query* query = nullptr;
@@ -78,6 +93,9 @@ struct QueryPlan {
   bool by_node = false;                // `on same node`: the bucket of the `for` binding's node
   std::vector<KeyPart> keys;           // empty: no key (all candidates of the kinds, or of the node)
   bool time_window = false;            // `within`: binary search on time inside the bucket
+  // (symptom queries) the first priority conjunct, if any; unused with a
+  // `within` (the time window narrows first).
+  std::optional<PriorityRange> priority_range;
   bool first_hit = false;              // exists()/none(): stop at the first candidate that passes
   bool memoized = false;               // computed once (per parameter tuple) while its inputs do not change
   // (memoized) the outer reads its value depends on, deduplicated: field
@@ -103,8 +121,9 @@ class CatalogPlans {
   size_t index_count() const { return index_count_; }
   // The plan of a query of this catalog (for_query, Rule::queries, Action::query), or null.
   const QueryPlan* find(const ir::Query* q) const;
-  // The key expressions of every plan, candidate and probe sides, in plan
-  // order: top-level expressions of their own (the JIT compiles them).
+  // The key expressions of every plan, candidate and probe sides, and the
+  // probes of priority ranges, in plan order: top-level expressions of
+  // their own (the JIT compiles them).
   std::vector<const ir::Expr*> key_expressions() const;
 
  private:

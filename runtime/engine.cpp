@@ -446,7 +446,7 @@ class Engine final : public World {
     StateChange c{r.name, reason_text(a, env), cause.symptom ? cause.symptom->id : std::string()};
     bool demote = a.kind == ir::ActionKind::Demote;
     s->state = demote ? SymptomState::Demoted : SymptomState::Scrubbed;
-    indexes_.symptom_left();
+    indexes_.symptom_left(s);
     (demote ? s->demoted_by : s->scrubbed_by) = c;
     changed_symptoms(s->kind);
     trail(r, demote ? "demote" : "scrub", [&] {
@@ -488,6 +488,7 @@ class Engine final : public World {
             trail(r, "priority", [&] { return std::pair(s->id, fmt::format("{} -> {}", s->priority, v.i)); });
             mutable_symptom(s)->priority = v.i;
             changed_symptoms(s->kind);
+            indexes_.symptom_reprioritized();
           }
           break;
         }

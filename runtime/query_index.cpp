@@ -34,8 +34,55 @@ template <class T>
 struct Bucket {
   std::vector<T> items;  // in the query order (events: canonical; symptoms: first, then id)
   bool sorted = true;    // symptoms only: false after an insertion or a `first` out of order
-  uint64_t swept = 0;    // symptoms only: QueryIndexes::state_changes_ when inactive ones were last removed
+  // Symptoms only: how many of `items` were demoted or scrubbed since they
+  // were last removed (QueryIndexes::symptom_left). They are removed once
+  // they are a quarter of the bucket, not before every walk: a rule that
+  // demotes one symptom per binding would otherwise pay for the whole
+  // bucket at every binding, however narrow its walks.
+  size_t dead = 0;
+  // Symptoms only: inactive entries walks stepped over since the last
+  // removal. Once they add up to the bucket's size, removing them costs no
+  // more than walking past them has cost already.
+  size_t wasted = 0;
+  // Symptoms only: walks of this bucket in progress. A walk's visitor may
+  // run a query over the same bucket (`for x: symptom * where x.priority ==
+  // max(y: symptom *, ...)`); that inner walk must not remove entries under
+  // the outer one, and `wasted` grows while the outer one walks.
+  int walks = 0;
+  // Symptoms only, built on the first walk of a priority range
+  // (QueryPlan::priority_range): `items` ordered by priority, then in the
+  // query order. Valid while `by_priority_valid` and no priority changed
+  // since `by_priority_stamp` (QueryIndexes::priority_changes_).
+  std::vector<T> by_priority;
+  bool by_priority_valid = false;
+  uint64_t by_priority_stamp = 0;
 };
+
+// Removes the symptoms that are no longer active from a bucket (order kept)
+// once they are a quarter of it, or walks have stepped over as many entries
+// as it holds: a removal is paid for by the deaths or by the walks.
+void sweep(Bucket<const Symptom*>& b) {
+  if (b.walks > 0 || b.dead == 0 || (b.dead * 4 < b.items.size() && b.wasted < b.items.size())) return;
+  auto inactive = [](const Symptom* x) { return x->state != SymptomState::Active; };
+  std::erase_if(b.items, inactive);
+  if (b.by_priority_valid) std::erase_if(b.by_priority, inactive);
+  b.dead = 0;
+  b.wasted = 0;
+}
+
+// The part of `by` (ordered by priority) whose priority p satisfies
+// `p OP bound`.
+std::pair<std::vector<const Symptom*>::const_iterator, std::vector<const Symptom*>::const_iterator> priority_span(
+    const std::vector<const Symptom*>& by, ir::Op op, int64_t bound) {
+  auto lower = std::lower_bound(by.begin(), by.end(), bound, [](const Symptom* x, int64_t v) { return x->priority < v; });
+  auto upper = std::upper_bound(by.begin(), by.end(), bound, [](int64_t v, const Symptom* x) { return v < x->priority; });
+  switch (op) {
+    case ir::Op::Lt: return {by.begin(), lower};
+    case ir::Op::Le: return {by.begin(), upper};
+    case ir::Op::Gt: return {upper, by.end()};
+    default: return {lower, by.end()};  // Ge
+  }
+}
 
 // How many parameter tuples one query keeps at most (beyond, values are
 // computed each time, as without memoization).
@@ -114,6 +161,8 @@ struct QueryIndexes::PlanState {
   const plan::QueryPlan* plan = nullptr;
   Index* index = nullptr;
   std::vector<Value> probe;
+  Value priority_probe;                   // QueryPlan::priority_range's probe, this call
+  std::vector<const Symptom*> in_range;   // the candidates of a priority range, put back in query order
   std::string key;
   bool memo_valid = false;
   uint64_t memo_stamp = 0;   // global version when last confirmed
@@ -207,6 +256,14 @@ bool QueryIndexes::candidates(const ir::Query& q, Env& env, CandidateVisitor eac
       fresh(*ix);
     }
   }
+  // The priority range's probe, also before any bucket is touched. A null
+  // probe makes the comparison false for every candidate.
+  bool by_priority = false;
+  if (p.priority_range && !q.has_within) {
+    run_expression_into(*p.priority_range->probe, env, ps->priority_probe);
+    if (ps->priority_probe.is_null()) return true;
+    by_priority = ps->priority_probe.type == Type::Int;
+  }
   std::string& key = ps->key;
   key.clear();
   if (p.by_node) {
@@ -228,17 +285,53 @@ bool QueryIndexes::candidates(const ir::Query& q, Env& env, CandidateVisitor eac
     Bucket<const Symptom*>* found = ix->symptoms.find(key);
     if (!found) return true;
     Bucket<const Symptom*>& b = *found;
-    if (b.swept != state_changes_) {
-      // A demoted or scrubbed symptom never becomes active again, and no
-      // state changes while a query walks: drop them here, once, so that a
-      // rule demoting the symptoms of a kind for every binding walks only
-      // what is left, not everything ever demoted (order is kept).
-      std::erase_if(b.items, [](const Symptom* x) { return x->state != SymptomState::Active; });
-      b.swept = state_changes_;
-    }
+    // A demoted or scrubbed symptom never becomes active again, and no
+    // state changes while a query walks: once they are a quarter of the
+    // bucket they are dropped here (order kept), so that a rule demoting
+    // the symptoms of a kind for every binding walks mostly what is left.
+    sweep(b);
     if (!b.sorted) {
       std::sort(b.items.begin(), b.items.end(), symptom_order);
       b.sorted = true;
+      b.by_priority_valid = false;
+    }
+    struct Walking {
+      int& n;
+      ~Walking() { --n; }
+    } walking{++b.walks};
+    auto visit = [&](const Symptom* x) {
+      if (x->state != SymptomState::Active) {
+        ++b.wasted;
+        return true;
+      }
+      if (q.relation == ir::NodeRelation::Other && x->node == rel_node) return true;
+      slot = Item{nullptr, x};
+      return each();
+    };
+    if (by_priority) {
+      if (!b.by_priority_valid || b.by_priority_stamp != priority_changes_) {
+        b.by_priority = b.items;  // in query order: the stable sort keeps it among equal priorities
+        std::stable_sort(b.by_priority.begin(), b.by_priority.end(),
+                         [](const Symptom* x, const Symptom* y) { return x->priority < y->priority; });
+        b.by_priority_valid = true;
+        b.by_priority_stamp = priority_changes_;
+      }
+      auto [from, to] = priority_span(b.by_priority, p.priority_range->op, ps->priority_probe.i);
+      const size_t n = static_cast<size_t>(to - from);
+      // A range that holds most of the bucket is cheaper walked in place
+      // than copied and sorted back into query order.
+      if (n * 2 <= b.items.size()) {
+        std::vector<const Symptom*>& in_range = ps->in_range;
+        in_range.clear();
+        for (auto i = from; i != to; ++i) {
+          if ((*i)->state == SymptomState::Active) in_range.push_back(*i);
+          else ++b.wasted;
+        }
+        std::sort(in_range.begin(), in_range.end(), symptom_order);
+        for (const Symptom* x : in_range)
+          if (!visit(x)) return true;
+        return true;
+      }
     }
     auto begin = b.items.begin(), end = b.items.end();
     if (lo) {
@@ -247,13 +340,8 @@ bool QueryIndexes::candidates(const ir::Query& q, Env& env, CandidateVisitor eac
       begin = std::lower_bound(begin, timed_end, *lo, [](const Symptom* x, int64_t t) { return *x->first < t; });
       end = std::upper_bound(begin, timed_end, *hi, [](int64_t t, const Symptom* x) { return t < *x->first; });
     }
-    for (auto i = begin; i != end; ++i) {
-      const Symptom* x = *i;
-      if (x->state != SymptomState::Active) continue;
-      if (q.relation == ir::NodeRelation::Other && x->node == rel_node) continue;
-      slot = Item{nullptr, x};
-      if (!each()) return true;
-    }
+    for (auto i = begin; i != end; ++i)
+      if (!visit(*i)) return true;
     return true;
   }
   const std::vector<const Event*>* found = ix->alias;
@@ -393,7 +481,18 @@ void QueryIndexes::outcome_changed() {
   ++global_version_;
 }
 
-void QueryIndexes::symptom_left() { ++state_changes_; }
+// The symptom is counted dead in its bucket of every index over its kind
+// (sweep() removes it later). Its key fields do not change after creation
+// (query_plan.cpp: candidate_side), so its bucket is found again.
+void QueryIndexes::symptom_left(const Symptom* s) {
+  std::string& key = scratch_key_;
+  for (Index* ix : sy_indexes_[static_cast<size_t>(s->kind)]) {
+    if (!candidate_key(*ix, Item{nullptr, s}, key)) continue;
+    if (Bucket<const Symptom*>* b = ix->symptoms.find(key)) ++b->dead;
+  }
+}
+
+void QueryIndexes::symptom_reprioritized() { ++priority_changes_; }
 
 // Rules reach events only through queries: once a kind's events are freed,
 // no index over it is asked again, and its entries would point at nothing.
@@ -522,6 +621,10 @@ void QueryIndexes::add_symptom(Index& ix, const Symptom* s) {
   Bucket<const Symptom*>& b = ix.symptoms[key];
   if (!b.items.empty() && !symptom_order(b.items.back(), s)) b.sorted = false;
   b.items.push_back(s);
+  b.by_priority_valid = false;
+  // An index built after demotions (in `final`, say) files the demoted
+  // too: they count as dead from the start, and the first walks sweep them.
+  if (s->state != SymptomState::Active) ++b.dead;
 }
 
 // A new symptom joins every index built over its kind.

@@ -7,10 +7,15 @@
 // (`on same node`), and key expressions on the candidate's side. At run time
 // one index per signature holds the candidates in buckets by node and key
 // bytes, each bucket in the query order (events: canonical; symptoms: first,
-// then id), so a probe is a hash look-up and a `within` is a binary search.
+// then id), so a probe is a hash look-up and a `within` is a binary search;
+// a symptom bucket walked by a priority range also keeps a copy ordered by
+// priority (built on first use), so the range is a binary search too.
 // Event indexes are built on first use and rebuilt when derived events of
 // their kinds join; symptom indexes are built on first use and then kept up
-// to date as symptoms are created or moved. Memoized queries keep their
+// to date as symptoms are created, moved, demoted or scrubbed (those leave
+// their buckets in batches, once they are a quarter of a bucket or walks
+// have stepped over as many, so removal costs O(1) amortised) or given a
+// new priority. Memoized queries keep their
 // value (closed, or per parameter tuple) while the versions of the events,
 // symptoms and outcome they read stand still; values kept during a native
 // attempt that bails are undone (World::begin_attempt).
@@ -89,7 +94,8 @@ class QueryIndexes {
   void events_changed(int32_t kind);    // derived events of the kind joined
   void symptoms_changed(int32_t kind);  // a symptom of the kind was created or changed
   void outcome_changed();
-  void symptom_left();                  // a symptom was demoted or scrubbed (never active again)
+  void symptom_left(const Symptom* s);  // it was demoted or scrubbed (never active again)
+  void symptom_reprioritized();         // a symptom's priority changed (`set priority`)
   void symptom_created(const Symptom* s);
   void symptom_moved(const Symptom* s);  // its `first` changed
   void events_freed(int32_t kind);       // EventStore::free_dead_kinds freed the kind
@@ -132,7 +138,7 @@ class QueryIndexes {
   // Versions of what memoized query values depend on; they only grow.
   std::vector<uint64_t> ev_version_, sy_version_;
   uint64_t outcome_version_ = 0, global_version_ = 0;
-  uint64_t state_changes_ = 0;  // symptoms demoted or scrubbed so far (Bucket::swept)
+  uint64_t priority_changes_ = 0;  // `set priority` changes so far (Bucket::by_priority_stamp)
 };
 
 }  // namespace culprit

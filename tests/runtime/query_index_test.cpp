@@ -292,6 +292,44 @@ rule T stage aggregate {
   CHECK(plan::describe(mx, *cat).find("computed once") != std::string::npos);
 }
 
+TEST_CASE("plans: a priority comparison with the candidate on either side becomes a priority range") {
+  auto cat = compile_ok(kExtractors + R"attr(
+rule S stage symptoms {
+  for e: event x.a
+  symptom s.a key e.dev priority e.code { dev: e.dev }
+}
+rule T stage final {
+  for x: symptom s.a where x.priority >= 50
+  demote z: symptom s.a where z.priority < x.priority because "lower"
+  demote w: symptom s.a where x.priority > w.priority and w.dev != x.dev because "lower"
+  demote v: symptom s.a where v.priority <= x.count because "count"
+  demote u: symptom s.a where u.priority + 1 < x.priority because "not the field itself"
+  demote t: symptom s.a where t.priority < x.priority within 1m around x because "within first"
+}
+)attr");
+  auto plans = plan::plan_catalog(*cat);
+  const auto& f = plan_of(plans, "T", 0);
+  REQUIRE(f.priority_range);
+  CHECK(f.priority_range->op == ir::Op::Ge);
+  const auto& z = plan_of(plans, "T", 1);
+  REQUIRE(z.priority_range);
+  CHECK(z.priority_range->op == ir::Op::Lt);
+  CHECK(plan::describe(z, *cat).find("priority < x.priority by binary search") != std::string::npos);
+  const auto& w = plan_of(plans, "T", 2);  // x.priority > w.priority: w.priority < x.priority
+  REQUIRE(w.priority_range);
+  CHECK(w.priority_range->op == ir::Op::Lt);
+  const auto& v = plan_of(plans, "T", 3);  // any Int probe that does not read the candidate
+  REQUIRE(v.priority_range);
+  CHECK(v.priority_range->op == ir::Op::Le);
+  CHECK_FALSE(plan_of(plans, "T", 4).priority_range);  // not the bare field
+  CHECK_FALSE(plan_of(plans, "T", 5).priority_range);  // `within` narrows instead
+  // The probes are compiled with the keys.
+  auto keys = plans.key_expressions();
+  for (const auto* p : {&f, &z, &w, &v}) CHECK(std::find(keys.begin(), keys.end(), p->priority_range->probe) != keys.end());
+  auto all = jit::top_level_expressions(*cat);
+  for (const ir::Expr* k : keys) CHECK(std::find(all.begin(), all.end(), k) != all.end());
+}
+
 TEST_CASE("plans: the JIT compiles both sides of every key") {
   auto cat = compile_ok(kExtractors + R"attr(
 rule K stage symptoms {
@@ -555,6 +593,91 @@ rule Count stage aggregate {
   CHECK(int_field(v, "s.n@node-01#d1", "active") == 1);
   CHECK(int_field(v, "s.n@node-01#d2", "active") == 0);
   CHECK(int_field(v, "s.n@node-01#d1", "all") == 2);
+}
+
+// Priorities from the codes of the A lines; every count compares the range
+// to a walk of all symptoms (run_both), with each operator and after
+// demotions (swept buckets) and `set priority` (the priority order rebuilt).
+TEST_CASE("priority ranges: each operator counts what a walk counts, after demotions and new priorities") {
+  auto program = program_for(kExtractors + R"attr(
+rule S stage symptoms {
+  for e: event x.a
+  symptom s.a key e.dev priority e.code { dev: e.dev }
+}
+rule Lower stage aggregate {
+  for e: event x.b
+  demote d: symptom s.a where d.priority < e.code because "below {e.code}"
+}
+rule Raise stage scrub {
+  for s: symptom s.a where s.priority >= 9 and s.priority <= 9
+  set s.priority = 100
+}
+rule Count stage aggregate {
+  for e: event x.c
+  symptom s.n key e.what {
+    lt: count(a: symptom s.a where a.priority < e.n),
+    le: count(a: symptom s.a where a.priority <= e.n),
+    gt: count(a: symptom s.a where a.priority > e.n),
+    ge: count(a: symptom s.a where e.n <= a.priority),
+    all: count(a: symptom s.a)
+  }
+}
+)attr");
+  std::vector<Observation> obs;
+  // 40 symptoms, priorities 1..40 (d1..d40), in time order; d9 is raised to 100.
+  for (int i = 1; i <= 40; ++i) obs.push_back(line("node-01", "app", kT0 + i * kSec, fmt::format("A {} dev=d{}", i, i)));
+  obs.push_back(line("node-01", "app", kT0 + 50 * kSec, "B 5 dev=x"));  // demotes priorities 1..4
+  obs.push_back(line("node-01", "app", kT0 + 51 * kSec, "B 12 dev=x"));  // then 5..11 but d9, raised before
+  obs.push_back(line("node-01", "kernel", kT0 + 60 * kSec, "C t20 n=20"));
+  obs.push_back(line("node-01", "kernel", kT0 + 60 * kSec, "C t3 n=3"));
+  obs.push_back(line("node-01", "kernel", kT0 + 60 * kSec, "C t100 n=100"));
+  auto v = run_both(program, context(1), obs);
+  // Active: d9 (100), d12..d40 (12..40): 30 symptoms.
+  CHECK(symptom(v, "s.a@node-01#d9").state == SymptomState::Active);
+  CHECK(symptom(v, "s.a@node-01#d11").state == SymptomState::Demoted);
+  CHECK(int_field(v, "s.n@node-01#t20", "all") == 30);
+  CHECK(int_field(v, "s.n@node-01#t20", "lt") == 8);   // 12..19
+  CHECK(int_field(v, "s.n@node-01#t20", "le") == 9);   // 12..20
+  CHECK(int_field(v, "s.n@node-01#t20", "gt") == 21);  // 21..40 and d9
+  CHECK(int_field(v, "s.n@node-01#t20", "ge") == 22);
+  CHECK(int_field(v, "s.n@node-01#t3", "lt") == 0);
+  CHECK(int_field(v, "s.n@node-01#t3", "gt") == 30);
+  CHECK(int_field(v, "s.n@node-01#t100", "ge") == 1);  // d9 alone, at its new priority
+  CHECK(int_field(v, "s.n@node-01#t100", "lt") == 29);
+}
+
+// The shape of HighestPriorityCauseWins: many equal winners, each demoting
+// what is below it. Demotions name the first winner in the `for` order,
+// which the range must not change (run_both compares the JSON, causes
+// included); each winner after the first finds nothing left to walk.
+TEST_CASE("priority ranges: equal winners demote the rest once, in the for order") {
+  auto program = program_for(kExtractors + R"attr(
+rule S stage symptoms {
+  for e: event x.a
+  symptom s.a key e.dev priority e.code { dev: e.dev }
+}
+rule Wins stage final {
+  for x: symptom s.a where x.priority >= 50 and x.priority == max(y: symptom s.a, y.priority)
+  demote z: symptom s.a where z.priority < x.priority because "lower than {x.id}"
+}
+)attr");
+  std::vector<Observation> obs;
+  for (int i = 0; i < 60; ++i)
+    obs.push_back(line(i % 2 ? "node-01" : "node-02", "app", kT0 + i * kSec, fmt::format("A {} dev=d{}", i % 3 ? 90 : 20 + i, i)));
+  auto v = run_both(program, context(2), obs);
+  int active = 0, demoted = 0;
+  for (const auto& s : v.symptoms) {
+    if (s.state == SymptomState::Active) {
+      ++active;
+      CHECK(s.priority == 90);
+    } else {
+      ++demoted;
+      REQUIRE(s.demoted_by);
+      CHECK(s.demoted_by->reason == "lower than s.a@node-01#d1");  // d1: the first winner in time
+    }
+  }
+  CHECK(active == 40);
+  CHECK(demoted == 20);
 }
 
 TEST_CASE("memoized values follow their inputs: a closed count over the kind a rule is creating") {
