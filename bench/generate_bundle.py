@@ -19,7 +19,9 @@ c10d watchdog timeouts and stuck-watchdog lines, DistBackendError and ncclRemote
 lines, torchrun exit codes), spread over the twelve minutes the watchdogs need to fire;
 --ranks-per-node sets how many ranks each node's log speaks for (each rank gets its own
 watchdog symptoms), and --xid-bursts N adds N bursts of XID 13/31/43/45 lines per node to
-the kernel log after the fault. Every line is spelled as the tool prints it (sources named
+the kernel log after the fault, and --fallen-gpus N makes N GPUs (round-robin over the nodes)
+log XID 79, fallen off the bus, 5 s before the fault: N equal top-priority causes, for the
+symptom-heavy shape of bench/symptoms_bench.sh. Every line is spelled as the tool prints it (sources named
 at each template below); the catalog extracts each as an event, so the rule engine sees
 tens of thousands to millions of events while the root cause stays the injected one.
 
@@ -572,6 +574,13 @@ def failure_tail(app, n_lines, t_fail, ranks, rng):
 # (13, 31) and the channel resets and cleanup that follow (43, 45). Formats: NVIDIA's
 # XID catalog and the driver's "NVRM: Xid (PCI:%s): %d, pid=%d, name=%s, ..." lines
 # (pytorch/pytorch #76262, NVIDIA/open-gpu-kernel-modules #532).
+def fallen_off_bus(kg, gpus, t_fail, pid):
+    """XID 79 on each of this node's GPUs in `gpus` (indexes into GPU_PCI), 5 s before the fault, 1 ms apart."""
+    tms = int(t_fail.timestamp() * 1000) - 5000
+    return "".join(kg.line(tms + k, "NVRM: Xid (PCI:%s): 79, pid=%d, name=python3, GPU has fallen off the bus." % (GPU_PCI[g], pid))
+                   for k, g in enumerate(gpus))
+
+
 def xid_bursts(kg, n_bursts, t_fail, pid, rng):
     out = []
     fail_ms = int(t_fail.timestamp() * 1000)
@@ -621,6 +630,10 @@ def main(argv=None):
     ap.add_argument("--ranks-per-node", type=int, default=8,
                     help="ranks each node's log speaks for in the failure output (default 8)")
     ap.add_argument("--xid-bursts", type=int, default=0, help="bursts of XID 13/31/43/45 lines per node after the fault (default 0)")
+    ap.add_argument("--fallen-gpus", type=int, default=0,
+                    help="GPUs that log XID 79 (fallen off the bus) 5 s before the fault, dealt round-robin over the "
+                         "nodes (up to 8 per node): as many equal top-priority causes, the shape of a rack losing power "
+                         "(default 0)")
     ap.add_argument("--quiet", action="store_true", help="no progress on stderr")
     a = ap.parse_args(argv)
     if a.nodes < 1:
@@ -633,6 +646,8 @@ def main(argv=None):
         ap.error("--ranks-per-node must be >= 1")
     if a.xid_bursts < 0:
         ap.error("--xid-bursts must be >= 0")
+    if not 0 <= a.fallen_gpus <= 8 * a.nodes:
+        ap.error("--fallen-gpus must be in [0, 8 x nodes]")
     if (a.error_share > 0 or a.xid_bursts > 0) and a.inject == "none":
         ap.error("--error-share and --xid-bursts describe the output of a failure: use them with --inject nvlink-xid149 or cuda-oom")
     per_node = a.total_bytes // a.nodes if a.total_bytes else (a.bytes_per_node or 64 << 20)
@@ -737,13 +752,18 @@ def main(argv=None):
         w = Writer(os.path.join(a.out_dir, "logs", host, "kernel.log"))
         w.write(kg.boot_block())
         bursts = xid_bursts(kg, a.xid_bursts, t_fail, app.pids[nrng.randrange(8)], nrng) if a.xid_bursts else ""
+        fallen = [g // a.nodes for g in range(i, a.fallen_gpus, a.nodes)]  # GPU g on node g % nodes
+        # 5 s before the fault: written before it and before the bursts after it
+        fallen = fallen_off_bus(kg, fallen, t_fail, app.pids[0]) if fallen else ""
         if a.inject == "nvlink-xid149" and i == culprit:
-            kg.traffic(w, start, t_fail, int(k_b * 0.95) - w.n - len(bursts))
+            kg.traffic(w, start, t_fail - timedelta(seconds=6 if fallen else 0), int(k_b * 0.95) - w.n - len(bursts) - len(fallen))
+            w.write(fallen)
             w.write(nvlink_kernel_block(kg, t_fail))
             w.write(bursts)
             kg.traffic(w, t_fail + timedelta(seconds=700 if bursts else 2), end, k_b - w.n)
-        elif bursts:
-            kg.traffic(w, start, t_fail, int(k_b * 0.95) - w.n - len(bursts))
+        elif bursts or fallen:
+            kg.traffic(w, start, t_fail - timedelta(seconds=6 if fallen else 0), int(k_b * 0.95) - w.n - len(bursts) - len(fallen))
+            w.write(fallen)
             w.write(bursts)
             kg.traffic(w, t_fail + timedelta(seconds=700), end, k_b - w.n)
         else:

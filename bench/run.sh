@@ -20,8 +20,12 @@
 #     10^4..10^6-event series with engine and whole-diagnosis events/s and
 #     the fitted exponent, a million events two ways (--quick: small sizes,
 #     no million). BENCH_EVENTS=0 skips it.
+# (i) rule evaluation over many symptoms (bench/symptoms_bench.sh): the same
+#     bytes with 16x the error lines, light vs heavy, and the --no-indexes
+#     peer. BENCH_SYMPTOMS=0 skips it.
 # --smoke runs every step once on tiny inputs (4 MB, a few dozen nodes, a
-# 4 KB service workload for 1 s, events_bench.sh --smoke): a check that the
+# 4 KB service workload for 1 s, events_bench.sh and symptoms_bench.sh
+# --smoke): a check that the
 # harness still works, for CI (well under a minute on 2 cores); its figures
 # mean nothing.
 # Timings of (c) are the best of 3 runs (BENCH_RUNS; 1 with --quick).
@@ -48,7 +52,7 @@ while [ $# -gt 0 ]; do
     --quick) quick=1 ;;
     --smoke) quick=1; smoke=1 ;;
     --culprit) culprit=$2; shift ;;
-    -h|--help) sed -n '2,39p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,43p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -237,6 +241,17 @@ else
   # Many runs, each with its own timeout inside: the whole step gets several steps' time.
   rc=0; BENCH_EVENTS_CACHE="$cache" TMPDIR="$work" timeout "$((tmo * 4))" "$here/events_bench.sh" $ev_mode --culprit "$culprit" || rc=$?
   [ $rc -eq 0 ] || { echo "run.sh: the event benchmark failed (exit $rc$([ $rc -eq 124 ] && echo ", timed out after $((tmo * 4)) s"))" >&2; exit 1; }
+fi
+
+# (i) rule evaluation over many symptoms
+echo
+if [ "${BENCH_SYMPTOMS:-1}" = 0 ]; then
+  echo "== rule evaluation over many symptoms: skipped (BENCH_SYMPTOMS=0) =="
+else
+  sy_mode=$([ $smoke -eq 1 ] && echo --smoke || { [ $quick -eq 1 ] && echo --quick; } || true)
+  echo "== rule evaluation over many symptoms (bench/symptoms_bench.sh${sy_mode:+ $sy_mode}) =="
+  rc=0; BENCH_SYMPTOMS_CACHE="$cache" TMPDIR="$work" timeout "$((tmo * 4))" "$here/symptoms_bench.sh" $sy_mode --culprit "$culprit" || rc=$?
+  [ $rc -eq 0 ] || { echo "run.sh: the symptom benchmark failed (exit $rc$([ $rc -eq 124 ] && echo ", timed out after $((tmo * 4)) s"))" >&2; exit 1; }
 fi
 
 echo
