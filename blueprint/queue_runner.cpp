@@ -17,6 +17,8 @@ namespace culprit::blueprint::run_steps {
 
 namespace {
 
+constexpr int64_t kFinishedRowsKept = 24LL * 3600 * 1000000000;
+
 // An attempt claimed from the queue, from its claim to its settlement.
 struct Claimed {
   QueuedAttempt q;
@@ -293,6 +295,12 @@ int QueueWorker::run() {
         }
       }
       bool ok = discover(discovery_failed, seen);
+      // Finished rows are kept a day (for operators' queries), then dropped.
+      int64_t pruned = 0;
+      if (ok && !q_.prune(kFinishedRowsKept, pruned, err_)) {
+        p_.line("queue error: " + err_);
+        ok = false;
+      }
       if (s_.watch && !q_.unlock_discovery(err_)) {
         p_.line("queue error: " + err_);
         return 3;

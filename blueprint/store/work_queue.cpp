@@ -151,6 +151,14 @@ bool WorkQueue::backlog(QueueBacklog& out, std::string& error) {
   return true;
 }
 
+bool WorkQueue::prune(int64_t age_ns, int64_t& removed, std::string& error) {
+  static const std::string sql =
+      with_now("DELETE FROM work_queue WHERE state IN ('done', 'given_up') AND finished_ns < {now} - ?");
+  if (!db_->query(sql, {age_ns}, nullptr, error)) return false;
+  removed = db_->changes();
+  return true;
+}
+
 void WorkQueue::start_heartbeat() {
   std::lock_guard<std::mutex> lock(mu_);
   if (beat_.joinable()) return;

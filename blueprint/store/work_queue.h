@@ -109,6 +109,13 @@ class WorkQueue {
 
   bool backlog(QueueBacklog& out, std::string& error);
 
+  // Deletes the rows that finished (done, given_up) more than `age_ns` ago,
+  // so the table holds the recent past, not every attempt ever: an attempt
+  // discovered again after is skipped by the store (attributed) or given up
+  // again by it (Store::begin_attempt), never attributed twice. `removed`:
+  // rows deleted.
+  bool prune(int64_t age_ns, int64_t& removed, std::string& error);
+
   // Starts and stops the heartbeat thread (stop also joins it).
   void start_heartbeat();
   void stop_heartbeat();
