@@ -151,6 +151,11 @@ expect_usage --config "$CONFIG" --once --store postgresql://u:pw@h/db
 expect_usage --config "$CONFIG" --once --format xml
 expect_usage --config "$CONFIG" --once --concurrency 0
 expect_usage --config "$CONFIG" --once --concurrency many
+expect_usage --config "$CONFIG" --once --lease 5s
+expect_usage --config "$CONFIG" --once --queue --lease 0s
+expect_usage --config "$CONFIG" --once --replica r1
+expect_usage --config "$CONFIG" --once --alerts-listen 127.0.0.1:0
+expect_usage --config "$CONFIG" --watch --alerts-port-file "$D/p"
 expect_usage --config "$D/missing.yaml" --once
 "$CULPRIT" run --help | grep "Usage: culprit run" > /dev/null || fail "--help"
 set +e; "$CULPRIT" run --config "$CONFIG" --once --store "postgresql://nobody@127.0.0.1:1/x" > /dev/null 2> "$D/pg.txt"; rc=$?; set -e
