@@ -53,7 +53,7 @@ echo "alert-t0ken-$$" > "$D/token"
   --alerts-port-file "$D/aport" --alerts-token-file "$D/token" 2> "$D/run.log" &
 RUN_PID=$!
 stored() { sqlite3 "file:$D/a.db?mode=ro" "SELECT count(*) FROM verdicts WHERE workload_id = '$1'" 2>/dev/null || echo 0; }
-for _ in $(seq 1 600); do [ "$(stored 7000)" = 1 ] && break; sleep 0.1; done
+for _ in $(seq 1 1800); do [ "$(stored 7000)" = 1 ] && break; sleep 0.1; done  # up to 3 min (a sanitizer build starts slowly)
 [ "$(stored 7000)" = 1 ] || fail "the first poll did not attribute the spooled bundle: $(tail -5 "$D/run.log")"
 RECV="http://127.0.0.1:$(cat "$D/aport")/v1/alertmanager"
 

@@ -129,7 +129,8 @@ for _ in $(seq 1 600); do
 done
 [ -n "$saw_loading" ] || fail "HAProxy never saw r2's /readyz answer 503 while it loaded (state: $(server_state r2))"
 echo "check_balanced_service: while r2 loaded its catalog HAProxy had it '$saw_loading'"
-for _ in $(seq 1 600); do case "$(server_state r2)" in UP*) break ;; esac; sleep 0.05; done
+# Up to 2 minutes: a sanitizer build compiles its catalog much more slowly.
+for _ in $(seq 1 2400); do case "$(server_state r2)" in UP*) break ;; esac; sleep 0.05; done
 kill -9 "${SERVE_PID[r1]}"
 { wait "${SERVE_PID[r1]}"; } 2>/dev/null || true
 echo "check_balanced_service: r2 back UP; r1 SIGKILLed after $(stored) verdicts"

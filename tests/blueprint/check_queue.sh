@@ -78,7 +78,7 @@ for replicas in 2 3; do
   start_replica 1
   victim=${PIDS[0]}
   held=0 stored=0
-  for _ in $(seq 1 2000); do
+  for _ in $(seq 1 12000); do  # minutes at most: a sanitizer build starts slowly
     stored=$(sql "$url" "SELECT count(*) FROM work_queue WHERE state = 'done'" 2>/dev/null || echo 0)
     if [ "${stored:-0}" -ge 10 ]; then
       kill -STOP "$victim"
