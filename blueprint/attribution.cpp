@@ -139,12 +139,12 @@ bool ServiceAttribution::attribute(const Attempt& attempt, Collected&& ev, ojson
   // away (the connection failed or was cut; a load balancer's 502/503/504
   // while it has no live replica) is sent again, to whichever replica the
   // balancer picks: up to kTries times, 0.25 s, 0.5 s, 1 s, 2 s apart. The
-  // writer is rebuilt each time from the same evidence.
+  // writer borrows the evidence, so sending it again copies nothing.
   constexpr int kTries = 5;
   const std::string head_text = head.dump() + "\n";
   HttpResponse r;
   for (int attempt_no = 1;; ++attempt_no) {
-    NdjsonObservationWriter writer(ev.observations, ev.files);
+    NdjsonObservationWriter writer(NdjsonObservationWriter::Borrow{}, ev.observations, ev.files);
     std::string head_line = head_text;
     HttpRequest req;
     req.method = "POST";

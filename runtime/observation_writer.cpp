@@ -47,20 +47,25 @@ std::string observation_ndjson(const Observation& o) {
 }
 
 NdjsonObservationWriter::NdjsonObservationWriter(std::vector<Observation> observations, std::vector<LogFile> files)
-    : observations_(std::move(observations)), files_(std::move(files)) {}
+    : owned_observations_(std::move(observations)), owned_files_(std::move(files)),
+      observations_(&owned_observations_), files_(&owned_files_) {}
+
+NdjsonObservationWriter::NdjsonObservationWriter(Borrow, const std::vector<Observation>& observations,
+                                                 const std::vector<LogFile>& files)
+    : observations_(&observations), files_(&files) {}
 
 bool NdjsonObservationWriter::next(std::string& chunk, size_t target) {
   chunk.clear();
   if (!error_.empty()) return false;
   while (chunk.size() < target) {
-    if (observation_i_ < observations_.size()) {
-      const Observation& o = observations_[observation_i_++];
+    if (observation_i_ < observations_->size()) {
+      const Observation& o = (*observations_)[observation_i_++];
       if (!o.is_metric && !is_valid_utf8(o.text)) ++invalid_utf8_;
       chunk += observation_ndjson(o);
       chunk += '\n';
       continue;
     }
-    if (file_i_ >= files_.size()) break;
+    if (file_i_ >= files_->size()) break;
     if (!next_file_line(chunk)) {
       if (!error_.empty()) return false;
     }
@@ -71,7 +76,7 @@ bool NdjsonObservationWriter::next(std::string& chunk, size_t target) {
 // Appends the current file's next line; false when the file ended (the
 // writer has then moved to the next one) or could not be read.
 bool NdjsonObservationWriter::next_file_line(std::string& chunk) {
-  const LogFile& f = files_[file_i_];
+  const LogFile& f = (*files_)[file_i_];
   if (!open_) {
     in_.clear();
     in_.open(f.path, std::ios::binary);

@@ -47,6 +47,13 @@ std::string observation_ndjson(const Observation& o);
 class NdjsonObservationWriter {
  public:
   NdjsonObservationWriter(std::vector<Observation> observations, std::vector<LogFile> files);
+  // The same over evidence the caller keeps (and must keep alive and
+  // unchanged while the writer is used): a request sent again reads it
+  // again without a copy.
+  struct Borrow {};
+  NdjsonObservationWriter(Borrow, const std::vector<Observation>& observations, const std::vector<LogFile>& files);
+  NdjsonObservationWriter(const NdjsonObservationWriter&) = delete;  // it points at its own members
+  NdjsonObservationWriter& operator=(const NdjsonObservationWriter&) = delete;
 
   // Replaces `chunk` with the next whole lines, stopping once it holds at
   // least `target` bytes (one line may take it past). False when nothing is
@@ -62,8 +69,10 @@ class NdjsonObservationWriter {
  private:
   bool next_file_line(std::string& chunk);
 
-  std::vector<Observation> observations_;
-  std::vector<LogFile> files_;
+  std::vector<Observation> owned_observations_;  // when given by value
+  std::vector<LogFile> owned_files_;
+  const std::vector<Observation>* observations_;  // the owned ones or the borrowed ones
+  const std::vector<LogFile>* files_;
   size_t observation_i_ = 0, file_i_ = 0;
   std::ifstream in_;
   bool open_ = false;

@@ -116,6 +116,18 @@ TEST_CASE("given observations round-trip and come before the files") {
   CHECK(obs[1].labels == metric.labels);
   CHECK(obs[1].ts == metric.ts);
   CHECK(obs[2].text == "a line\n");
+  // Over borrowed evidence (a request sent again): the same lines each
+  // time, and the evidence is left as it was.
+  const std::vector<Observation> keep{text, metric};
+  const std::vector<LogFile> files{f};
+  for (int round = 0; round < 2; ++round) {
+    NdjsonObservationWriter b(NdjsonObservationWriter::Borrow{}, keep, files);
+    std::string again;
+    for (auto& c : drain(b, 1 << 20)) again += c;
+    CHECK(again == all);
+  }
+  CHECK(keep.size() == 2);
+  CHECK(keep[0].text == text.text);
 }
 
 TEST_CASE("chunks hold whole lines and reach the target size") {
